@@ -1,0 +1,127 @@
+#include "compiler/text_scanner.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "compiler/diagnostics.h"
+
+namespace spmmc {
+namespace {
+constexpr size_t kBlock = 1 << 20;
+}
+
+TextScanner::TextScanner(std::istream& in, std::string file, bool comma_is_space)
+    : in_(in), file_(std::move(file)), comma_is_space_(comma_is_space), buffer_(kBlock + kMaxToken) {}
+
+bool TextScanner::refill() {
+  if (eof_) return false;
+  // Move the unread tail to the front, then read a block after it.
+  const size_t tail = end_ - pos_;
+  if (pos_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + pos_, tail);
+    consumed_ += static_cast<int64_t>(pos_);
+    pos_ = 0;
+    end_ = tail;
+  }
+  if (buffer_.size() < end_ + kBlock) buffer_.resize(end_ + kBlock);
+  const std::streamsize got = in_.rdbuf()->sgetn(buffer_.data() + end_, static_cast<std::streamsize>(kBlock));
+  if (got <= 0) {
+    eof_ = true;
+    return false;
+  }
+  end_ += static_cast<size_t>(got);
+  return true;
+}
+
+int TextScanner::peek() {
+  if (pos_ == end_ && !refill()) return -1;
+  return static_cast<unsigned char>(buffer_[pos_]);
+}
+
+bool TextScanner::at_end() { return peek() == -1; }
+
+bool TextScanner::next_token(std::string_view& token) {
+  // Skip separators on this line.
+  for (;;) {
+    const int c = peek();
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || (comma_is_space_ && c == ',')) {
+      ++pos_;
+      continue;
+    }
+    if (c == '\n' || c == -1) return false;
+    break;
+  }
+  size_t start = pos_;
+  for (;;) {
+    if (pos_ == end_) {
+      const size_t offset = pos_ - start;
+      // refill() moves [start, end_) to the front when we pretend start is the read position.
+      pos_ = start;
+      const bool more = refill();
+      start = pos_;
+      pos_ = start + offset;
+      if (!more) break;
+    }
+    const char c = buffer_[pos_];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || (comma_is_space_ && c == ','))
+      break;
+    ++pos_;
+    if (pos_ - start > kMaxToken)
+      fail_data(SourceLocation::at_line(file_, line_), "token longer than {} characters", kMaxToken);
+  }
+  token = std::string_view(buffer_.data() + start, pos_ - start);
+  return true;
+}
+
+bool TextScanner::next_line() {
+  for (;;) {
+    if (pos_ == end_ && !refill()) return false;
+    const void* nl = std::memchr(buffer_.data() + pos_, '\n', end_ - pos_);
+    if (nl) {
+      pos_ = static_cast<size_t>(static_cast<const char*>(nl) - buffer_.data()) + 1;
+      ++line_;
+      return !at_end();
+    }
+    pos_ = end_;
+  }
+}
+
+std::string TextScanner::rest_of_line() {
+  std::string text;
+  for (;;) {
+    const int c = peek();
+    if (c == '\n' || c == -1) break;
+    if (text.size() >= kMaxToken)
+      fail_data(SourceLocation::at_line(file_, line_), "line longer than {} characters", kMaxToken);
+    text.push_back(static_cast<char>(c));
+    ++pos_;
+  }
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  return text;
+}
+
+bool parse_int64(std::string_view token, int64_t& value) {
+  const char* first = token.data();
+  const char* last = token.data() + token.size();
+  if (first != last && *first == '+') ++first;
+  const auto result = std::from_chars(first, last, value);
+  return result.ec == std::errc() && result.ptr == last && first != last;
+}
+
+bool parse_double(std::string_view token, double& value) {
+  const char* first = token.data();
+  const char* last = token.data() + token.size();
+  if (first != last && *first == '+') ++first;
+  const auto result = std::from_chars(first, last, value);
+  if (result.ec == std::errc::result_out_of_range && result.ptr == last) {
+    // Overflow gives +-HUGE_VAL (callers reject it as not finite), underflow 0 or a subnormal.
+    value = std::strtod(std::string(first, last).c_str(), nullptr);
+    return true;
+  }
+  return result.ec == std::errc() && result.ptr == last && first != last;
+}
+
+}  // namespace spmmc

@@ -1,0 +1,76 @@
+// The spmmc executable end to end: help, version, exit codes, diagnostics, inspect.
+#include <nlohmann/json.hpp>
+
+#include "tests/test_util.h"
+
+namespace spmmc {
+namespace {
+
+using test::run_spmmc;
+
+const char* kSmall = "%%MatrixMarket matrix coordinate real general\n3 4 3\n1 2 1.5\n3 1 -2\n3 4 1\n";
+
+TEST_CASE("cli: --help, --version and usage errors", "[cli]") {
+  const auto help = run_spmmc({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("inspect"));
+  const auto version = run_spmmc({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == std::string("spmmc ") + SPMMC_VERSION + "\n");
+  const auto inspect_help = run_spmmc({"inspect", "--help"});
+  CHECK(inspect_help.exit_code == 0);
+  CHECK_THAT(inspect_help.out, Catch::Contains("--json"));
+  CHECK(run_spmmc({}).exit_code == 64);
+  const auto unknown = run_spmmc({"frobnicate"});
+  CHECK(unknown.exit_code == 64);
+  CHECK(unknown.err == "error: unknown command 'frobnicate' (see 'spmmc --help')\n");
+  CHECK(run_spmmc({"inspect"}).exit_code == 64);
+  CHECK(run_spmmc({"inspect", "a.mtx", "--bogus"}).exit_code == 64);
+  CHECK(run_spmmc({"inspect", "a.mtx", "--seed", "x"}).exit_code == 64);
+  CHECK(run_spmmc({"inspect", "a.mtx", "--values", "gaussian"}).exit_code == 64);
+  CHECK(run_spmmc({"inspect", "a.unknown"}).exit_code == 64);
+}
+
+TEST_CASE("cli: inspect reports shape, nnz and values", "[cli]") {
+  test::TempDir dir;
+  test::write_file(dir.path / "a.mtx", kSmall);
+  const auto text = run_spmmc({"inspect", (dir.path / "a.mtx").string()});
+  REQUIRE(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("3 x 4"));
+  CHECK_THAT(text.out, Catch::Contains("nnz           3"));
+  CHECK_THAT(text.out, Catch::Contains("load time"));
+
+  const auto json = run_spmmc({"inspect", (dir.path / "a.mtx").string(), "--json"});
+  REQUIRE(json.exit_code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["schema"] == "spmmc.inspect/1");
+  CHECK(j["rows"] == 3);
+  CHECK(j["cols"] == 4);
+  CHECK(j["nnz"] == 3);
+  CHECK(j["row_lengths"]["empty"] == 1);
+  CHECK(j["col_lengths"]["empty"] == 1);
+  CHECK(j["values"]["origin"] == "file");
+  CHECK(j["load_seconds"].get<double>() >= 0.0);
+}
+
+TEST_CASE("cli: errors exit 65/66 with file:line diagnostics, no colour unless a terminal", "[cli][errors]") {
+  test::TempDir dir;
+  test::write_file(dir.path / "bad.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n");
+  const std::string bad = (dir.path / "bad.mtx").string();
+  const auto r = run_spmmc({"inspect", bad});
+  CHECK(r.exit_code == 65);
+  CHECK(r.err == bad + ":3: error: row index 3 out of range [1, 2]\n");
+  CHECK(r.out.empty());
+
+  const auto missing = run_spmmc({"inspect", (dir.path / "nope.mtx").string()});
+  CHECK(missing.exit_code == 66);
+  CHECK_THAT(missing.err, Catch::Contains("No such file or directory"));
+  CHECK(run_spmmc({"inspect", dir.path.string(), "--format", "mtx"}).exit_code == 66);
+
+  // --format overrides the extension.
+  test::write_file(dir.path / "a.txt", kSmall);
+  CHECK(run_spmmc({"inspect", (dir.path / "a.txt").string(), "--format", "mtx"}).exit_code == 0);
+}
+
+}  // namespace
+}  // namespace spmmc

@@ -1,0 +1,10 @@
+// The subcommands of the spmmc tool, one per *_command.cpp file.
+#pragma once
+
+#include "tools/spmmc/cli.h"
+
+namespace spmmc::cli {
+
+Command inspect_command();  // inspect_command.cpp
+
+}  // namespace spmmc::cli
