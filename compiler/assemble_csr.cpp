@@ -41,29 +41,27 @@ Csr assemble_csr_from_coo(CooEntries&& coo, int32_t rows, int32_t cols, Duplicat
   }
   for (int32_t r = 0; r < rows; ++r) csr.row_ptr[r + 1] += csr.row_ptr[r];
 
-  if (!sorted_by_row) {
-    // In-place bucket sort by row (American flag sort): every swap puts one entry in its
-    // final bucket, so it is O(n) with O(rows) extra memory.
+  if (sorted_by_row) {
+    release(coo.row);
+    csr.col_idx = std::move(coo.col);
+    csr.values = std::move(coo.value);
+  } else {
+    // Counting sort by row, stable (duplicates keep file order). Each entry's row is replaced
+    // in place by its destination, then columns and values are scattered one array at a time:
+    // peak memory is 16 bytes per entry (destinations, one source, one target array), and the
+    // scatter's writes are far cheaper than an in-place permutation's random swaps.
     std::vector<int32_t> next(csr.row_ptr.begin(), csr.row_ptr.end() - 1);
-    for (int32_t r = 0; r < rows; ++r) {
-      const int32_t end = csr.row_ptr[r + 1];
-      while (next[r] < end) {
-        const int32_t p = next[r];
-        const int32_t owner = coo.row[p];
-        if (owner == r) {
-          ++next[r];
-          continue;
-        }
-        const int32_t q = next[owner]++;
-        std::swap(coo.row[p], coo.row[q]);
-        std::swap(coo.col[p], coo.col[q]);
-        std::swap(coo.value[p], coo.value[q]);
-      }
-    }
+    std::vector<int32_t>& destination = coo.row;
+    for (size_t i = 0; i < n; ++i) destination[i] = next[destination[i]]++;
+    release(next);
+    csr.col_idx.resize(n);
+    for (size_t i = 0; i < n; ++i) csr.col_idx[destination[i]] = coo.col[i];
+    release(coo.col);
+    csr.values.resize(n);
+    for (size_t i = 0; i < n; ++i) csr.values[destination[i]] = coo.value[i];
+    release(coo.value);
+    release(destination);
   }
-  release(coo.row);
-  csr.col_idx = std::move(coo.col);
-  csr.values = std::move(coo.value);
   canonicalize_csr_rows(csr, policy, where, counts);
   return csr;
 }

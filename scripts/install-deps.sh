@@ -12,6 +12,7 @@ packages=(
   libxgboost-dev xgboost
   zlib1g-dev
   clang libclang-dev libclang-rt-dev
+  time
 )
 
 missing=()
