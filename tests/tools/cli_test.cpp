@@ -74,3 +74,30 @@ TEST_CASE("cli: errors exit 65/66 with file:line diagnostics, no colour unless a
 
 }  // namespace
 }  // namespace spmmc
+
+namespace spmmc {
+namespace {
+
+// Runs spmmc under script(1) so that stderr is a terminal; returns what the terminal showed.
+std::string run_on_terminal(const std::string& spmmc_args, const std::string& env) {
+  test::TempDir dir;
+  const std::string command = "env TERM=xterm " + env + " script -qec \"" + std::string(SPMMC_EXE) + " " + spmmc_args +
+                              "\" /dev/null > " + (dir.path / "tty").string() + " 2>&1 </dev/null";
+  if (std::system(command.c_str()) == -1) return {};
+  return test::read_file(dir.path / "tty");
+}
+
+TEST_CASE("cli: colour on a terminal, never with NO_COLOR", "[cli]") {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    WARN("skipped: script(1) is not installed, cannot fake a terminal");
+    return;
+  }
+  const std::string coloured = run_on_terminal("frobnicate", "");
+  CHECK_THAT(coloured, Catch::Contains("\033[1;31merror:\033[0m"));
+  const std::string plain = run_on_terminal("frobnicate", "NO_COLOR=1");
+  CHECK_THAT(plain, Catch::Contains("error: unknown command"));
+  CHECK(plain.find('\033') == std::string::npos);
+}
+
+}  // namespace
+}  // namespace spmmc
