@@ -14,7 +14,12 @@ constexpr size_t kBlock = 1 << 20;
 }
 
 TextScanner::TextScanner(std::istream& in, std::string file, bool comma_is_space)
-    : in_(in), file_(std::move(file)), comma_is_space_(comma_is_space), buffer_(kBlock + kMaxToken) {}
+    : in_(in), file_(std::move(file)), buffer_(kBlock + kMaxToken) {
+  char_class_.fill(kTokenChar);
+  for (unsigned char c : {' ', '\t', '\r', '\v', '\f'}) char_class_[c] = kBlank;
+  if (comma_is_space) char_class_[static_cast<unsigned char>(',')] = kBlank;
+  char_class_[static_cast<unsigned char>('\n')] = kNewline;
+}
 
 bool TextScanner::refill() {
   if (eof_) return false;
@@ -46,31 +51,27 @@ bool TextScanner::at_end() { return peek() == -1; }
 bool TextScanner::next_token(std::string_view& token) {
   // Skip separators on this line.
   for (;;) {
-    const int c = peek();
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || (comma_is_space_ && c == ',')) {
-      ++pos_;
-      continue;
-    }
-    if (c == '\n' || c == -1) return false;
-    break;
+    while (pos_ < end_ && char_class_[static_cast<unsigned char>(buffer_[pos_])] == kBlank) ++pos_;
+    if (pos_ < end_) break;
+    if (!refill()) return false;
   }
+  if (buffer_[pos_] == '\n') return false;
   size_t start = pos_;
   for (;;) {
-    if (pos_ == end_) {
-      const size_t offset = pos_ - start;
-      // refill() moves [start, end_) to the front when we pretend start is the read position.
-      pos_ = start;
-      const bool more = refill();
-      start = pos_;
-      pos_ = start + offset;
-      if (!more) break;
-    }
-    const char c = buffer_[pos_];
-    if (c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || (comma_is_space_ && c == ','))
-      break;
-    ++pos_;
+    const char* p = buffer_.data() + pos_;
+    const char* const stop = buffer_.data() + end_;
+    while (p < stop && char_class_[static_cast<unsigned char>(*p)] == kTokenChar) ++p;
+    pos_ = static_cast<size_t>(p - buffer_.data());
     if (pos_ - start > kMaxToken)
       fail_data(SourceLocation::at_line(file_, line_), "token longer than {} characters", kMaxToken);
+    if (pos_ < end_) break;
+    // The token reaches the end of the buffer: refill, keeping the token's start.
+    const size_t length = pos_ - start;
+    pos_ = start;
+    const bool more = refill();
+    start = pos_;
+    pos_ = start + length;
+    if (!more) break;
   }
   token = std::string_view(buffer_.data() + start, pos_ - start);
   return true;

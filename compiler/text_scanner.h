@@ -3,6 +3,7 @@
 // column index) has to fit in memory; only a single token must (at most kMaxToken bytes).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -42,9 +43,11 @@ class TextScanner {
  private:
   bool refill();  // keeps [pos_, end_) and appends more input; false when nothing was added
 
+  enum CharClass : unsigned char { kTokenChar, kBlank, kNewline };
+
   std::istream& in_;
   std::string file_;
-  bool comma_is_space_;
+  std::array<CharClass, 256> char_class_;
   std::vector<char> buffer_;
   size_t pos_ = 0;
   size_t end_ = 0;
