@@ -9,6 +9,8 @@
 
 #include "compiler/diagnostics.h"
 #include "compiler/read_matrix_market.h"
+#include "compiler/read_npy.h"
+#include "compiler/read_npz.h"
 #include "compiler/read_smtx.h"
 
 namespace spmmc {
@@ -23,6 +25,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 std::optional<MatrixFormat> format_from_extension(std::string_view path) {
   if (ends_with(path, ".mtx") || ends_with(path, ".mm")) return MatrixFormat::kMatrixMarket;
   if (ends_with(path, ".smtx")) return MatrixFormat::kSmtx;
+  if (ends_with(path, ".npy")) return MatrixFormat::kNpy;
+  if (ends_with(path, ".npz")) return MatrixFormat::kNpz;
   return std::nullopt;
 }
 
@@ -49,6 +53,8 @@ Csr read_matrix_stream(std::istream& in, MatrixFormat format, const std::string&
   switch (format) {
     case MatrixFormat::kMatrixMarket: return read_matrix_market(in, file, options, report);
     case MatrixFormat::kSmtx: return read_smtx(in, file, options, report);
+    case MatrixFormat::kNpy: return read_npy(in, file, options, report);
+    case MatrixFormat::kNpz: return read_npz(in, file, options, report);
     default: break;
   }
   throw UserError(ExitCode::kUsage, SourceLocation::whole(file),
