@@ -9,6 +9,8 @@
 
 #include "compiler/diagnostics.h"
 #include "compiler/read_matrix_market.h"
+#include "compiler/read_npy.h"
+#include "compiler/read_npz.h"
 #include "compiler/read_safetensors.h"
 #include "compiler/read_smtx.h"
 
@@ -24,6 +26,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 std::optional<MatrixFormat> format_from_extension(std::string_view path) {
   if (ends_with(path, ".mtx") || ends_with(path, ".mm")) return MatrixFormat::kMatrixMarket;
   if (ends_with(path, ".smtx")) return MatrixFormat::kSmtx;
+  if (ends_with(path, ".npy")) return MatrixFormat::kNpy;
+  if (ends_with(path, ".npz")) return MatrixFormat::kNpz;
   if (ends_with(path, ".safetensors")) return MatrixFormat::kSafetensors;
   return std::nullopt;
 }
@@ -48,14 +52,17 @@ std::optional<MatrixFormat> parse_format_name(std::string_view name) {
 
 Csr read_matrix_stream(std::istream& in, MatrixFormat format, const std::string& file, const ReadOptions& options,
                        ReadReport& report) {
+  if (options.threshold > 0 && (format == MatrixFormat::kSmtx || format == MatrixFormat::kNpz))
+    throw UserError(ExitCode::kUsage, SourceLocation::whole(file), kThresholdIsForDenseInput);
   switch (format) {
     case MatrixFormat::kMatrixMarket: return read_matrix_market(in, file, options, report);
     case MatrixFormat::kSmtx: return read_smtx(in, file, options, report);
+    case MatrixFormat::kNpy: return read_npy(in, file, options, report);
+    case MatrixFormat::kNpz: return read_npz(in, file, options, report);
     case MatrixFormat::kSafetensors: return read_safetensors(in, file, options, report);
-    default: break;
   }
-  throw UserError(ExitCode::kUsage, SourceLocation::whole(file),
-                  fmt::format("reading the '{}' format is not supported yet", format_name(format)));
+  SPMMC_CHECK(false, "unhandled matrix format");
+  return {};
 }
 
 LoadedMatrix read_matrix_file(const std::string& path, const ReadOptions& options) {

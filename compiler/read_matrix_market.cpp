@@ -121,6 +121,8 @@ Csr read_matrix_market(std::istream& in, const std::string& file, const ReadOpti
   const int64_t stream_bytes = remaining_stream_bytes(in);
   TextScanner scanner(in, file);
   const Header header = parse_banner(scanner);
+  if (header.coordinate && options.threshold > 0)
+    throw UserError(ExitCode::kUsage, SourceLocation::whole(file), kThresholdIsForDenseInput);
   report.format = "matrix-market";
   report.detail = header.text;
   scanner.next_line();

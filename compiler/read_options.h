@@ -26,6 +26,10 @@ struct ReadOptions {
   std::string tensor;
 };
 
+// The usage error for --threshold on sparse input (where a file's entries are kept as stored).
+inline constexpr const char* kThresholdIsForDenseInput =
+    "--threshold prunes dense input only (.npy, .safetensors, Matrix Market array); this file is sparse";
+
 struct ReadReport {
   std::string format;        // "matrix-market", "smtx", "npy", "npz", "safetensors"
   std::string detail;        // e.g. "coordinate real symmetric", "<f4 C-order", "csr"

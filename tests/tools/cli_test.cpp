@@ -67,6 +67,12 @@ TEST_CASE("cli: errors exit 65/66 with file:line diagnostics, no colour unless a
   CHECK_THAT(missing.err, Catch::Contains("No such file or directory"));
   CHECK(run_spmmc({"inspect", dir.path.string(), "--format", "mtx"}).exit_code == 66);
 
+  // --threshold is for dense input only.
+  test::write_file(dir.path / "a.mtx", kSmall);
+  const auto threshold = run_spmmc({"inspect", (dir.path / "a.mtx").string(), "--threshold", "0.5"});
+  CHECK(threshold.exit_code == 64);
+  CHECK_THAT(threshold.err, Catch::Contains("dense input only"));
+
   // --format overrides the extension.
   test::write_file(dir.path / "a.txt", kSmall);
   CHECK(run_spmmc({"inspect", (dir.path / "a.txt").string(), "--format", "mtx"}).exit_code == 0);
