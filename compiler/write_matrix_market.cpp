@@ -1,5 +1,7 @@
 #include "compiler/write_matrix_market.h"
 
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <string_view>
 
@@ -32,6 +34,21 @@ void append_comment(fmt::memory_buffer& buffer, const std::string& comment) {
   }
 }
 
+// fmt's shortest form of a float reads back as the same float when parsed as float. Readers
+// that parse into a double and then round to float (read_matrix_market, SciPy, most others)
+// round twice, and for exactly one float magnitude, bits 0x15ae43fd ("7.038531e-26"), that
+// gives its neighbour (found by checking all 2^31 positive finite floats). For it print the
+// double value of the float, which every reader converts exactly.
+void append_entry(fmt::memory_buffer& buffer, int32_t row, int32_t col, float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7FFFFFFFu) == 0x15ae43fdu) {
+    fmt::format_to(std::back_inserter(buffer), FMT_COMPILE("{} {} {}\n"), row, col, static_cast<double>(value));
+  } else {
+    fmt::format_to(std::back_inserter(buffer), FMT_COMPILE("{} {} {}\n"), row, col, value);
+  }
+}
+
 }  // namespace
 
 void write_matrix_market(const Csr& csr, std::ostream& out, const std::string& comment) {
@@ -42,7 +59,7 @@ void write_matrix_market(const Csr& csr, std::ostream& out, const std::string& c
   fmt::format_to(std::back_inserter(buffer), "{} {} {}\n", csr.rows, csr.cols, csr.nnz());
   for (int32_t r = 0; r < csr.rows; ++r) {
     for (int32_t p = csr.row_ptr[r]; p < csr.row_ptr[r + 1]; ++p) {
-      fmt::format_to(std::back_inserter(buffer), FMT_COMPILE("{} {} {}\n"), r + 1, csr.col_idx[p] + 1, csr.values[p]);
+      append_entry(buffer, r + 1, csr.col_idx[p] + 1, csr.values[p]);
     }
     if (buffer.size() >= kFlushBytes) flush(buffer, out);
   }
