@@ -109,7 +109,10 @@ float parse_value(TextScanner& scanner, std::string_view token, Field field) {
     fail_data(where, "value '{}' is not a number", token);
   }
   if (!std::isfinite(v)) fail_data(where, "value '{}' is not finite", token);
-  if (std::fabs(v) > std::numeric_limits<float>::max())
+  // Text is decimal: a value is in range when it rounds to a finite float. The shortest form of
+  // FLT_MAX, "3.4028235e+38", is above FLT_MAX yet rounds to it; from FLT_MAX + ulp/2 on, a
+  // value rounds to infinity.
+  if (std::fabs(v) >= 0x1.ffffffp127)
     fail_data(where, "value '{}' is beyond the float32 range", token);
   return static_cast<float>(v);
 }

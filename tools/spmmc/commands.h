@@ -6,5 +6,6 @@
 namespace spmmc::cli {
 
 Command inspect_command();  // inspect_command.cpp
+Command gen_command();      // gen_command.cpp
 
 }  // namespace spmmc::cli

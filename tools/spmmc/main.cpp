@@ -19,6 +19,7 @@ using spmmc::ExitCode;
 const std::vector<spmmc::cli::Command>& commands() {
   static const std::vector<spmmc::cli::Command> all = {
       spmmc::cli::inspect_command(),
+      spmmc::cli::gen_command(),
   };
   return all;
 }
