@@ -100,21 +100,20 @@ void expect_end_of_line(TextScanner& scanner, const char* line_kind) {
 // values beyond float range.
 float parse_value(TextScanner& scanner, std::string_view token, Field field) {
   const SourceLocation where = SourceLocation::at_line(scanner.file(), scanner.line());
-  double v;
+  float v;
   if (field == Field::kInteger) {
     int64_t i;
     if (!parse_int64(token, i)) fail_data(where, "value '{}' is not an integer (the banner says 'integer')", token);
-    v = static_cast<double>(i);
-  } else if (!parse_double(token, v)) {
+    v = static_cast<float>(i);
+  } else if (!parse_float(token, v)) {
     fail_data(where, "value '{}' is not a number", token);
   }
-  if (!std::isfinite(v)) fail_data(where, "value '{}' is not finite", token);
-  // Text is decimal: a value is in range when it rounds to a finite float. The shortest form of
-  // FLT_MAX, "3.4028235e+38", is above FLT_MAX yet rounds to it; from FLT_MAX + ulp/2 on, a
-  // value rounds to infinity.
-  if (std::fabs(v) >= 0x1.ffffffp127)
-    fail_data(where, "value '{}' is beyond the float32 range", token);
-  return static_cast<float>(v);
+  if (!std::isfinite(v)) {
+    const bool numeral = std::any_of(token.begin(), token.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (numeral) fail_data(where, "value '{}' is beyond the float32 range", token);
+    fail_data(where, "value '{}' is not finite", token);
+  }
+  return v;
 }
 
 }  // namespace

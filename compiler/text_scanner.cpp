@@ -125,4 +125,16 @@ bool parse_double(std::string_view token, double& value) {
   return result.ec == std::errc() && result.ptr == last && first != last;
 }
 
+bool parse_float(std::string_view token, float& value) {
+  const char* first = token.data();
+  const char* last = token.data() + token.size();
+  if (first != last && *first == '+') ++first;
+  const auto result = std::from_chars(first, last, value);
+  if (result.ec == std::errc::result_out_of_range && result.ptr == last) {
+    value = std::strtof(std::string(first, last).c_str(), nullptr);
+    return true;
+  }
+  return result.ec == std::errc() && result.ptr == last && first != last;
+}
+
 }  // namespace spmmc

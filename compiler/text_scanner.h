@@ -59,5 +59,8 @@ class TextScanner {
 // Parsing of numeric tokens; false when the whole token is not a number of that type.
 bool parse_int64(std::string_view token, int64_t& value);
 bool parse_double(std::string_view token, double& value);
+// Parses straight to float (one rounding, unlike parsing to double and converting); a finite
+// decimal beyond the float range gives +-inf, one below it 0 or a subnormal.
+bool parse_float(std::string_view token, float& value);
 
 }  // namespace spmmc

@@ -35,7 +35,7 @@ void append_comment(fmt::memory_buffer& buffer, const std::string& comment) {
 }
 
 // fmt's shortest form of a float reads back as the same float when parsed as float. Readers
-// that parse into a double and then round to float (read_matrix_market, SciPy, most others)
+// that parse into a double and then round to float (SciPy and most others; not spmmc's own)
 // round twice, and for exactly one float magnitude, bits 0x15ae43fd ("7.038531e-26"), that
 // gives its neighbour (found by checking all 2^31 positive finite floats). For it print the
 // double value of the float, which every reader converts exactly.

@@ -117,13 +117,6 @@ MatrixFormat output_format(const Args& args, const std::string& path) {
     return *format;
   }
   if (const auto format = format_from_extension(path)) return *format;
-  // format_from_extension knows only the formats this build reads; the writers know .npy.
-  const auto ends_with = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends_with(".npy")) return MatrixFormat::kNpy;
-  if (ends_with(".npz")) return MatrixFormat::kNpz;  // refused by write_matrix, with the reason
-  if (ends_with(".safetensors")) return MatrixFormat::kSafetensors;
   fail_usage("cannot tell the output format from '{}': use a .mtx, .smtx or .npy extension, or --format", path);
 }
 
