@@ -78,7 +78,11 @@ std::string inspect_text(const std::string& path, const LoadedMatrix& m, const M
   out += "row-length histogram\n";
   int64_t widest = 1;
   for (int64_t count : s.row_length_histogram) widest = std::max(widest, count);
+  // Bucket 0 (empty rows) always shows; empty buckets below the first non-empty one do not.
+  size_t first = 1;
+  while (first < s.row_length_histogram.size() && s.row_length_histogram[first] == 0) ++first;
   for (size_t k = 0; k < s.row_length_histogram.size(); ++k) {
+    if (k > 0 && k < first) continue;
     const auto [lo, hi] = bucket_range(k);
     const int64_t count = s.row_length_histogram[k];
     const std::string range = lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
