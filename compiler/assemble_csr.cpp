@@ -1,6 +1,7 @@
 #include "compiler/assemble_csr.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace spmmc {
@@ -74,7 +75,8 @@ void canonicalize_csr_rows(Csr& csr, DuplicatePolicy policy, const SourceLocatio
   for (int32_t r = 0; r < csr.rows; ++r) {
     const int32_t end = csr.row_ptr[r + 1];
     const int32_t len = end - begin;
-    if (!row_is_strictly_sorted(&csr.col_idx[begin], len)) {
+    // data() + begin, not &col_idx[begin]: begin == size() for empty trailing rows.
+    if (!row_is_strictly_sorted(csr.col_idx.data() + begin, len)) {
       scratch.resize(len);
       for (int32_t i = 0; i < len; ++i) scratch[i] = {csr.col_idx[begin + i], csr.values[begin + i]};
       // Stable: duplicates are summed in file order, so results do not depend on the sort.
@@ -95,6 +97,9 @@ void canonicalize_csr_rows(Csr& csr, DuplicatePolicy policy, const SourceLocatio
           fail_data(where, "row {} lists column {} more than once", r, c);
         ++counts.duplicates_summed;
         csr.values[out - 1] += v;
+        if (!std::isfinite(csr.values[out - 1]))
+          fail_data(where, "duplicate entries at row {}, column {} (0-based) add up to more than the float32 range",
+                    r, c);
         continue;
       }
       csr.col_idx[out] = c;

@@ -16,7 +16,8 @@ void check_matrix_shape(int64_t rows, int64_t cols, const SourceLocation& where)
 void check_entry_count(int64_t count, std::string_view what, const SourceLocation& where);
 
 // Throws a data error when `bytes` (what the file claims it needs, e.g. for a dense array or
-// the entries it announces) exceeds the physical memory of this machine.
+// the entries it announces) exceeds the physical memory of this machine, or the budget set in
+// the environment variable SPMMC_MEMORY_LIMIT_MB (a positive number) when that is set.
 void check_fits_in_memory(double bytes, std::string_view what, const SourceLocation& where);
 
 // Physical memory of this machine in bytes.

@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
@@ -196,6 +197,41 @@ TEST_CASE("mtx: a lying entry count does not allocate what it claims", "[mtx][er
   const UserError e = expect_user_error(
       [] { mtx("%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 2147483646\n1 1 1\n"); });
   CHECK_THAT(e.message(), Catch::Contains("truncated"));
+}
+
+TEST_CASE("mtx: duplicates adding up beyond float32 are a data error", "[mtx][errors]") {
+  // Fuzz finding (tests/fuzz/corpus/mtx/regress_duplicate_sum_overflow*.mtx).
+  for (const char* text : {"%%MatrixMarket matrix coordinate real general\n1 1 2\n1 1 3e38\n1 1 3e38\n",
+                           "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 -3e38\n2 1 -3e38\n"}) {
+    const UserError e = expect_user_error([&] { mtx(text); });
+    CHECK(e.code() == ExitCode::kDataError);
+    CHECK_THAT(e.message(), Catch::Contains("float32 range"));
+  }
+}
+
+namespace {
+// Sets SPMMC_MEMORY_LIMIT_MB for the lifetime of the object.
+struct MemoryLimit {
+  explicit MemoryLimit(const char* mb) { setenv("SPMMC_MEMORY_LIMIT_MB", mb, 1); }
+  ~MemoryLimit() { unsetenv("SPMMC_MEMORY_LIMIT_MB"); }
+};
+}  // namespace
+
+TEST_CASE("mtx: the rows a size line announces count against the memory budget before allocating", "[mtx][errors]") {
+  // Fuzz finding (regress_oom_rows_without_entries.mtx): a 62-byte file announcing 1.5e9 rows and
+  // no entries made the reader allocate a 6 GB row_ptr; only the entries were checked.
+  const std::string text = "%%MatrixMarket matrix coordinate real general\n1000000 2 0\n";
+  {
+    const MemoryLimit limit("4");  // MiB; the row offsets alone need 8 MB
+    const UserError e = expect_user_error([&] { mtx(text); });
+    CHECK(e.where().line == 2);
+    CHECK_THAT(e.message(), Catch::Contains("SPMMC_MEMORY_LIMIT_MB limit of 4 MiB"));
+  }
+  {
+    const MemoryLimit limit("not a number");  // ignored: physical memory is the budget
+    CHECK(mtx(text).rows == 1000000);
+  }
+  CHECK(mtx(text).rows == 1000000);
 }
 
 }  // namespace
