@@ -40,12 +40,11 @@ function(spmmc_add_instrumented_compiler target)
   add_library(${target} STATIC ${SPMMC_COMPILER_SOURCES})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_definitions(${target}
-    PUBLIC SPMMC_VERSION="${PROJECT_VERSION}"
     # Out-of-range std::vector indexing aborts even where ASan cannot see it (e.g. &v[0] of an
     # empty vector).
     PUBLIC _GLIBCXX_ASSERTIONS
     PRIVATE SPMMC_TEXT_SCANNER_BLOCK=${SPMMC_FUZZ_SCANNER_BLOCK})
   # -O1 -g after the build type's flags: readable reports, quick to build.
   target_compile_options(${target} PRIVATE ${ARGN} -g -O1 -fno-omit-frame-pointer)
-  target_link_libraries(${target} PUBLIC fmt::fmt PRIVATE nlohmann_json::nlohmann_json ZLIB::ZLIB spmmc_warnings)
+  target_link_libraries(${target} PUBLIC fmt::fmt spmmc_compiler_config PRIVATE nlohmann_json::nlohmann_json ZLIB::ZLIB spmmc_warnings)
 endfunction()

@@ -20,6 +20,7 @@ const std::vector<spmmc::cli::Command>& commands() {
   static const std::vector<spmmc::cli::Command> all = {
       spmmc::cli::inspect_command(),
       spmmc::cli::gen_command(),
+      spmmc::cli::plan_command(),
   };
   return all;
 }
