@@ -349,6 +349,33 @@ std::string parse_error_text(const Json::parse_error& e) {
   return text;
 }
 
+// Where the DOM parser gave up: a SAX pass that only records the position of the error.
+// nlohmann::json reports a number beyond the double range ("1e999") as out_of_range 406,
+// which, unlike parse_error, carries no byte offset.
+class ErrorLocator : public nlohmann::json_sax<Json> {
+ public:
+  int64_t token_start = 0;  // offset in the header of the token the parser refused
+  std::string token;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string& last_token, const Json::exception&) override {
+    token_start = static_cast<int64_t>(position) - static_cast<int64_t>(last_token.size());
+    token = last_token;
+    return false;
+  }
+};
+
 }  // namespace
 
 Csr read_safetensors(std::istream& in, const std::string& file, const ReadOptions& options, ReadReport& report) {
@@ -390,6 +417,13 @@ Csr read_safetensors(std::istream& in, const std::string& file, const ReadOption
     const int64_t at = std::clamp<int64_t>(static_cast<int64_t>(e.byte) - 1, 0, static_cast<int64_t>(header_bytes));
     fail_data(SourceLocation::at_byte(file, kSizeFieldBytes + at), "invalid JSON in the header: {}",
               parse_error_text(e));
+  } catch (const Json::out_of_range&) {
+    // A number beyond the double range: valid JSON syntax, but not representable.
+    ErrorLocator locator;
+    Json::sax_parse(header, &locator);
+    const int64_t at = std::clamp<int64_t>(locator.token_start, 0, static_cast<int64_t>(header_bytes));
+    fail_data(SourceLocation::at_byte(file, kSizeFieldBytes + at),
+              "invalid JSON in the header: the number {} is beyond the range of a double", locator.token);
   }
   const HeaderReader reader(file, header, data_start, file_size);
   if (!root.is_object())

@@ -122,7 +122,7 @@ DirectoryLocation find_central_directory(std::istream& in, int64_t size, const s
       const uint64_t z_at = le64(bytes(loc, 8));
       if (le32(bytes(loc, 4)) != 0 || le32(bytes(loc, 16)) > 1)
         fail_data(SourceLocation::at_byte(file, loc_at), "multi-disk (split) ZIP64 archives are not supported");
-      if (z_at > static_cast<uint64_t>(loc_at - kZip64EndSize))
+      if (loc_at < kZip64EndSize || z_at > static_cast<uint64_t>(loc_at - kZip64EndSize))
         fail_data(SourceLocation::at_byte(file, loc_at), "the ZIP64 end record offset {} lies outside the archive", z_at);
       const std::string z = read_at(in, static_cast<int64_t>(z_at), kZip64EndSize, file, "ZIP64 end record");
       if (le32(bytes(z)) != kZip64EndSignature)

@@ -51,10 +51,12 @@ dict=$root/tests/fuzz/$format.dict
 [[ -f $dict ]] && flags+=(-dict="$dict")
 log=$work/fuzz.log
 echo "fuzzing $format for ${seconds}s: $target ${flags[*]} ${FUZZ_ARGS:-}"
+# libFuzzer's status, read before anything resets PIPESTATUS (a trailing "|| true" would, and then
+# a finding would pass for a clean run and be merged).
 status=0
 "$target" "${flags[@]}" -max_total_time="$seconds" ${FUZZ_ARGS:-} "$work/new" "$work/seeds" 2>&1 | tee "$log" \
-  | grep -E '^#[0-9]+[[:space:]]+(INITED|DONE|pulse)|^==[0-9]+==|FINDING|^artifact_prefix|Test unit written|^SUMMARY' || true
-status=${PIPESTATUS[0]}
+  | { grep -E '^#[0-9]+[[:space:]]+(INITED|DONE|pulse)|^==[0-9]+==|FINDING|^artifact_prefix|Test unit written|^SUMMARY' || true; } \
+  || status=${PIPESTATUS[0]}
 
 echo "--- $format: final libFuzzer stats (full log: $log)"
 grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs|^stat::' "$log" || tail -n 5 "$log"

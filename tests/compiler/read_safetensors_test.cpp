@@ -172,6 +172,8 @@ TEST_CASE("safetensors: malformed headers are data errors naming the byte", "[sa
       {"JSON cut short", R"({"m": {"dtype": "F32")", four_floats, "", "invalid JSON"},
       {"invalid UTF-8", "{\"m\xff\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": [0, 16]}}", four_floats,
        "\xff", "UTF-8"},
+      {"number beyond the double range", R"({"m": {"dtype": "F32", "shape": [2, -1E+999], "data_offsets": [0, 16]}})",
+       four_floats, "-1E+999", "the number -1E+999 is beyond the range of a double"},
       {"header is an array", R"(  [1, 2])", four_floats, "[1", "must be a JSON object"},
       {"no tensors", R"({"__metadata__": {"a": "b"}})", "", "{", "lists no tensors"},
       {"entry not an object", R"({"m": 5})", four_floats, "5}", "expected an object"},

@@ -96,6 +96,9 @@ TEST_CASE("zip: malformed archives are data errors naming the byte", "[zip][erro
   std::string zip64 = make_zip({{"a", "hello"}}, {true, true, ""});
   const size_t z_cd = find_signature(zip64, kCentral);
   const size_t z_locator = find_signature(zip64, 0x07064b50, true);
+  // A ZIP64 locator at byte 0 (no room before it for a 56-byte ZIP64 end record), then an empty end record.
+  std::string early_locator = patched(patched(std::string(20 + 22, '\0'), 0, 0x07064b50, 4), 20, kEnd, 4);
+  early_locator = patched(early_locator, 8, 100, 8);  // the ZIP64 end record "at byte 100", beyond the file
   std::string flipped = stored;
   flipped[61 + 147] ^= 0x01;  // last data byte of indices.npy
   struct Case {
@@ -122,6 +125,7 @@ TEST_CASE("zip: malformed archives are data errors naming the byte", "[zip][erro
        "no ZIP64 extra field"},
       {"zip64 end outside", patched(zip64, z_locator + 8, 1 << 20, 8), SIZE_MAX, static_cast<int64_t>(z_locator),
        "outside the archive"},
+      {"zip64 end record cannot precede the locator", early_locator, SIZE_MAX, 0, "offset 100 lies outside the archive"},
       {"bad local signature", patched(stored, 0, 0x04034b51, 4), 0, 0, "bad local header signature"},
       {"local name differs", patched(stored, 30, 'x', 1), 0, 0, "local header names 'xndices.npy'"},
       {"CRC mismatch", flipped, 0, 61, "CRC-32 mismatch"},
