@@ -196,7 +196,7 @@ void assign_rows(const Csr& a, const std::vector<int32_t>& order, Tiles& tiles, 
     overlap.candidates(tiles, cols, len, [&](int32_t t, int32_t merged) { choice.offer(tiles, t, merged); });
     const int32_t t = choice.tile();
     SPMMC_CHECK(t >= 0, "no open tile left for a row");
-    if (choice.best_within < 0) ++tiling.fallback_assignments;
+    if (choice.best_within < 0) tiling.fallback_rows.push_back(r);
     const int32_t old_nnc = tiles.nnc[t], old_nnz = tiles.nnz[t];
     tiles.nnc[t] += len - overlap.add(t, cols, len);
     tiles.nnz[t] += len;
@@ -237,7 +237,8 @@ RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch
     // (all open tiles are empty and tie on merged nnc; the lowest id wins).
     chunk(order, m1, tiling);
     if (m1 == 1)
-      for (int32_t r : order) tiling.fallback_assignments += a.row_length(r) > tiling.nnz_limit;
+      for (int32_t r : order)
+        if (a.row_length(r) > tiling.nnz_limit) tiling.fallback_rows.push_back(r);
     return tiling;
   }
   Tiles tiles(count, m1);

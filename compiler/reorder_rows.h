@@ -31,7 +31,9 @@ struct RowTiling {
   std::vector<int32_t> rows;
   std::vector<int32_t> empty_rows;
   double nnz_limit = 0.0;            // Algorithm 1's TH_nnz (0 for the other methods)
-  int64_t fallback_assignments = 0;  // rows no open tile could take under TH_nnz
+  // Rows no open tile could take within TH_nnz (Algorithm 1's fallback), in assignment order.
+  // Every other assignment leaves its tile within TH_nnz.
+  std::vector<int32_t> fallback_rows;
 
   int32_t num_tiles() const { return static_cast<int32_t>(tile_ptr.size()) - 1; }
 };

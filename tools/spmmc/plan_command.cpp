@@ -50,7 +50,7 @@ Json plan_json(const std::string& path, const LoadedMatrix& m, const Target& tar
                        {"before", tiling_json(p.before)},
                        {"after", tiling_json(p.after)},
                        {"nnz_limit", p.tiling.nnz_limit},
-                       {"fallback_assignments", p.tiling.fallback_assignments},
+                       {"fallback_assignments", p.tiling.fallback_rows.size()},
                        {"seconds", p.seconds}});
   }
   Json candidates = Json::array();
