@@ -53,7 +53,7 @@ int TextScanner::peek() {
 
 bool TextScanner::at_end() { return peek() == -1; }
 
-bool TextScanner::next_token(std::string_view& token) {
+bool TextScanner::next_token_slow(std::string_view& token) {
   // Skip separators on this line.
   for (;;) {
     while (pos_ < end_ && char_class_[static_cast<unsigned char>(buffer_[pos_])] == kBlank) ++pos_;

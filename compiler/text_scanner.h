@@ -21,7 +21,23 @@ class TextScanner {
 
   // The next token on the current line; false at the end of the line or of the input (the
   // newline is not consumed: call next_line()).
-  bool next_token(std::string_view& token);
+  bool next_token(std::string_view& token) {
+    // Fast path, inlined into the readers: the token lies wholly in the buffer.
+    const char* const data = buffer_.data();
+    const char* p = data + pos_;
+    const char* const stop = data + end_;
+    while (p < stop && char_class_[static_cast<unsigned char>(*p)] == kBlank) ++p;
+    if (p < stop && *p != '\n') {
+      const char* const start = p;
+      while (p < stop && char_class_[static_cast<unsigned char>(*p)] == kTokenChar) ++p;
+      if (p < stop && static_cast<size_t>(p - start) <= kMaxToken) {
+        pos_ = static_cast<size_t>(p - data);
+        token = std::string_view(start, static_cast<size_t>(p - start));
+        return true;
+      }
+    }
+    return next_token_slow(token);
+  }
 
   // Skips what is left of the current line, including its newline. False at end of input.
   bool next_line();
@@ -41,9 +57,10 @@ class TextScanner {
   int peek();
 
  private:
-  bool refill();  // keeps [pos_, end_) and appends more input; false when nothing was added
-
   enum CharClass : unsigned char { kTokenChar, kBlank, kNewline };
+
+  bool next_token_slow(std::string_view& token);  // refills as needed; the same result
+  bool refill();  // keeps [pos_, end_) and appends more input; false when nothing was added
 
   std::istream& in_;
   std::string file_;

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:-../shared/data}
 scratch=${2:-$(mktemp -d)}
+mkdir -p "$scratch"
 spmmc=./build/spmmc
 [ -x "$spmmc" ] || { echo "bench-readers: build spmmc first (scripts/build.sh)" >&2; exit 1; }
 
