@@ -8,15 +8,10 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include "compiler/chunked_text_output.h"
+
 namespace spmmc {
 namespace {
-
-constexpr size_t kFlushBytes = size_t{1} << 20;
-
-void flush(fmt::memory_buffer& buffer, std::ostream& out) {
-  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-  buffer.clear();
-}
 
 // "% line" for every line of `comment` ("%" alone for an empty line inside it).
 void append_comment(fmt::memory_buffer& buffer, const std::string& comment) {
@@ -52,8 +47,8 @@ void append_entry(fmt::memory_buffer& buffer, int32_t row, int32_t col, float va
 }  // namespace
 
 void write_matrix_market(const Csr& csr, std::ostream& out, const std::string& comment) {
-  fmt::memory_buffer buffer;
-  buffer.reserve(kFlushBytes + 256);
+  ChunkedTextOutput text(out);
+  fmt::memory_buffer& buffer = text.buffer();
   fmt::format_to(std::back_inserter(buffer), "%%MatrixMarket matrix coordinate real general\n");
   append_comment(buffer, comment);
   fmt::format_to(std::back_inserter(buffer), "{} {} {}\n", csr.rows, csr.cols, csr.nnz());
@@ -61,9 +56,9 @@ void write_matrix_market(const Csr& csr, std::ostream& out, const std::string& c
     for (int32_t p = csr.row_ptr[r]; p < csr.row_ptr[r + 1]; ++p) {
       append_entry(buffer, r + 1, csr.col_idx[p] + 1, csr.values[p]);
     }
-    if (buffer.size() >= kFlushBytes) flush(buffer, out);
+    text.flush_if_full();
   }
-  flush(buffer, out);
+  text.flush();
 }
 
 }  // namespace spmmc
