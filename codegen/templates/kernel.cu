@@ -1,0 +1,72 @@
+/*@HEADER_COMMENT*/// Template of an spmmc-emitted kernel (codegen/templates/kernel.cu). It compiles on its own
+// as an empty kernel; the emitter replaces each /*@KEY*/.../*@*/ span.
+/*@*/
+#include /*@HEADER*/"kernel.h"/*@*/
+
+namespace {
+
+// Tile shape: a thread block computes an (M1, N1) tile of C, each thread an (M1, 1) strip.
+constexpr int kM1 = /*@M1*/1/*@*/;
+constexpr int kN1 = /*@N1*/32/*@*/;
+constexpr int kATiles = /*@A_TILES*/1/*@*/;
+// Largest grid.y: B-tiles beyond it are covered by the blocks looping.
+constexpr int64_t kMaxGridY = 65535;
+
+static_assert(kN1 % 32 == 0, "N1 must be a multiple of the warp size");
+static_assert(kN1 <= 1024, "at most 1024 threads per block");
+static_assert(kM1 >= 1, "M1 must be at least 1");
+
+// One function per A-tile: every weight an immediate in an FMA, B loaded once per non-empty
+// column of the tile (prefetched one column ahead), each row stored at its original index.
+/*@TILE_FUNCTIONS*/__device__ __forceinline__ void tile_0(const float* __restrict__ b, float* __restrict__ c, int64_t n) {
+  (void)b;
+  (void)c;
+  (void)n;
+}
+/*@*/
+__global__ void __launch_bounds__(kN1) /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B,
+                                                                             float* __restrict__ C, int64_t n) {
+  const int64_t b_tiles = (n + kN1 - 1) / kN1;
+  for (int64_t bt = blockIdx.y; bt < b_tiles; bt += gridDim.y) {
+    const int64_t col = bt * kN1 + threadIdx.x;
+    if (col >= n) continue;
+    switch (blockIdx.x) {
+/*@DISPATCH*/      case 0: tile_0(B + col, C + col, n); break;
+/*@*/      default: break;
+    }
+  }
+}
+
+const spmmc_kernel_info kInfo = {
+    SPMMC_KERNEL_ABI_VERSION,
+    "/*@NAME*/spmmc_template/*@*/",
+    /*@M*/0/*@*/,
+    /*@K*/0/*@*/,
+    /*@NNZ*/0/*@*/,
+    "unrolled-constants",
+    "row-major",
+    "row-major",
+    "float32",
+    "/*@ARCH*/sm_90/*@*/",
+    kM1,
+    kN1,
+    1,
+    kATiles,
+    "/*@REORDER*/none/*@*/",
+    "/*@SHA256*//*@*/",
+    "/*@VERSION*//*@*/",
+};
+
+}  // namespace
+
+extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream) {
+  if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
+  const int64_t b_tiles = (n + kN1 - 1) / kN1;
+  const dim3 grid(static_cast<unsigned>(kATiles), static_cast<unsigned>(b_tiles < kMaxGridY ? b_tiles : kMaxGridY));
+  const dim3 block(kN1);
+  void* args[] = {const_cast<float**>(&B), &C, &n};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&/*@KERNEL*/spmmc_template_kernel/*@*/), grid, block, args, 0,
+                          stream);
+}
+
+extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &kInfo; }

@@ -1,0 +1,29 @@
+/*@HEADER_COMMENT*//* Template of an spmmc-emitted header (codegen/templates/kernel.h). */
+/*@*/
+#ifndef /*@GUARD*/SPMMC_TEMPLATE_H/*@*/
+#define /*@GUARD*/SPMMC_TEMPLATE_H/*@*/
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+/*@KERNEL_INFO*/#include "spmmc_kernel_info.h"
+/*@*/
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C = A * B for the A compiled into this file: B row-major K x n, C row-major M x n, float32.
+   Enqueues one kernel on `stream` and returns at once: no allocation, no synchronisation, no
+   output. Returns cudaErrorInvalidValue for a null B or C or n < 1, otherwise the launch's
+   status. Every element of C is written (rows of A without non-zeros give zero rows). */
+cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream);
+
+/* Shapes, layouts, tile choice and provenance of this kernel (static storage; never NULL). */
+const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

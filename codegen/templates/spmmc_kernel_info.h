@@ -1,0 +1,30 @@
+/* The metadata every spmmc-emitted kernel describes itself with (NAME_info()). Emitted headers
+   carry a copy of this definition behind the same guard, so any number of emitted layers can
+   be included together. ABI rules: docs/emitted-code.md. */
+#ifndef SPMMC_KERNEL_INFO_DEFINED
+#define SPMMC_KERNEL_INFO_DEFINED
+#include <stdint.h>
+
+#define SPMMC_KERNEL_ABI_VERSION 1
+
+typedef struct spmmc_kernel_info {
+  int32_t abi_version;        /* SPMMC_KERNEL_ABI_VERSION of the emitting spmmc */
+  const char* name;           /* the C name of the entry point */
+  int64_t m;                  /* rows of A and C */
+  int64_t k;                  /* columns of A, rows of B */
+  int64_t nnz;                /* non-zeros of A baked into the code */
+  const char* a_format;       /* "unrolled-constants": A is compiled in */
+  const char* b_layout;       /* "row-major": B is K x n, element (i, j) at B[i * n + j] */
+  const char* c_layout;       /* "row-major": C is M x n, element (i, j) at C[i * n + j] */
+  const char* dtype;          /* "float32" for A, B and C */
+  const char* arch;           /* the architecture it was tuned for, e.g. "sm_90" */
+  int32_t m1;                 /* rows of A per thread block (A-tile size) */
+  int32_t n1;                 /* columns of C per thread block */
+  int32_t cols_per_thread;    /* columns of C per thread */
+  int32_t a_tiles;            /* thread-block functions (A-tiles, including zero-row tiles) */
+  const char* reorder;        /* row reordering used: "overlap", "none" or "length" */
+  const char* weights_sha256; /* SHA-256 of A in spmmc's canonical form (docs/emitted-code.md) */
+  const char* spmmc_version;  /* the spmmc that emitted it */
+} spmmc_kernel_info;
+
+#endif /* SPMMC_KERNEL_INFO_DEFINED */
