@@ -1,5 +1,5 @@
 /*@HEADER_COMMENT*/// Template of an spmmc-emitted kernel (codegen/templates/kernel.cu). It compiles on its own
-// as an empty kernel; the emitter replaces each /*@KEY*/.../*@*/ span.
+// as an empty kernel; the emitter replaces each marked span (see codegen/fill_template.h).
 /*@*/
 #include /*@HEADER*/"kernel.h"/*@*/
 

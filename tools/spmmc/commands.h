@@ -8,5 +8,6 @@ namespace spmmc::cli {
 Command inspect_command();  // inspect_command.cpp
 Command gen_command();      // gen_command.cpp
 Command plan_command();     // plan_command.cpp
+Command compile_command();  // compile_command.cpp
 
 }  // namespace spmmc::cli

@@ -21,6 +21,7 @@ const std::vector<spmmc::cli::Command>& commands() {
       spmmc::cli::inspect_command(),
       spmmc::cli::gen_command(),
       spmmc::cli::plan_command(),
+      spmmc::cli::compile_command(),
   };
   return all;
 }

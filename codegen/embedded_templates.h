@@ -1,0 +1,13 @@
+// The CUDA templates of codegen/templates/, embedded into the library at build time (the
+// generated embedded_templates.cpp; see CMakeLists.txt), so spmmc needs no files at run time.
+#pragma once
+
+#include <string_view>
+
+namespace spmmc {
+
+// The text of codegen/templates/NAME ("kernel.cu", "kernel.h", "spmmc_kernel_info.h"). An
+// unknown name is a bug (InternalError).
+std::string_view embedded_template(std::string_view name);
+
+}  // namespace spmmc

@@ -1,0 +1,43 @@
+// The emitter of LO-SpMM §6.1 (Algorithm 2): one straight-line function per A-tile, every
+// weight an immediate operand of an FMA, B loaded once per non-empty column of the tile and
+// prefetched one column ahead, each row stored at its original index; rows of A without
+// non-zeros become tiles that store zeros. Fills codegen/templates/kernel.cu and kernel.h.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/csr.h"
+#include "compiler/reorder_rows.h"
+#include "compiler/tile_space.h"
+
+namespace spmmc {
+
+struct EmitOptions {
+  std::string name;            // the C entry point; a C identifier (checked by the caller)
+  std::string arch = "sm_90";  // recorded in NAME_info()
+  std::string provenance;      // lines for the files' header comment (how to regenerate them)
+  std::string weights_sha256;  // of A (weights_sha256 in compiler/sha256.h)
+};
+
+struct EmittedKernel {
+  std::string cu;          // NAME.cu
+  std::string h;           // NAME.h
+  int32_t tiles = 0;       // thread-block functions, zero-row tiles included
+  int64_t fmas = 0;        // one per non-zero
+  int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
+  int64_t stores = 0;      // one per row of C
+};
+
+// Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows) and
+// the block width tile.n1. Deterministic: the same inputs give the same text.
+EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
+                                   const EmitOptions& options);
+
+// "0x1.99999ap-4f": a C float literal that reads back as exactly `v` (hex float).
+std::string float_literal(float v);
+
+// True for a valid C identifier that is not reserved (no leading underscore + capital or "__").
+bool is_c_identifier(const std::string& name);
+
+}  // namespace spmmc

@@ -1,0 +1,34 @@
+// The size guard: unrolled code grows with nnz and so does nvcc's time (design.md: 2-6 ms per
+// non-zero for naive code), so spmmc estimates both before emitting and refuses above a limit
+// rather than start an hour-long compile.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/csr.h"
+#include "compiler/tiling_stats.h"
+
+namespace spmmc {
+
+struct SizeEstimate {
+  int64_t fmas = 0;          // one per non-zero
+  int64_t loads = 0;         // NNC_sum: one B load per non-empty column per tile
+  int64_t source_bytes = 0;  // of NAME.cu
+  double nvcc_seconds = 0;   // nvcc -O3 -arch=sm_90, one process
+};
+
+struct SizeLimits {
+  double max_nvcc_seconds = 300.0;
+  int64_t max_source_bytes = int64_t{256} << 20;
+};
+
+// Estimates the emitted kernel's size and compile time from the tiling (rows and tiles,
+// non-zeros and non-empty columns). Constants: docs/emitted-code.md (measured).
+SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling);
+
+// Throws a data error (naming `file`) when the estimate exceeds a limit: what the estimate is,
+// what the limit is, and the flag that raises it.
+void check_size_guard(const SizeEstimate& estimate, const SizeLimits& limits, const std::string& file);
+
+}  // namespace spmmc

@@ -1,0 +1,235 @@
+// spmmc compile FILE --n N --name NAME -o DIR: the whole pipeline, one stage per line:
+// read -> plan (reorder, tile space, constraints) -> choose a tile -> size guard -> emit -> write.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/size_guard.h"
+#include "compiler/choose_tile.h"
+#include "compiler/matrix_stats.h"
+#include "compiler/plan_tiles.h"
+#include "compiler/read_matrix.h"
+#include "compiler/sha256.h"
+#include "compiler/text_scanner.h"
+#include "compiler/write_file_atomically.h"
+#include "tools/spmmc/commands.h"
+
+namespace spmmc::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point& start) {
+  const auto now = Clock::now();
+  const double s = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return s;
+}
+
+// "32x128" -> (32, 128); a usage error otherwise.
+TileCandidate parse_tile(const std::string& text) {
+  const size_t x = text.find('x');
+  int64_t m1 = 0, n1 = 0;
+  if (x == std::string::npos || !parse_int64(text.substr(0, x), m1) || !parse_int64(text.substr(x + 1), n1) || m1 < 1 ||
+      n1 < 1 || m1 > 1024 || n1 > 1024)
+    fail_usage("--tile expects M1xN1 with both in [1, 1024], e.g. 32x128; got '{}'", text);
+  TileCandidate t;
+  t.m1 = static_cast<int32_t>(m1);
+  t.n1 = static_cast<int32_t>(n1);
+  return t;
+}
+
+// The planned candidate for a tile the user forced: planned alone, so any M1 works. A tile that
+// cannot launch (hardware rules) is a usage error; other rejections are warnings.
+Plan plan_forced_tile(const Csr& a, const Target& target, PlanOptions options, const TileCandidate& tile) {
+  options.axes.m1 = {tile.m1};
+  options.axes.n1 = {tile.n1};
+  Plan plan = plan_tiles(a, target, options);
+  const Verdict& v = plan.candidates.front().verdict;
+  if (tile.n1 % target.warp_size != 0 || tile.n1 > target.max_threads_per_block)
+    fail_usage("--tile {}: N1 must be a multiple of the warp size {} and at most {}", tile.label(), target.warp_size,
+               target.max_threads_per_block);
+  if (!v.accepted()) print_warning(fmt::format("--tile {} fails the {} constraint ({}); emitting it anyway", tile.label(),
+                                               constraint_name(v.rejected_by), v.reason));
+  return plan;
+}
+
+Json tiling_json(const TilingStats& s) {
+  return {{"tiles", s.tiles}, {"max_nnc", s.max_nnc}, {"mean_nnc", s.mean_nnc}, {"nnc_sum", s.nnc_sum},
+          {"max_nnz", s.max_nnz}, {"nnz_cov", s.nnz_cov}};
+}
+
+int run_compile(const Args& args) {
+  const std::string& path = args.positional.at(0);
+  if (!args.has("--n")) fail_usage("spmmc compile needs --n N (the number of columns of B and C it is tuned for)");
+  const auto name = args.get("--name");
+  if (!name) fail_usage("spmmc compile needs --name NAME (the C name of the kernel)");
+  if (!is_c_identifier(*name)) fail_usage("--name '{}' is not a C identifier (letters, digits, _; not starting with a digit or __)", *name);
+  const auto out_dir = args.get("--output");
+  if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
+  const std::string tune = args.get_or("--tune", "none");
+  if (tune != "none") fail_usage("--tune {}: only 'none' (the heuristic) exists in this version", tune);
+  PlanOptions plan_options;
+  plan_options.n = args.get_int("--n", 0, 1, kMaxIndex);
+  if (auto r = args.get("--reorder")) {
+    const auto method = parse_reorder_method(*r);
+    if (!method) fail_usage("--reorder: unknown method '{}' (expected overlap, none or length)", *r);
+    plan_options.reorder = *method;
+  }
+  plan_options.constraints.max_row_cov = args.get_double("--th-row", 0.25, 0.0, 100.0);
+  plan_options.constraints.max_col_waste = args.get_double("--th-col", 0.25, 0.0, 1.0);
+  SizeLimits limits;
+  limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", limits.max_nvcc_seconds, 1.0, 1e7);
+  if (args.has("--target") && args.has("--arch")) fail_usage("give --target or --arch, not both");
+  const Target target = args.has("--arch") ? target_for_arch(*args.get("--arch")) : load_target(args.get_or("--target", "h100"));
+  const bool reproducible = args.has("--reproducible");
+
+  auto clock = Clock::now();
+  Json seconds = Json::object();
+  const LoadedMatrix m = read_matrix_file(path, read_options_from(args));
+  seconds["read"] = seconds_since(clock);
+  if (m.csr.nnz() == 0)
+    throw UserError(ExitCode::kDataError, SourceLocation::whole(path), "the matrix has no non-zeros: there is nothing to compile");
+  const Plan plan = args.has("--tile") ? plan_forced_tile(m.csr, target, plan_options, parse_tile(*args.get("--tile")))
+                                       : plan_tiles(m.csr, target, plan_options);
+  seconds["plan"] = seconds_since(clock);
+  std::string why = "--tile";
+  const PlannedCandidate* chosen = args.has("--tile") ? &plan.candidates.front() : choose_tile_by_heuristic(plan, target, why);
+  if (!chosen)
+    throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
+                    "no tile candidate survives the constraints (see 'spmmc plan'); relax --th-row/--th-col or give --tile");
+  const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
+  seconds["choose"] = seconds_since(clock);
+  const SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after);
+  check_size_guard(estimate, limits, path);
+
+  EmitOptions emit;
+  emit.name = *name;
+  emit.arch = target.arch;
+  emit.weights_sha256 = weights_sha256(m.csr);
+  emit.provenance = fmt::format(
+      "{}.{{cu,h}}: generated by spmmc {} from {}. Do not edit; regenerate with\n"
+      "  spmmc compile {} --n {} --name {} --tile {} --reorder {} --target {}\n"
+      "A: {} x {}, {} non-zeros, weights SHA-256 {}\n"
+      "C = A * B; B row-major K x n, C row-major M x n, float32.",
+      *name, SPMMC_VERSION, std::filesystem::path(path).filename().string(), std::filesystem::path(path).filename().string(),
+      plan_options.n, *name, chosen->tile.label(), reorder_method_name(plan_options.reorder), target.name, m.csr.rows,
+      m.csr.cols, m.csr.nnz(), emit.weights_sha256);
+  const EmittedKernel kernel = emit_unrolled_kernel(m.csr, m1_plan.tiling, chosen->tile, emit);
+  seconds["emit"] = seconds_since(clock);
+
+  const MatrixStats stats = compute_matrix_stats(m.csr);
+  Json report = {
+      {"schema", "spmmc.compile/1"},
+      {"name", *name},
+      {"spmmc_version", SPMMC_VERSION},
+      {"input",
+       {{"file", std::filesystem::path(path).filename().string()},
+        {"format", m.report.format},
+        {"values", m.report.values_origin},
+        {"rows", m.csr.rows},
+        {"cols", m.csr.cols},
+        {"nnz", m.csr.nnz()},
+        {"sparsity", stats.sparsity},
+        {"empty_rows", stats.row_lengths.empty},
+        {"empty_cols", stats.col_lengths.empty},
+        {"row_length_mean", stats.row_lengths.mean},
+        {"row_length_cov", stats.row_lengths.cov},
+        {"weights_sha256", emit.weights_sha256}}},
+      {"options",
+       {{"n", plan_options.n},
+        {"target", target.name},
+        {"arch", target.arch},
+        {"reorder", std::string(reorder_method_name(plan_options.reorder))},
+        {"th_row", plan_options.constraints.max_row_cov},
+        {"th_col", plan_options.constraints.max_col_waste},
+        {"tune", tune}}},
+      {"plan",
+       {{"all", plan.remaining[0]},
+        {"after_register", plan.remaining[1]},
+        {"after_hardware", plan.remaining[2]},
+        {"after_balance", plan.remaining[3]}}},
+      {"choice",
+       {{"m1", chosen->tile.m1},
+        {"n1", chosen->tile.n1},
+        {"cols_per_thread", chosen->tile.cols_per_thread},
+        {"family", "unrolled"},
+        {"why", why},
+        {"constraints", chosen->verdict.accepted() ? "all passed" : chosen->verdict.reason},
+        {"registers_per_thread_estimate", estimate_registers_per_thread(chosen->tile, plan_options.constraints)},
+        {"reordering", {{"before", tiling_json(m1_plan.before)}, {"after", tiling_json(m1_plan.after)}}}}},
+      {"kernel",
+       {{"layout", {{"b", "row-major K x n"}, {"c", "row-major M x n"}, {"dtype", "float32"}}},
+        {"tiles", kernel.tiles},
+        {"fmas", kernel.fmas},
+        {"loads_per_thread", kernel.loads},
+        {"stores_per_thread", kernel.stores},
+        {"source_bytes", kernel.cu.size()},
+        {"estimate", {{"source_bytes", estimate.source_bytes}, {"nvcc_seconds", estimate.nvcc_seconds}}},
+        {"size_limit", {{"max_nvcc_seconds", limits.max_nvcc_seconds}}}}},
+  };
+
+  std::error_code ec;
+  std::filesystem::create_directories(*out_dir, ec);
+  if (ec) throw UserError(ExitCode::kCantCreate, SourceLocation::whole(*out_dir), fmt::format("cannot create the output folder: {}", ec.message()));
+  const std::filesystem::path base = std::filesystem::path(*out_dir) / *name;
+  const auto write_text = [](const std::string& file, const std::string& text) {
+    write_file_atomically(file, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+  };
+  write_text(base.string() + ".cu", kernel.cu);
+  write_text(base.string() + ".h", kernel.h);
+  seconds["write_sources"] = seconds_since(clock);
+  if (!reproducible) report["seconds"] = seconds;
+  write_text(base.string() + ".json", report.dump(2) + "\n");
+  if (!args.has("--quiet")) {
+    std::fprintf(stderr,
+                 "spmmc compile: wrote %s.{cu,h,json}: %d x %d, %lld non-zeros, tile %s (%s), %d tiles, %.1f MB of CUDA, "
+                 "nvcc about %.0f s\n",
+                 base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), chosen->tile.label().c_str(),
+                 args.has("--tile") ? "--tile" : "heuristic", kernel.tiles, static_cast<double>(kernel.cu.size()) / 1e6,
+                 estimate.nvcc_seconds);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command compile_command() {
+  Command c;
+  c.name = "compile";
+  c.summary = "emit a fully unrolled CUDA kernel (NAME.cu, NAME.h, NAME.json) for C = A*B";
+  c.usage = "spmmc compile FILE --n N --name NAME -o DIR [options]";
+  c.description =
+      "Reads FILE, plans its tile space (see 'spmmc plan'), picks a tile (--tile, or a documented heuristic),\n"
+      "checks the size guard, and writes DIR/NAME.cu (the kernel, needing only the CUDA toolkit), DIR/NAME.h (its\n"
+      "C ABI: cudaError_t NAME(const float* B, float* C, int64_t n, cudaStream_t s) and NAME_info()) and\n"
+      "DIR/NAME.json (the report). B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is\n"
+      "what the tile is chosen for. Files are written atomically; NAME.cu and NAME.h are byte-identical for the\n"
+      "same inputs and options (NAME.json too with --reproducible). See docs/emitted-code.md.";
+  c.options = {
+      {"--n", "N", "columns of B and C to tune for (required)"},
+      {"--name", "NAME", "the C name of the kernel (required)"},
+      {"--output|-o", "DIR", "output folder (created if missing; required)"},
+      {"--tile", "M1xN1", "force the tile, e.g. 32x128 (default: heuristic over the planning survivors)"},
+      {"--tune", "MODE", "how to choose the tile: none (the heuristic; the only mode in this version)"},
+      {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
+      {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
+      {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length"},
+      {"--th-row", "X", "TH_row of the load-balance constraint (default 0.25)"},
+      {"--th-col", "X", "TH_col of the load-balance constraint (default 0.25)"},
+      {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 300)"},
+      {"--reproducible", "", "leave stage timings out of NAME.json so that it is byte-identical too"},
+      {"--quiet", "", "print nothing on success"},
+  };
+  for (auto& o : read_option_specs()) c.options.push_back(o);
+  c.min_positional = c.max_positional = 1;
+  c.run = run_compile;
+  return c;
+}
+
+}  // namespace spmmc::cli
