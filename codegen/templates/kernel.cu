@@ -24,8 +24,9 @@ static_assert(kM1 >= 1, "M1 must be at least 1");
   (void)n;
 }
 /*@*/
-__global__ void __launch_bounds__(kN1) /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B,
-                                                                             float* __restrict__ C, int64_t n) {
+// Grid: x = A-tiles, y = B-tiles of N1 columns (looping beyond 65535); one thread per column.
+__global__ void __launch_bounds__(kN1)
+    /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
   const int64_t b_tiles = (n + kN1 - 1) / kN1;
   for (int64_t bt = blockIdx.y; bt < b_tiles; bt += gridDim.y) {
     const int64_t col = bt * kN1 + threadIdx.x;
