@@ -17,7 +17,7 @@
 # Exit: 0 every case passed or was skipped by spmmc's size guard; 1 a case failed; 64 usage;
 # 69 no GPU (nothing was run; with --prepare-only the GPU is not looked for).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
 
 say() { echo "gpu-check: $*" >&2; }
@@ -153,8 +153,8 @@ dlmc_cases() {
 mobilenet_cases() {
   local dir; dir=$(resolve_data weights/mobilenet)
   if [ -z "$dir" ]; then say "no MobileNet data under '$data_dir': mobilenet skipped"; return; fi
-  local rows cols n file
-  while read -r rows cols n file; do
+  local rows n file
+  while read -r rows _ n file; do
     [[ $rows =~ ^[0-9]+$ ]] || continue   # the header
     [ -f "$dir/$file" ] || { say "mobilenet: $file listed in sizes.txt but absent"; continue; }
     add_case "mobilenet_${file%.npy}" "$dir/$file" $((32 * n))
@@ -184,7 +184,7 @@ while IFS='|' read -r name file n read_flags kind; do
     cp "$root/codegen/templates/spmmc_kernel_info.h" "$dir/"
     continue
   fi
-  # shellcheck disable=SC2086  # read_flags is a list of words
+  # shellcheck disable=SC2086,SC2206  # read_flags is a list of words
   cmd=("$spmmc" compile "$file" --n "$n" --name "$name" -o "$dir" $read_flags)
   stamp="${cmd[*]} | $("$spmmc" --version 2>&1)"
   stamp=${stamp//"$root"/.}  # relative: kernels prepared in one checkout are reused in a copy of it
