@@ -1,0 +1,324 @@
+// The host side of spmmc-gpu-bench (bench_host.h).
+#include "tools/gpu_bench/bench_host.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/diagnostics.h"
+#include "compiler/read_matrix.h"
+#include "compiler/synthesize_values.h"
+#include "runtime/reference_spmm.h"
+
+namespace spmmc::gpu_bench {
+namespace {
+
+[[noreturn]] void usage_error(const std::string& message) {
+  throw BenchFailure(kExitUsage, message + " (see spmmc-gpu-bench --help)");
+}
+
+int64_t parse_integer(const std::string& option, const std::string& text, int64_t min, int64_t max) {
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end == nullptr || *end != '\0' || errno == ERANGE)
+    usage_error(fmt::format("{}: '{}' is not an integer", option, text));
+  if (value < min || value > max) usage_error(fmt::format("{}: {} is outside [{}, {}]", option, value, min, max));
+  return value;
+}
+
+uint64_t parse_unsigned(const std::string& option, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  if (text.empty() || text[0] == '-') usage_error(fmt::format("{}: '{}' is not a non-negative integer", option, text));
+  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (end == nullptr || *end != '\0' || errno == ERANGE)
+    usage_error(fmt::format("{}: '{}' is not a non-negative integer", option, text));
+  return value;
+}
+
+double parse_real(const std::string& option, const std::string& text) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || errno == ERANGE || !std::isfinite(value) || value < 0)
+    usage_error(fmt::format("{}: '{}' is not a non-negative number", option, text));
+  return value;
+}
+
+nlohmann::json stats_json(const std::optional<TimingStats>& t) {
+  if (!t) return nullptr;
+  return {{"median", t->median_ms}, {"p20", t->p20_ms}, {"p80", t->p80_ms}, {"min", t->min_ms}, {"runs", t->runs}};
+}
+
+nlohmann::json optional_number(const std::optional<double>& x) {
+  if (!x || !std::isfinite(*x)) return nullptr;
+  return *x;
+}
+
+std::optional<double> median_of(const std::optional<TimingStats>& t) {
+  if (!t) return std::nullopt;
+  return t->median_ms;
+}
+
+std::optional<double> ratio(const std::optional<double>& num, const std::optional<double>& den) {
+  if (!num || !den || *den <= 0) return std::nullopt;
+  return *num / *den;
+}
+
+std::string ms_text(const std::optional<double>& ms) { return ms ? fmt::format("{:.4f} ms", *ms) : "-"; }
+
+}  // namespace
+
+std::string usage_text() {
+  return "usage: spmmc-gpu-bench --matrix FILE --n N --kernel libNAME.so --name NAME [options]\n"
+         "       spmmc-gpu-bench --device-info\n\n"
+         "Checks and times an spmmc-emitted SpMM kernel (C = A*B, float32, row-major) against a float64\n"
+         "CPU reference, cuSPARSE SpMM (CSR; DEFAULT, CSR_ALG1/2/3, fastest kept) and cuBLAS SGEMM on\n"
+         "dense A (FP32, no TF32).\n\n"
+         "options:\n"
+         "  --matrix FILE        the matrix A the kernel was compiled from\n"
+         "  --seed S             seed for synthesised values (as given to spmmc compile; default 0)\n"
+         "  --values KIND        normal, uniform or ones for topology-only input (as given to spmmc compile)\n"
+         "  --n N                columns of B and C\n"
+         "  --kernel FILE        the shared library built from NAME.cu (nvcc -shared)\n"
+         "  --name NAME          the entry point; NAME_info() describes it\n"
+         "  --runs R             timed runs per kernel, median reported (default 50)\n"
+         "  --warmup W           untimed runs before timing (default 10)\n"
+         "  --no-timing          check correctness only\n"
+         "  --json FILE          append the result as one JSON object per line\n"
+         "  --label TEXT         free text recorded with the result\n"
+         "  --nvcc-seconds X     nvcc time of the kernel, recorded with the result\n"
+         "  --device-info        print the GPU this would run on, then exit\n\n"
+         "exit codes: 0 pass, 1 wrong result, 64 usage, 65 bad data or kernel/matrix mismatch,\n"
+         "            66 missing input, 69 no GPU, 70 a CUDA/cuSPARSE/cuBLAS call failed\n";
+}
+
+BenchOptions parse_bench_options(const std::vector<std::string>& args) {
+  BenchOptions o;
+  bool have_n = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) usage_error(fmt::format("{} needs a value", a));
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+    } else if (a == "--matrix") {
+      o.matrix = value();
+    } else if (a == "--seed") {
+      o.read.seed = parse_unsigned(a, value());
+    } else if (a == "--values") {
+      const std::string& v = value();
+      o.read.values = parse_value_kind(v);
+      if (!o.read.values) usage_error(fmt::format("--values: unknown kind '{}' (expected normal, uniform or ones)", v));
+    } else if (a == "--n") {
+      o.n = parse_integer(a, value(), 1, std::numeric_limits<int32_t>::max());
+      have_n = true;
+    } else if (a == "--kernel") {
+      o.kernel = value();
+    } else if (a == "--name") {
+      o.name = value();
+    } else if (a == "--runs") {
+      o.runs = static_cast<int>(parse_integer(a, value(), 1, 1000000));
+    } else if (a == "--warmup") {
+      o.warmup = static_cast<int>(parse_integer(a, value(), 0, 1000000));
+    } else if (a == "--no-timing") {
+      o.timing = false;
+    } else if (a == "--json") {
+      o.json = value();
+    } else if (a == "--label") {
+      o.label = value();
+    } else if (a == "--nvcc-seconds") {
+      o.nvcc_seconds = parse_real(a, value());
+    } else if (a == "--device-info") {
+      o.device_info = true;
+    } else {
+      usage_error(fmt::format("unknown argument '{}'", a));
+    }
+  }
+  if (o.help || o.device_info) return o;
+  if (o.matrix.empty()) usage_error("--matrix FILE is required");
+  if (!have_n) usage_error("--n N is required");
+  if (o.kernel.empty()) usage_error("--kernel libNAME.so is required");
+  if (o.name.empty()) usage_error("--name NAME is required");
+  return o;
+}
+
+Csr load_matrix(const BenchOptions& options) {
+  try {
+    return read_matrix_file(options.matrix, options.read).csr;
+  } catch (const UserError& e) {
+    throw BenchFailure(static_cast<int>(e.code()), format_diagnostic(e));
+  }
+}
+
+uint64_t b_seed_for(uint64_t a_seed) { return splitmix64(a_seed ^ 0x5eed0fb0000000bull); }
+
+std::vector<float> make_dense_b(int64_t k, int64_t n, uint64_t seed) {
+  std::vector<float> b(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      b[static_cast<size_t>(i * n + j)] =
+          synthesize_value(ValueKind::kUniform, seed, static_cast<int32_t>(i), static_cast<int32_t>(j));
+  return b;
+}
+
+std::vector<float> dense_row_major(const Csr& a) {
+  std::vector<float> d(static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols), 0.0f);
+  for (int32_t r = 0; r < a.rows; ++r)
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
+      d[static_cast<size_t>(r) * static_cast<size_t>(a.cols) + static_cast<size_t>(a.col_idx[p])] = a.values[p];
+  return d;
+}
+
+Check check_result(const std::vector<float>& got, const std::vector<double>& want) {
+  Check c;
+  for (float x : got)
+    if (!std::isfinite(x)) ++c.non_finite;
+  c.rel_error = c.non_finite > 0 ? std::numeric_limits<double>::infinity()
+                                 : relative_frobenius_error(got.data(), want.data(), static_cast<int64_t>(got.size()));
+  c.passed = c.non_finite == 0 && c.rel_error < kTolerance;
+  return c;
+}
+
+TimingStats summarize(std::vector<float> ms) {
+  std::sort(ms.begin(), ms.end());
+  const size_t count = ms.size();
+  auto rank = [&](double q) {  // nearest rank, 1-based ceil(q * count)
+    size_t r = static_cast<size_t>(std::ceil(q * static_cast<double>(count)));
+    r = std::clamp<size_t>(r, 1, count);
+    return static_cast<double>(ms[r - 1]);
+  };
+  TimingStats t;
+  t.runs = static_cast<int>(count);
+  t.min_ms = ms.front();
+  t.p20_ms = rank(0.2);
+  t.p80_ms = rank(0.8);
+  t.median_ms = count % 2 == 1 ? ms[count / 2] : 0.5 * (static_cast<double>(ms[count / 2 - 1]) + ms[count / 2]);
+  return t;
+}
+
+double useful_tflops(int64_t nnz, int64_t n, double ms) {
+  return 2.0 * static_cast<double>(nnz) * static_cast<double>(n) / (ms * 1e-3) / 1e12;
+}
+
+void decide_pass(BenchResult& r) {
+  std::vector<std::string> failures;
+  auto describe = [](const Check& c) {
+    return c.non_finite > 0 ? fmt::format("{} NaN/Inf left in C", c.non_finite)
+                            : fmt::format("relative error {:.3g} >= {:.0e}", c.rel_error, kTolerance);
+  };
+  if (!r.spmmc_check.passed) failures.push_back("spmmc: " + describe(r.spmmc_check));
+  if (r.spmmc_checked_after_timing && !r.spmmc_check_after_timing.passed)
+    failures.push_back("spmmc after timing: " + describe(r.spmmc_check_after_timing));
+  for (const auto& alg : r.cusparse)
+    if (alg.status == "wrong-result") failures.push_back("cuSPARSE " + alg.name + ": " + describe(alg.check));
+  if (r.sgemm_check && !r.sgemm_check->passed) failures.push_back("SGEMM: " + describe(*r.sgemm_check));
+  r.passed = failures.empty();
+  r.failure.clear();
+  for (const auto& f : failures) r.failure += (r.failure.empty() ? "" : "; ") + f;
+}
+
+std::string result_line(const BenchResult& r) {
+  const std::optional<double> spmmc_ms = median_of(r.spmmc_timing);
+  std::optional<double> cusparse_ms;
+  std::string cusparse_alg = "-";
+  if (r.cusparse_best) {
+    cusparse_ms = median_of(r.cusparse[*r.cusparse_best].timing);
+    cusparse_alg = r.cusparse[*r.cusparse_best].name;
+  }
+  const std::optional<double> sgemm_ms = median_of(r.sgemm_timing);
+  std::string line = fmt::format("{} {} M={} K={} n={} nnz={} tile={}x{} | spmmc {} | cuSPARSE {} ({}) | SGEMM {}",
+                                 r.passed ? "PASS" : "FAIL", r.matrix, r.m, r.k, r.n, r.nnz, r.m1, r.n1,
+                                 ms_text(spmmc_ms), ms_text(cusparse_ms), cusparse_alg, ms_text(sgemm_ms));
+  if (auto s = ratio(cusparse_ms, spmmc_ms)) line += fmt::format(" | x{:.2f} vs cuSPARSE", *s);
+  if (auto s = ratio(sgemm_ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs SGEMM", *s);
+  if (spmmc_ms) line += fmt::format(" | {:.2f} useful TFLOP/s", useful_tflops(r.nnz, r.n, *spmmc_ms));
+  line += fmt::format(" | err spmmc {:.2e}", r.spmmc_check.rel_error);
+  if (r.cusparse_best) line += fmt::format(" cuSPARSE {:.2e}", r.cusparse[*r.cusparse_best].check.rel_error);
+  if (!r.passed) line += " | " + r.failure;
+  return line;
+}
+
+void append_json(const std::string& path, const BenchResult& r) {
+  using nlohmann::json;
+  const std::optional<double> spmmc_ms = median_of(r.spmmc_timing);
+  std::optional<double> cusparse_ms, cusparse_error;
+  json cusparse_alg = nullptr;
+  if (r.cusparse_best) {
+    cusparse_ms = median_of(r.cusparse[*r.cusparse_best].timing);
+    cusparse_error = r.cusparse[*r.cusparse_best].check.rel_error;
+    cusparse_alg = r.cusparse[*r.cusparse_best].name;
+  }
+  const std::optional<double> sgemm_ms = median_of(r.sgemm_timing);
+  auto tflops = [&](const std::optional<double>& ms) -> std::optional<double> {
+    if (!ms || *ms <= 0) return std::nullopt;
+    return useful_tflops(r.nnz, r.n, *ms);
+  };
+  json algorithms = json::array();
+  for (const auto& a : r.cusparse)
+    algorithms.push_back({{"alg", a.name},
+                          {"status", a.status},
+                          {"error", optional_number(a.status == "unsupported" ? std::nullopt
+                                                                               : std::optional<double>(a.check.rel_error))},
+                          {"ms", stats_json(a.timing)}});
+  json j = {
+      {"matrix", r.matrix},
+      {"label", r.label},
+      {"name", r.kernel_name},
+      {"device", r.device},
+      {"M", r.m},
+      {"K", r.k},
+      {"n", r.n},
+      {"nnz", r.nnz},
+      {"tile", fmt::format("{}x{}", r.m1, r.n1)},
+      {"m1", r.m1},
+      {"n1", r.n1},
+      {"reorder", r.reorder},
+      {"spmmc_ms", optional_number(spmmc_ms)},
+      {"spmmc_timing", stats_json(r.spmmc_timing)},
+      {"cusparse_ms", optional_number(cusparse_ms)},
+      {"cusparse_alg", cusparse_alg},
+      {"cusparse_algorithms", algorithms},
+      {"sgemm_ms", optional_number(sgemm_ms)},
+      {"sgemm_timing", stats_json(r.sgemm_timing)},
+      {"sgemm_math", "FP32: cublasGemmEx CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH (no TF32)"},
+      {"sgemm_note", r.sgemm_note},
+      {"speedup_vs_cusparse", optional_number(ratio(cusparse_ms, spmmc_ms))},
+      {"speedup_vs_sgemm", optional_number(ratio(sgemm_ms, spmmc_ms))},
+      {"spmmc_tflops", optional_number(tflops(spmmc_ms))},
+      {"cusparse_tflops", optional_number(tflops(cusparse_ms))},
+      {"sgemm_tflops_useful", optional_number(tflops(sgemm_ms))},
+      {"spmmc_error", optional_number(r.spmmc_check.rel_error)},
+      {"spmmc_non_finite", r.spmmc_check.non_finite},
+      {"spmmc_error_after_timing",
+       optional_number(r.spmmc_checked_after_timing ? std::optional<double>(r.spmmc_check_after_timing.rel_error)
+                                                    : std::nullopt)},
+      {"cusparse_error", optional_number(cusparse_error)},
+      {"sgemm_error", optional_number(r.sgemm_check ? std::optional<double>(r.sgemm_check->rel_error) : std::nullopt)},
+      {"tolerance", kTolerance},
+      {"pass", r.passed},
+      {"failure", r.failure},
+      {"nvcc_seconds", optional_number(r.nvcc_seconds)},
+      {"runs", r.runs},
+      {"warmup", r.warmup},
+      {"l2_flush_bytes", r.l2_flush_bytes},
+  };
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw BenchFailure(kExitCantCreate, fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno)));
+  out << j.dump() << '\n';
+  out.flush();
+  if (!out) throw BenchFailure(kExitIoError, fmt::format("{}: write failed", path));
+}
+
+}  // namespace spmmc::gpu_bench
