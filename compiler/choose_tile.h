@@ -13,8 +13,10 @@ namespace spmmc {
 // H100 SM's 2048: enough warps to hide the latency of B's loads); among those, the smallest
 // NNC_sum (fewest loads of B per column of C: the kernel is memory-bound, and larger A-tiles
 // share columns), then N1 closest to 128, then the smaller M1. When no survivor reaches the
-// thread count, all compete on the same keys. Returns nullptr when nothing survived; `why`
-// says what decided.
+// thread count, all compete on the same keys. When nothing survived the constraints (small or
+// irregular matrices), the candidates rejected only for too few thread blocks or for load
+// balance compete instead: a kernel is always produced. Returns nullptr only when even the
+// register constraint removed everything; `why` says what decided.
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target, std::string& why);
 
 }  // namespace spmmc

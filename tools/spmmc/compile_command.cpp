@@ -102,7 +102,7 @@ int run_compile(const Args& args) {
   const PlannedCandidate* chosen = args.has("--tile") ? &plan.candidates.front() : choose_tile_by_heuristic(plan, target, why);
   if (!chosen)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
-                    "no tile candidate survives the constraints (see 'spmmc plan'); relax --th-row/--th-col or give --tile");
+                    "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
   seconds["choose"] = seconds_since(clock);
   const SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after);
