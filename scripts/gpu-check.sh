@@ -11,7 +11,8 @@
 #   --filter REGEX      only the cases whose name matches REGEX (grep -E)
 #   --runs N, --warmup N  timed / untimed runs per kernel (default 50 / 10)
 #   --out DIR           work folder (default $SPMMC_BUILD_DIR/gpu-check)
-# Environment: SPMMC_BUILD_DIR (default build; built with scripts/build.sh when the binaries are
+# Environment: SPMMC_COMPILE_FLAGS (extra flags for every spmmc compile, e.g.
+# "--max-compile-seconds 120"), SPMMC_BUILD_DIR (default build; built with scripts/build.sh when the binaries are
 # missing), SPMMC_NVCC_TIMEOUT (seconds per nvcc compile, default 1800), NVCC (default nvcc,
 # then /usr/local/cuda/bin/nvcc).
 # Exit: 0 every case passed or was skipped by spmmc's size guard; 1 a case failed; 64 usage;
@@ -185,7 +186,8 @@ while IFS='|' read -r name file n read_flags kind; do
     continue
   fi
   # shellcheck disable=SC2086,SC2206  # read_flags is a list of words
-  cmd=("$spmmc" compile "$file" --n "$n" --name "$name" -o "$dir" $read_flags)
+  # shellcheck disable=SC2086  # SPMMC_COMPILE_FLAGS: extra spmmc compile flags, word-split on purpose
+  cmd=("$spmmc" compile "$file" --n "$n" --name "$name" -o "$dir" $read_flags ${SPMMC_COMPILE_FLAGS:-})
   stamp="${cmd[*]} | $("$spmmc" --version 2>&1)"
   stamp=${stamp//"$root"/.}  # relative: kernels prepared in one checkout are reused in a copy of it
   if [ $fresh -eq 0 ] && [ -f "$dir/lib$name.so" ] && [ "$(cat "$dir/compile.stamp" 2>/dev/null)" = "$stamp" ]; then
