@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -37,8 +38,10 @@ void append_tile(fmt::memory_buffer& out, int32_t id, const Csr& a, const int32_
     emit("  float");
     for (int32_t i = 0; i < count; ++i) emit("{} acc{} = 0.0f", i ? "," : "", i);
     emit(";\n");
-    // x holds the current column of B, y the prefetched next one (Algorithm 2, lines 14-18).
-    emit("  float x = __ldg(b + {} * n), y;\n", entries.front().col);
+    // x holds the current column of B, y the prefetched next one (Algorithm 2, lines 14-18);
+    // a tile of one column needs no y (an unused variable is a warning).
+    const bool one_column = entries.front().col == entries.back().col;
+    emit("  float x = __ldg(b + {} * n){};\n", entries.front().col, one_column ? "" : ", y");
     ++stats.loads;
     for (size_t k = 0; k < entries.size();) {
       const int32_t col = entries[k].col;
@@ -84,6 +87,18 @@ std::string float_literal(float v) {
 }
 
 bool is_c_identifier(const std::string& name) {
+  // Keywords of C and of C++ (the .cu is C++, the header is both): not identifiers.
+  static const std::set<std::string> kKeywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+      "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "restrict", "return",
+      "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  if (kKeywords.count(name)) return false;
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
   for (char ch : name)
     if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_')) return false;
@@ -113,12 +128,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.tiles = id;
   SPMMC_CHECK(k.stores == a.rows, "every row of C must be written exactly once");
 
-  std::string upper = options.name;
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
   const std::string comment = comment_lines(options.provenance);
   const std::map<std::string, std::string> header_values = {
       {"HEADER_COMMENT", comment},
-      {"GUARD", "SPMMC_" + upper + "_H"},
+      // The name as it is (not upper-cased): layers whose names differ only in case get distinct guards.
+      {"GUARD", "SPMMC_" + options.name + "_H"},
       {"KERNEL_INFO", std::string(embedded_template("spmmc_kernel_info.h"))},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},

@@ -37,7 +37,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
 // "0x1.99999ap-4f": a C float literal that reads back as exactly `v` (hex float).
 std::string float_literal(float v);
 
-// True for a valid C identifier that is not reserved (no leading underscore + capital or "__").
+// True for a valid C identifier that is not reserved (no leading underscore + capital or "__")
+// and is no keyword of C or C++.
 bool is_c_identifier(const std::string& name);
 
 }  // namespace spmmc

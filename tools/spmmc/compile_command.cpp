@@ -69,7 +69,7 @@ int run_compile(const Args& args) {
   if (!args.has("--n")) fail_usage("spmmc compile needs --n N (the number of columns of B and C it is tuned for)");
   const auto name = args.get("--name");
   if (!name) fail_usage("spmmc compile needs --name NAME (the C name of the kernel)");
-  if (!is_c_identifier(*name)) fail_usage("--name '{}' is not a C identifier (letters, digits, _; not starting with a digit or __)", *name);
+  if (!is_c_identifier(*name)) fail_usage("--name '{}' is not a C identifier (letters, digits, _; not starting with a digit or __; no C or C++ keyword)", *name);
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
   const std::string tune = args.get_or("--tune", "none");

@@ -1,0 +1,251 @@
+// Kernels emitted by `spmmc compile`, built as host C++ through tests/cuda_emulation and run on
+// the CPU: every element of C against the float64 reference (relative Frobenius error < 1e-5)
+// and bit for bit against the fmaf chain the kernel must perform, C pre-filled with NaN so that
+// an unwritten element fails, and NAME_info() against the matrix.
+#include <algorithm>
+#include <atomic>
+#include <cfloat>
+#include <functional>
+#include <limits>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/read_matrix.h"
+#include "compiler/write_matrix.h"
+#include "tests/codegen/emitted_kernel_util.h"
+#include "tests/test_util.h"
+
+namespace spmmc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_spmmc;
+
+struct KernelCase {
+  std::string name;               // the kernel's C name (and its folder)
+  fs::path matrix;                // input file
+  std::vector<std::string> args;  // extra `spmmc compile` options
+  std::vector<int64_t> ns;        // widths to run
+  int64_t tune_n = 64;
+  std::string reorder = "overlap";
+};
+
+struct Built {
+  int compile_exit = -1;
+  std::string compile_err;
+  int build_exit = -1;
+  std::string build_log;
+  fs::path dir, so;
+};
+
+// Runs `spmmc compile` and builds the emulated shared object for every case, two at a time per
+// core (each step is a separate process), in order of the cases.
+std::vector<Built> build_all(const std::vector<KernelCase>& cases, const fs::path& root) {
+  std::vector<Built> built(cases.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < cases.size(); i = next++) {
+      const KernelCase& c = cases[i];
+      Built& b = built[i];
+      b.dir = root / c.name;
+      b.so = b.dir / ("lib" + c.name + ".so");
+      std::vector<std::string> args = {"compile", c.matrix.string(), "--n", std::to_string(c.tune_n), "--name", c.name,
+                                       "-o", b.dir.string(), "--quiet", "--reproducible"};
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      const auto r = run_spmmc(args);
+      b.compile_exit = r.exit_code;
+      b.compile_err = r.err;
+      if (r.exit_code == 0) b.build_exit = test::build_emulated({b.dir / (c.name + ".cu")}, b.so, b.build_log);
+    }
+  };
+  std::vector<std::thread> threads;
+  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned t = 0; t < workers; ++t) threads.emplace_back(work);
+  for (auto& t : threads) t.join();
+  return built;
+}
+
+// Builds and checks every case: the compile and the host build succeed, NAME_info() describes
+// the matrix and the tile NAME.json reports, and C is right for every n.
+void run_cases(const std::vector<KernelCase>& cases, const fs::path& root) {
+  const std::vector<Built> built = build_all(cases, root);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const KernelCase& c = cases[i];
+    const Built& b = built[i];
+    INFO("case " << c.name << " (" << c.matrix.filename().string() << ")");
+    INFO("spmmc compile: " << b.compile_err);
+    REQUIRE(b.compile_exit == 0);
+    INFO("host build: " << b.build_log);
+    REQUIRE(b.build_exit == 0);
+    const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
+    const Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
+    std::string error;
+    const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    test::check_kernel_info(*kernel->info(), c.name, a, report["choice"]["m1"].get<int32_t>(),
+                            report["choice"]["n1"].get<int32_t>(), c.reorder);
+    CHECK(kernel->info()->a_tiles == report["kernel"]["tiles"].get<int32_t>());
+    test::check_emulated_kernel(*kernel, a, c.ns, c.name);
+  }
+}
+
+// A matrix from a predicate on (row, col): the value is `value(r, c)` where nonzero.
+Csr make_matrix(int32_t rows, int32_t cols, const std::function<float(int32_t, int32_t)>& value) {
+  std::vector<float> dense(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < cols; ++c) dense[static_cast<size_t>(r) * cols + c] = value(r, c);
+  return test::csr_from_dense(rows, cols, dense);
+}
+
+// Seeded random values in [-2, 2] with density `density`, zero where `keep` says so.
+std::function<float(int32_t, int32_t)> random_entries(double density, uint32_t seed,
+                                                      std::function<bool(int32_t, int32_t)> keep = nullptr) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  return [=](int32_t r, int32_t c) {
+    std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+    std::bernoulli_distribution present(density);
+    const bool on = present(*rng);
+    const float v = value(*rng);
+    if (!on || (keep && !keep(r, c)) || v == 0.0f) return 0.0f;
+    return v;
+  };
+}
+
+fs::path write_mtx(const fs::path& dir, const std::string& name, const Csr& a) {
+  const fs::path path = dir / (name + ".mtx");
+  write_matrix(a, path.string(), MatrixFormat::kMatrixMarket, "emitted_kernel_cpu_test " + name);
+  const Csr back = read_matrix_file(path.string(), ReadOptions{}).csr;
+  REQUIRE(back == a);  // the values the kernel bakes in are the ones the test checks with
+  return path;
+}
+
+TEST_CASE("emitted kernel on the CPU: edge shapes", "[codegen][emulation]") {
+  test::TempDir dir;
+  const std::vector<int64_t> ns = {1, 5, 31, 32, 33, 64, 100};
+  std::vector<KernelCase> cases;
+  auto add = [&](const std::string& name, const Csr& a, std::vector<std::string> args,
+                 std::vector<int64_t> widths = {}) {
+    cases.push_back({name, write_mtx(dir.path, name, a), std::move(args), widths.empty() ? ns : widths, 64, "overlap"});
+    for (size_t i = 0; i + 1 < cases.back().args.size(); ++i)
+      if (cases.back().args[i] == "--reorder") cases.back().reorder = cases.back().args[i + 1];
+  };
+  // 37 rows: not a multiple of M1 = 8 (or 4); widths around N1 = 32 and 64.
+  const Csr ragged = make_matrix(37, 20, random_entries(0.3, 1));
+  add("ragged_m1_8", ragged, {"--tile", "8x32"});
+  add("ragged_m1_4_none", ragged, {"--tile", "4x64", "--reorder", "none"}, {1, 63, 64, 65, 70, 200});
+  // Rows 0, 5, 6, 19 and columns 0, 10-14, 29 empty.
+  const auto holes = [](int32_t r, int32_t c) {
+    return r != 0 && r != 5 && r != 6 && r != 19 && c != 0 && c != 29 && (c < 10 || c > 14);
+  };
+  const Csr holey = make_matrix(20, 30, random_entries(0.4, 2, holes));
+  add("empty_rows_cols", holey, {"--tile", "4x32"});
+  add("empty_rows_cols_none", holey, {"--tile", "4x32", "--reorder", "none"});
+  add("empty_rows_cols_length", holey, {"--tile", "2x32", "--reorder", "length"});
+  add("single_nonzero", make_matrix(5, 7, [](int32_t r, int32_t c) { return r == 3 && c == 4 ? -1.25f : 0.0f; }),
+      {"--tile", "2x32"});
+  add("one_by_one", make_matrix(1, 1, [](int32_t, int32_t) { return 3.0f; }), {"--tile", "1x32"});
+  // Row 2 dense across 64 columns; the others sparse.
+  const auto sparse = random_entries(0.1, 3);
+  add("dense_row", make_matrix(10, 64, [&](int32_t r, int32_t c) { return r == 2 ? 0.5f + 0.01f * static_cast<float>(c) : sparse(r, c); }),
+      {"--tile", "4x32"});
+  add("k_is_one", make_matrix(16, 1, [](int32_t r, int32_t) { return r % 3 == 0 ? 0.0f : static_cast<float>(r) - 7.5f; }),
+      {"--tile", "4x32"});
+  // Only row 27 has entries: one tile of work and ceil(49 / 8) = 7 tiles of zeros.
+  add("one_row_only", make_matrix(50, 40, [](int32_t r, int32_t c) { return r == 27 && c % 3 == 1 ? 0.25f * static_cast<float>(c) : 0.0f; }),
+      {"--tile", "8x32"});
+  add("one_row_only_none", make_matrix(50, 40, [](int32_t r, int32_t c) { return r == 27 && c % 3 == 1 ? 0.25f * static_cast<float>(c) : 0.0f; }),
+      {"--tile", "8x32", "--reorder", "none"});
+  run_cases(cases, dir.path);
+}
+
+TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codegen][emulation]") {
+  // The count the case above relies on, checked through the report: 1 tile + ceil(49 / 8).
+  test::TempDir dir;
+  const fs::path m = write_mtx(dir.path, "m", make_matrix(50, 40, [](int32_t r, int32_t c) { return r == 27 && c < 3 ? 1.0f : 0.0f; }));
+  const auto r = run_spmmc({"compile", m.string(), "--n", "32", "--name", "k", "-o", (dir.path / "o").string(), "--tile", "8x32", "--quiet"});
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(test::read_file(dir.path / "o" / "k.json"));
+  CHECK(report["kernel"]["tiles"] == 8);
+  CHECK(report["kernel"]["stores_per_thread"] == 50);
+  CHECK(report["kernel"]["fmas"] == 3);
+}
+
+TEST_CASE("emitted kernel on the CPU: generated patterns, overlap and natural order", "[codegen][emulation]") {
+  test::TempDir dir;
+  const fs::path path = dir.path / "patterns.mtx";
+  const auto g = run_spmmc({"gen", "patterns", "--rows", "96", "--cols", "80", "--patterns", "5", "--sparsity", "0.8",
+                            "--seed", "11", "-q", "-o", path.string()});
+  INFO(g.err);
+  REQUIRE(g.exit_code == 0);
+  const std::vector<int64_t> ns = {1, 17, 128, 130};
+  run_cases({{"patterns_overlap", path, {"--reorder", "overlap"}, ns, 128, "overlap"},
+             {"patterns_none", path, {"--reorder", "none"}, ns, 128, "none"},
+             {"patterns_overlap_16x32", path, {"--reorder", "overlap", "--tile", "16x32"}, ns, 128, "overlap"}},
+            dir.path);
+}
+
+TEST_CASE("emitted kernel on the CPU: negative, subnormal and large weights round-trip", "[codegen][emulation]") {
+  test::TempDir dir;
+  const float denorm = std::numeric_limits<float>::denorm_min();
+  // One row per kind of value; the large ones alone in their rows so that C stays finite.
+  const std::vector<std::vector<float>> rows = {
+      {-1.0f, 0.1f, -0.3333333f, 2.5e-3f},
+      {denorm, -denorm, 1e-40f, -3.0e-39f},
+      {FLT_MIN, -FLT_MIN, 1.17549421e-38f /* largest subnormal */, 0.0f},
+      {FLT_MAX, 0.0f, 0.0f, 0.0f},
+      {0.0f, -FLT_MAX, 0.0f, 0.0f},
+      {0.0f, 0.0f, 3.0e38f, 0.0f},
+      {1.0f + FLT_EPSILON, -(1.0f - FLT_EPSILON / 2), 16777215.0f, -1e-7f},
+      {0.0f, 0.0f, 0.0f, -6.5e37f},
+  };
+  std::vector<float> dense;
+  for (const auto& row : rows) dense.insert(dense.end(), row.begin(), row.end());
+  const Csr a = test::csr_from_dense(static_cast<int32_t>(rows.size()), 4, dense);
+  REQUIRE(a.nnz() == 19);
+  const fs::path path = write_mtx(dir.path, "weights", a);
+  run_cases({{"weights", path, {"--tile", "2x32"}, {1, 2, 33}, 32, "overlap"},
+             {"weights_none", path, {"--tile", "1x32", "--reorder", "none"}, {3, 40}, 32, "none"}},
+            dir.path);
+}
+
+TEST_CASE("emitted kernel on the CPU: widths past the grid's y limit", "[codegen][emulation]") {
+  // n > 65535 * N1: the blocks loop over B-tiles beyond grid.y (the emulation refuses a grid.y
+  // above 65535, as a GPU does).
+  test::TempDir dir;
+  const fs::path path = write_mtx(dir.path, "tiny", make_matrix(3, 2, [](int32_t r, int32_t c) { return r == 1 ? 0.0f : static_cast<float>(r + 2 * c + 1); }));
+  run_cases({{"wide", path, {"--tile", "1x32"}, {int64_t{65535} * 32 + 33}, 32, "overlap"}}, dir.path);
+}
+
+TEST_CASE("emitted kernel on the CPU: shared DLMC and MobileNet matrices", "[codegen][emulation][shared]") {
+  const fs::path data = test::shared_data_dir();
+  if (data.empty()) return;
+  test::TempDir dir;
+  const std::vector<int64_t> ns = {1, 33, 96};
+  std::vector<KernelCase> cases;
+  // Tuned for their real widths (MANIFEST.md), where the heuristic finds tiles (up to M1 = 128).
+  const fs::path rn50 = data / "dlmc" / "rn50" / "magnitude_pruning" / "0.98";
+  const std::vector<std::pair<std::string, int64_t>> layers = {
+      {"bottleneck_1_block_group1_1_1", 3136}, {"bottleneck_2_block_group1_1_1", 3136}, {"bottleneck_3_block_group2_1_1", 784}};
+  for (const auto& [layer, width] : layers) {
+    const fs::path p = rn50 / (layer + ".smtx");
+    if (fs::exists(p)) cases.push_back({"rn50_" + layer, p, {}, ns, width, "overlap"});
+    else WARN("skipped: " << p << " is absent");
+  }
+  const int64_t widths[] = {12544, 3136, 3136, 784};
+  for (int i = 0; i < 4; ++i) {
+    const fs::path p = data / "weights" / "mobilenet" / fmt::format("contraction_1x1_{}.npy", i);
+    if (fs::exists(p)) cases.push_back({fmt::format("mobilenet_{}", i), p, {}, ns, widths[i], "overlap"});
+    else WARN("skipped: " << p << " is absent");
+  }
+  // And one with a forced small tile (many tiles, zero tiles for its empty rows).
+  const fs::path p = rn50 / "bottleneck_3_block_group2_1_1.smtx";
+  if (fs::exists(p)) cases.push_back({"rn50_forced_4x32", p, {"--tile", "4x32"}, ns, 784, "overlap"});
+  run_cases(cases, dir.path);
+}
+
+}  // namespace
+}  // namespace spmmc

@@ -1,0 +1,174 @@
+// spmmc compile end to end: exit codes and messages of every refusal (and no files written on
+// one), byte-identical output with --reproducible, the report's schema and the forced tile.
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_util.h"
+
+namespace spmmc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_spmmc;
+
+fs::path small_matrix(const fs::path& dir) {
+  // Equal row lengths (12 each): the load-balance constraint lets the heuristic choose.
+  const fs::path path = dir / "a.mtx";
+  const auto r = run_spmmc({"gen", "patterns", "--rows", "64", "--cols", "48", "--patterns", "3", "--sparsity", "0.75",
+                            "--seed", "2", "-q", "-o", path.string()});
+  REQUIRE(r.exit_code == 0);
+  return path;
+}
+
+bool empty_or_absent(const fs::path& dir) { return !fs::exists(dir) || fs::is_empty(dir); }
+
+TEST_CASE("compile cli: missing required options are usage errors", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string(), out = (dir.path / "out").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"compile", a, "--name", "k", "-o", out}, "--n"},
+      {{"compile", a, "--n", "64", "-o", out}, "--name"},
+      {{"compile", a, "--n", "64", "--name", "k"}, "-o DIR"},
+      {{"compile", "--n", "64", "--name", "k", "-o", out}, ""},
+      {{"compile", a, "--n", "0", "--name", "k", "-o", out}, "--n"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--reorder", "random"}, "--reorder"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "model"}, "--tune"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_spmmc(c.args);
+    INFO(r.err);
+    CHECK(r.exit_code == 64);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+    CHECK(empty_or_absent(out));
+  }
+}
+
+TEST_CASE("compile cli: bad names and bad tiles are usage errors", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string(), out = (dir.path / "out").string();
+  for (const char* name : {"3abc", "a-b", "__k", "_K", "a b", "int", "namespace"}) {
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", name, "-o", out});
+    INFO(name << ": " << r.err);
+    CHECK(r.exit_code == 64);
+    CHECK_THAT(r.err, Catch::Contains(std::string("--name '") + name + "' is not a C identifier"));
+  }
+  for (const char* tile : {"32", "0x32", "x32", "8x", "8x-32", "2000x32", "4x1056", "8x32x1", "axb"}) {
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out, "--tile", tile});
+    INFO(tile << ": " << r.err);
+    CHECK(r.exit_code == 64);
+    CHECK_THAT(r.err, Catch::Contains("--tile"));
+  }
+  for (const char* tile : {"32x48", "8x16", "1x1000"}) {
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out, "--tile", tile});
+    INFO(tile << ": " << r.err);
+    CHECK(r.exit_code == 64);
+    CHECK_THAT(r.err, Catch::Contains("multiple of the warp size"));
+  }
+  CHECK(empty_or_absent(out));
+}
+
+TEST_CASE("compile cli: a matrix without non-zeros is a data error", "[cli][compile]") {
+  test::TempDir dir;
+  const fs::path empty = dir.path / "empty.mtx";
+  test::write_file(empty, "%%MatrixMarket matrix coordinate real general\n3 4 0\n");
+  const auto r = run_spmmc({"compile", empty.string(), "--n", "64", "--name", "k", "-o", (dir.path / "out").string()});
+  CHECK(r.exit_code == 65);
+  CHECK_THAT(r.err, Catch::Contains("no non-zeros"));
+  CHECK(empty_or_absent(dir.path / "out"));
+}
+
+TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  const fs::path out = dir.path / "out";
+  const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out.string(), "--max-compile-seconds", "1"});
+  CHECK(r.exit_code == 65);
+  CHECK_THAT(r.err, Catch::Contains("size guard"));
+  CHECK_THAT(r.err, Catch::Contains("--max-compile-seconds"));
+  CHECK_THAT(r.err, Catch::Contains("768 FMAs"));
+  CHECK(!fs::exists(out));
+  // The same with a limit it fits under succeeds.
+  const auto ok = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out.string(), "--max-compile-seconds", "60", "--quiet"});
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(fs::exists(out / "k.cu"));
+}
+
+TEST_CASE("compile cli: an output folder that cannot be created", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  const fs::path file = dir.path / "plain_file";
+  test::write_file(file, "x");
+  const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (file / "sub").string()});
+  CHECK(r.exit_code == 73);
+  CHECK_THAT(r.err, Catch::Contains("cannot create the output folder"));
+  CHECK(test::read_file(file) == "x");
+}
+
+TEST_CASE("compile cli: --reproducible output is byte-identical; the report", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  for (const std::string out : {"one", "two"}) {
+    const auto r = run_spmmc({"compile", a, "--n", "4096", "--name", "layer", "-o", (dir.path / out).string(), "--reproducible"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::StartsWith("spmmc compile: wrote " + (dir.path / out / "layer").string() + ".{cu,h,json}: 64 x 48"));
+  }
+  for (const char* ext : {".cu", ".h", ".json"}) {
+    INFO(ext);
+    const std::string one = test::read_file(dir.path / "one" / (std::string("layer") + ext));
+    CHECK(!one.empty());
+    CHECK(one == test::read_file(dir.path / "two" / (std::string("layer") + ext)));
+  }
+  const auto j = nlohmann::json::parse(test::read_file(dir.path / "one" / "layer.json"));
+  CHECK(j["schema"] == "spmmc.compile/1");
+  CHECK(j["name"] == "layer");
+  CHECK(!j.contains("seconds"));
+  CHECK(j["input"]["rows"] == 64);
+  CHECK(j["input"]["cols"] == 48);
+  CHECK(j["input"]["nnz"] == 768);
+  CHECK(j["kernel"]["fmas"] == 768);
+  CHECK(j["kernel"]["stores_per_thread"] == 64);
+  const int m1 = j["choice"]["m1"], n1 = j["choice"]["n1"];
+  CHECK(m1 >= 1);
+  CHECK(n1 % 32 == 0);
+  CHECK(j["choice"]["why"] != "--tile");
+  const std::string cu = test::read_file(dir.path / "one" / "layer.cu");
+  CHECK_THAT(cu, Catch::Contains("constexpr int kM1 = " + std::to_string(m1) + ";"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int kN1 = " + std::to_string(n1) + ";"));
+  CHECK(j["kernel"]["source_bytes"] == cu.size());
+
+  // Without --reproducible the report has the timings; the sources stay identical.
+  const auto r = run_spmmc({"compile", a, "--n", "4096", "--name", "layer", "-o", (dir.path / "three").string(), "--quiet"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK(nlohmann::json::parse(test::read_file(dir.path / "three" / "layer.json")).contains("seconds"));
+  CHECK(test::read_file(dir.path / "three" / "layer.cu") == cu);
+  CHECK(test::read_file(dir.path / "three" / "layer.h") == test::read_file(dir.path / "one" / "layer.h"));
+}
+
+TEST_CASE("compile cli: --tile 8x64 is honoured", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "out").string(), "--tile", "8x64", "--quiet"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(test::read_file(dir.path / "out" / "k.json"));
+  CHECK(j["choice"]["m1"] == 8);
+  CHECK(j["choice"]["n1"] == 64);
+  CHECK(j["choice"]["why"] == "--tile");
+  const std::string cu = test::read_file(dir.path / "out" / "k.cu");
+  CHECK_THAT(cu, Catch::Contains("constexpr int kM1 = 8;"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int kN1 = 64;"));
+  CHECK_THAT(cu, Catch::Contains("--tile 8x64"));  // the regenerate line of the header comment
+  // 64 rows with 8 per tile: at least 8 tiles.
+  CHECK(j["kernel"]["tiles"].get<int>() >= 8);
+}
+
+}  // namespace
+}  // namespace spmmc
