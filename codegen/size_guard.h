@@ -19,7 +19,7 @@ struct SizeEstimate {
 };
 
 struct SizeLimits {
-  double max_nvcc_seconds = 300.0;
+  double max_nvcc_seconds = 120.0;
   int64_t max_source_bytes = int64_t{256} << 20;
 };
 

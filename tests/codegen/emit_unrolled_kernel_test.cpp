@@ -87,7 +87,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "\"none\"") == 1);  // the reorder field of k_info()
   CHECK(count(k.cu, "extern \"C\" cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream)") == 1);
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__(kN1) k_kernel(") == 1);
+  CHECK(count(k.cu, "__global__ void __launch_bounds__(kN1)\n    k_kernel(const float* __restrict__ B") == 1);
   CHECK(count(k.cu, "/*@") == 0);  // every marker filled
   CHECK(count(k.h, "/*@") == 0);
   CHECK(count(k.h, "#ifndef SPMMC_k_H\n#define SPMMC_k_H\n") == 1);

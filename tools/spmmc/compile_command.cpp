@@ -222,7 +222,7 @@ Command compile_command() {
       {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length"},
       {"--th-row", "X", "TH_row of the load-balance constraint (default 0.25)"},
       {"--th-col", "X", "TH_col of the load-balance constraint (default 0.25)"},
-      {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 300)"},
+      {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 120)"},
       {"--reproducible", "", "leave stage timings out of NAME.json so that it is byte-identical too"},
       {"--quiet", "", "print nothing on success"},
   };
