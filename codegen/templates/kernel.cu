@@ -6,15 +6,15 @@
 namespace {
 
 // Tile shape: a thread block computes an (M1, N1) tile of C, each thread an (M1, 1) strip.
-constexpr int kM1 = /*@M1*/1/*@*/;
-constexpr int kN1 = /*@N1*/32/*@*/;
-constexpr int kATiles = /*@A_TILES*/1/*@*/;
+constexpr int spmmc_m1 = /*@M1*/1/*@*/;
+constexpr int spmmc_n1 = /*@N1*/32/*@*/;
+constexpr int spmmc_a_tiles = /*@A_TILES*/1/*@*/;
 // Largest grid.y: B-tiles beyond it are covered by the blocks looping.
-constexpr int64_t kMaxGridY = 65535;
+constexpr int64_t spmmc_max_grid_y = 65535;
 
-static_assert(kN1 % 32 == 0, "N1 must be a multiple of the warp size");
-static_assert(kN1 <= 1024, "at most 1024 threads per block");
-static_assert(kM1 >= 1, "M1 must be at least 1");
+static_assert(spmmc_n1 % 32 == 0, "N1 must be a multiple of the warp size");
+static_assert(spmmc_n1 <= 1024, "at most 1024 threads per block");
+static_assert(spmmc_m1 >= 1, "M1 must be at least 1");
 
 // One function per A-tile: every weight an immediate in an FMA, B loaded once per non-empty
 // column of the tile (prefetched one column ahead), each row stored at its original index.
@@ -25,11 +25,11 @@ static_assert(kM1 >= 1, "M1 must be at least 1");
 }
 /*@*/
 // Grid: x = A-tiles, y = B-tiles of N1 columns (looping beyond 65535); one thread per column.
-__global__ void __launch_bounds__(kN1)
+__global__ void __launch_bounds__(spmmc_n1)
     /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  const int64_t b_tiles = (n + kN1 - 1) / kN1;
+  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   for (int64_t bt = blockIdx.y; bt < b_tiles; bt += gridDim.y) {
-    const int64_t col = bt * kN1 + threadIdx.x;
+    const int64_t col = bt * spmmc_n1 + threadIdx.x;
     if (col >= n) continue;
     switch (blockIdx.x) {
 /*@DISPATCH*/      case 0: tile_0(B + col, C + col, n); break;
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kN1)
   }
 }
 
-const spmmc_kernel_info kInfo = {
+const spmmc_kernel_info spmmc_info = {
     SPMMC_KERNEL_ABI_VERSION,
     "/*@NAME*/spmmc_template/*@*/",
     /*@M*/0/*@*/,
@@ -49,10 +49,10 @@ const spmmc_kernel_info kInfo = {
     "row-major",
     "float32",
     "/*@ARCH*/sm_90/*@*/",
-    kM1,
-    kN1,
+    spmmc_m1,
+    spmmc_n1,
     1,
-    kATiles,
+    spmmc_a_tiles,
     "/*@REORDER*/none/*@*/",
     "/*@SHA256*//*@*/",
     "/*@VERSION*//*@*/",
@@ -62,12 +62,12 @@ const spmmc_kernel_info kInfo = {
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
-  const int64_t b_tiles = (n + kN1 - 1) / kN1;
-  const dim3 grid(static_cast<unsigned>(kATiles), static_cast<unsigned>(b_tiles < kMaxGridY ? b_tiles : kMaxGridY));
-  const dim3 block(kN1);
+  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
+  const dim3 grid(static_cast<unsigned>(spmmc_a_tiles), static_cast<unsigned>(b_tiles < spmmc_max_grid_y ? b_tiles : spmmc_max_grid_y));
+  const dim3 block(spmmc_n1);
   void* args[] = {const_cast<float**>(&B), &C, &n};
   return cudaLaunchKernel(reinterpret_cast<const void*>(&/*@KERNEL*/spmmc_template_kernel/*@*/), grid, block, args, 0,
                           stream);
 }
 
-extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &kInfo; }
+extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &spmmc_info; }

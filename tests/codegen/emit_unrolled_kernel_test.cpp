@@ -78,16 +78,16 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(k.fmas == 4);
   CHECK(k.loads == 4);
   CHECK(k.stores == 3);
-  CHECK(count(k.cu, "constexpr int kATiles = 2;") == 1);
-  CHECK(count(k.cu, "constexpr int kM1 = 2;") == 1);
-  CHECK(count(k.cu, "constexpr int kN1 = 32;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_a_tiles = 2;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_m1 = 2;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_n1 = 32;") == 1);
   CHECK(count(k.cu, "      case 0: tile_0(B + col, C + col, n); break;\n") == 1);
   CHECK(count(k.cu, "      case 1: tile_1(B + col, C + col, n); break;\n") == 1);
   CHECK(count(k.cu, "case ") == 2);
   CHECK(count(k.cu, "\"none\"") == 1);  // the reorder field of k_info()
   CHECK(count(k.cu, "extern \"C\" cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream)") == 1);
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__(kN1)\n    k_kernel(const float* __restrict__ B") == 1);
+  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_n1)\n    k_kernel(const float* __restrict__ B") == 1);
   CHECK(count(k.cu, "/*@") == 0);  // every marker filled
   CHECK(count(k.h, "/*@") == 0);
   CHECK(count(k.h, "#ifndef SPMMC_k_H\n#define SPMMC_k_H\n") == 1);
@@ -139,7 +139,7 @@ TEST_CASE("emitter: overlap tiling shares loads and gives empty rows a zero tile
   CHECK(k.loads == 3);
   CHECK(k.fmas == 4);
   CHECK(k.stores == 3);
-  CHECK(count(k.cu, "constexpr int kN1 = 64;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_n1 = 64;") == 1);
   CHECK(count(k.cu, "\"overlap\"") == 1);
 }
 

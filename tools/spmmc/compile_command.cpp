@@ -69,6 +69,9 @@ int run_compile(const Args& args) {
   if (!args.has("--n")) fail_usage("spmmc compile needs --n N (the number of columns of B and C it is tuned for)");
   const auto name = args.get("--name");
   if (!name) fail_usage("spmmc compile needs --name NAME (the C name of the kernel)");
+  // Names the emitted file uses itself (spmmc_*), and NAME_info of another layer, would clash.
+  if (name->rfind("spmmc_", 0) == 0 || (name->size() > 5 && name->compare(name->size() - 5, 5, "_info") == 0))
+    fail_usage("--name '{}': names starting with 'spmmc_' or ending in '_info' are reserved by the emitted code", *name);
   if (!is_c_identifier(*name)) fail_usage("--name '{}' is not a C identifier (letters, digits, _; not starting with a digit or __; no C or C++ keyword)", *name);
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
