@@ -92,7 +92,7 @@ TEST_CASE("reorder: a partition within M1 and TH_nnz, identical with both overla
   }
 }
 
-TEST_CASE("reorder: empty rows are left out and listed; none and length keep their orders", "[reorder]") {
+TEST_CASE("reorder: empty rows are left out and listed, none and length keep their orders", "[reorder]") {
   const Csr a = from_rows(6, {{0, 1}, {}, {2, 3, 4}, {5}, {}, {0}});
   const RowTiling overlap = reorder_rows_by_column_overlap(a, 2);
   check_tiling(a, overlap);

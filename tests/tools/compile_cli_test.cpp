@@ -110,7 +110,7 @@ TEST_CASE("compile cli: an output folder that cannot be created", "[cli][compile
   CHECK(test::read_file(file) == "x");
 }
 
-TEST_CASE("compile cli: --reproducible output is byte-identical; the report", "[cli][compile]") {
+TEST_CASE("compile cli: --reproducible output is byte-identical, and the report", "[cli][compile]") {
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string();
   for (const std::string out : {"one", "two"}) {
@@ -139,8 +139,8 @@ TEST_CASE("compile cli: --reproducible output is byte-identical; the report", "[
   CHECK(n1 % 32 == 0);
   CHECK(j["choice"]["why"] != "--tile");
   const std::string cu = test::read_file(dir.path / "one" / "layer.cu");
-  CHECK_THAT(cu, Catch::Contains("constexpr int kM1 = " + std::to_string(m1) + ";"));
-  CHECK_THAT(cu, Catch::Contains("constexpr int kN1 = " + std::to_string(n1) + ";"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_m1 = " + std::to_string(m1) + ";"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_n1 = " + std::to_string(n1) + ";"));
   CHECK(j["kernel"]["source_bytes"] == cu.size());
 
   // Without --reproducible the report has the timings; the sources stay identical.
