@@ -17,6 +17,7 @@
 #include "compiler/text_scanner.h"
 #include "compiler/write_file_atomically.h"
 #include "tools/spmmc/commands.h"
+#include "tools/spmmc/json_fields.h"
 
 namespace spmmc::cli {
 namespace {
@@ -57,11 +58,6 @@ Plan plan_forced_tile(const Csr& a, const Target& target, PlanOptions options, c
   if (!v.accepted()) print_warning(fmt::format("--tile {} fails the {} constraint ({}); emitting it anyway", tile.label(),
                                                constraint_name(v.rejected_by), v.reason));
   return plan;
-}
-
-Json tiling_json(const TilingStats& s) {
-  return {{"tiles", s.tiles}, {"max_nnc", s.max_nnc}, {"mean_nnc", s.mean_nnc}, {"nnc_sum", s.nnc_sum},
-          {"max_nnz", s.max_nnz}, {"nnz_cov", s.nnz_cov}};
 }
 
 int run_compile(const Args& args) {

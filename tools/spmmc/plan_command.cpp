@@ -10,6 +10,7 @@
 #include "compiler/plan_tiles.h"
 #include "compiler/read_matrix.h"
 #include "tools/spmmc/commands.h"
+#include "tools/spmmc/json_fields.h"
 
 namespace spmmc::cli {
 namespace {
@@ -24,11 +25,6 @@ char cell_mark(const Verdict& v) {
     case Constraint::kBalance: return 'B';
   }
   return '?';
-}
-
-Json tiling_json(const TilingStats& s) {
-  return {{"tiles", s.tiles},       {"max_nnc", s.max_nnc}, {"mean_nnc", s.mean_nnc},
-          {"nnc_sum", s.nnc_sum},   {"max_nnz", s.max_nnz}, {"nnz_cov", s.nnz_cov}};
 }
 
 Json features_json(const CandidateFeatures& f) {
