@@ -161,6 +161,33 @@ ReadOptions read_options_from(const Args& args) {
   return options;
 }
 
+std::vector<OptionSpec> planning_option_specs() {
+  return {
+      {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
+      {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
+      {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length"},
+      {"--th-row", "X", "TH_row: largest COV of non-zeros across A-tiles (default 0.25)"},
+      {"--th-col", "X", "TH_col: largest padded fraction of B columns (default 0.25)"},
+  };
+}
+
+PlanOptions planning_options_from(const Args& args) {
+  PlanOptions options;
+  if (auto r = args.get("--reorder")) {
+    const auto method = parse_reorder_method(*r);
+    if (!method) fail_usage("--reorder: unknown method '{}' (expected overlap, none or length)", *r);
+    options.reorder = *method;
+  }
+  options.constraints.max_row_cov = args.get_double("--th-row", 0.25, 0.0, 100.0);
+  options.constraints.max_col_waste = args.get_double("--th-col", 0.25, 0.0, 1.0);
+  return options;
+}
+
+Target target_from(const Args& args) {
+  if (args.has("--target") && args.has("--arch")) fail_usage("give --target or --arch, not both");
+  return args.has("--arch") ? target_for_arch(*args.get("--arch")) : load_target(args.get_or("--target", "h100"));
+}
+
 void print_error(const std::string& location, const std::string& message) {
   const bool colour = colour_on(stderr);
   std::string line;

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "compiler/diagnostics.h"
+#include "compiler/plan_tiles.h"
 #include "compiler/read_options.h"
+#include "compiler/target.h"
 
 namespace spmmc::cli {
 
@@ -53,6 +55,12 @@ std::string command_help(const Command& command);
 // The reader options shared by every command that reads a matrix.
 std::vector<OptionSpec> read_option_specs();
 ReadOptions read_options_from(const Args& args);
+
+// The planning options shared by `plan` and `compile`: --target/--arch, --reorder, --th-row,
+// --th-col. planning_options_from fills everything of PlanOptions but n.
+std::vector<OptionSpec> planning_option_specs();
+PlanOptions planning_options_from(const Args& args);
+Target target_from(const Args& args);
 
 // Prints "file:line: error: message" to stderr, in colour only on a terminal without NO_COLOR.
 void print_error(const std::string& location, const std::string& message);

@@ -73,19 +73,11 @@ int run_compile(const Args& args) {
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
   const std::string tune = args.get_or("--tune", "none");
   if (tune != "none") fail_usage("--tune {}: only 'none' (the heuristic) exists in this version", tune);
-  PlanOptions plan_options;
+  PlanOptions plan_options = planning_options_from(args);
   plan_options.n = args.get_int("--n", 0, 1, kMaxIndex);
-  if (auto r = args.get("--reorder")) {
-    const auto method = parse_reorder_method(*r);
-    if (!method) fail_usage("--reorder: unknown method '{}' (expected overlap, none or length)", *r);
-    plan_options.reorder = *method;
-  }
-  plan_options.constraints.max_row_cov = args.get_double("--th-row", 0.25, 0.0, 100.0);
-  plan_options.constraints.max_col_waste = args.get_double("--th-col", 0.25, 0.0, 1.0);
   SizeLimits limits;
   limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", limits.max_nvcc_seconds, 1.0, 1e7);
-  if (args.has("--target") && args.has("--arch")) fail_usage("give --target or --arch, not both");
-  const Target target = args.has("--arch") ? target_for_arch(*args.get("--arch")) : load_target(args.get_or("--target", "h100"));
+  const Target target = target_from(args);
   const bool reproducible = args.has("--reproducible");
 
   auto clock = Clock::now();
@@ -216,15 +208,13 @@ Command compile_command() {
       {"--output|-o", "DIR", "output folder (created if missing; required)"},
       {"--tile", "M1xN1", "force the tile, e.g. 32x128 (default: heuristic over the planning survivors)"},
       {"--tune", "MODE", "how to choose the tile: none (the heuristic; the only mode in this version)"},
-      {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
-      {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
-      {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length"},
-      {"--th-row", "X", "TH_row of the load-balance constraint (default 0.25)"},
-      {"--th-col", "X", "TH_col of the load-balance constraint (default 0.25)"},
+  };
+  for (auto& o : planning_option_specs()) c.options.push_back(o);
+  c.options.insert(c.options.end(), {
       {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 120)"},
       {"--reproducible", "", "leave stage timings out of NAME.json so that it is byte-identical too"},
       {"--quiet", "", "print nothing on success"},
-  };
+  });
   for (auto& o : read_option_specs()) c.options.push_back(o);
   c.min_positional = c.max_positional = 1;
   c.run = run_compile;

@@ -154,18 +154,10 @@ std::string plan_text(const std::string& path, const LoadedMatrix& m, const Targ
 
 int run_plan(const Args& args) {
   const std::string& path = args.positional.at(0);
-  PlanOptions options;
   if (!args.has("--n")) fail_usage("spmmc plan needs --n N (the number of columns of B and C)");
+  PlanOptions options = planning_options_from(args);
   options.n = args.get_int("--n", 0, 1, kMaxIndex);
-  if (auto r = args.get("--reorder")) {
-    const auto method = parse_reorder_method(*r);
-    if (!method) fail_usage("--reorder: unknown method '{}' (expected overlap, none or length)", *r);
-    options.reorder = *method;
-  }
-  options.constraints.max_row_cov = args.get_double("--th-row", 0.25, 0.0, 100.0);
-  options.constraints.max_col_waste = args.get_double("--th-col", 0.25, 0.0, 1.0);
-  if (args.has("--target") && args.has("--arch")) fail_usage("give --target or --arch, not both");
-  const Target target = args.has("--arch") ? target_for_arch(*args.get("--arch")) : load_target(args.get_or("--target", "h100"));
+  const Target target = target_from(args);
 
   const LoadedMatrix m = read_matrix_file(path, read_options_from(args));
   if (m.csr.nnz() == 0)
@@ -196,13 +188,9 @@ Command plan_command() {
       "survives, naming the constraint that removed the last ones and the flag that relaxes it.";
   c.options = {
       {"--n", "N", "columns of B and C (required)"},
-      {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
-      {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
-      {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length"},
-      {"--th-row", "X", "TH_row: largest COV of non-zeros across A-tiles (default 0.25)"},
-      {"--th-col", "X", "TH_col: largest padded fraction of B columns (default 0.25)"},
-      {"--json", "", "print JSON instead of text"},
   };
+  for (auto& o : planning_option_specs()) c.options.push_back(o);
+  c.options.push_back({"--json", "", "print JSON instead of text"});
   for (auto& o : read_option_specs()) c.options.push_back(o);
   c.min_positional = c.max_positional = 1;
   c.run = run_plan;
