@@ -117,29 +117,27 @@ bool parse_int64(std::string_view token, int64_t& value) {
   return result.ec == std::errc() && result.ptr == last && first != last;
 }
 
-bool parse_double(std::string_view token, double& value) {
+namespace {
+
+// from_chars into T; a finite decimal beyond T's range gives +-inf (strtod/strtof), one below
+// it 0 or a subnormal, so callers can tell "out of range" from "not a number".
+template <typename T, typename Fallback>
+bool parse_floating(std::string_view token, T& value, Fallback fallback) {
   const char* first = token.data();
   const char* last = token.data() + token.size();
   if (first != last && *first == '+') ++first;
   const auto result = std::from_chars(first, last, value);
   if (result.ec == std::errc::result_out_of_range && result.ptr == last) {
-    // Overflow gives +-HUGE_VAL (callers reject it as not finite), underflow 0 or a subnormal.
-    value = std::strtod(std::string(first, last).c_str(), nullptr);
+    value = fallback(std::string(first, last).c_str(), nullptr);
     return true;
   }
   return result.ec == std::errc() && result.ptr == last && first != last;
 }
 
-bool parse_float(std::string_view token, float& value) {
-  const char* first = token.data();
-  const char* last = token.data() + token.size();
-  if (first != last && *first == '+') ++first;
-  const auto result = std::from_chars(first, last, value);
-  if (result.ec == std::errc::result_out_of_range && result.ptr == last) {
-    value = std::strtof(std::string(first, last).c_str(), nullptr);
-    return true;
-  }
-  return result.ec == std::errc() && result.ptr == last && first != last;
-}
+}  // namespace
+
+bool parse_double(std::string_view token, double& value) { return parse_floating(token, value, std::strtod); }
+
+bool parse_float(std::string_view token, float& value) { return parse_floating(token, value, std::strtof); }
 
 }  // namespace spmmc
