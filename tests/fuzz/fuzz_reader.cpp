@@ -55,18 +55,22 @@ struct Outcome {
 Outcome read_once(const uint8_t* data, size_t size, spmmc::ReadOptions options, const char* run) {
   Outcome outcome;
   try {
-    if (options.threshold > 0) {
+    const auto read = [&] {
+      std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+      outcome.report = {};
+      return spmmc::read_matrix_stream(in, target_format(), kFileName, options, outcome.report);
+    };
+    Csr csr;
+    try {
+      csr = read();
+    } catch (const spmmc::UserError& e) {
       // --threshold is refused (usage error) for sparse input: then read without it.
-      try {
-        std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-        spmmc::ReadReport report;
-        spmmc::read_matrix_stream(in, target_format(), kFileName, options, report);
-      } catch (const spmmc::UserError& e) {
-        if (e.code() == spmmc::ExitCode::kUsage && e.message() == spmmc::kThresholdIsForDenseInput) options.threshold = 0;
-      }
+      if (options.threshold <= 0 || e.code() != spmmc::ExitCode::kUsage ||
+          e.message() != spmmc::kThresholdIsForDenseInput)
+        throw;
+      options.threshold = 0;
+      csr = read();
     }
-    std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
-    Csr csr = spmmc::read_matrix_stream(in, target_format(), kFileName, options, outcome.report);
     spmmc::check_csr_invariants(csr);
     outcome.csr = std::move(csr);
   } catch (const spmmc::UserError& e) {
