@@ -1,0 +1,148 @@
+// The CUDA driver API, loaded at run time (dlopen of libcuda.so.1), so that spmmc runs and
+// compiles on machines without a GPU and only the commands that time kernels need one.
+// Everything here runs on one context of device 0 and one stream; loading and launching are
+// serial (compilation is what runs in parallel, see runtime/compile_pool.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace spmmc {
+
+// A driver call failed. what() names the call, the object (module or kernel) and the driver's
+// own error name and message, e.g. "cuLaunchKernel(proxy_m16): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+// too many resources requested for launch".
+class DriverError : public std::runtime_error {
+ public:
+  DriverError(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }  // the CUresult
+
+ private:
+  int code_;
+};
+
+struct DeviceInfo {
+  std::string name;            // "NVIDIA H100 80GB HBM3"
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int warp_size = 32;
+  int registers_per_sm = 0;
+  int registers_per_block = 0;
+  int max_threads_per_sm = 0;
+  int max_threads_per_block = 0;
+  int max_blocks_per_sm = 0;
+  int64_t shared_memory_per_sm = 0;
+  int64_t shared_memory_per_block_optin = 0;   // the most dynamic + static shared memory one block may opt into
+  int64_t reserved_shared_memory_per_block = 0;
+  int64_t l2_bytes = 0;
+  int driver_version = 0;      // e.g. 13000
+
+  std::string arch() const;    // "sm_90"
+};
+
+// What the compiler gave a kernel (cuFuncGetAttribute).
+struct KernelAttributes {
+  int registers_per_thread = 0;
+  int static_shared_bytes = 0;
+  int local_bytes_per_thread = 0;  // > 0: registers spilled (or a local array)
+  int max_threads_per_block = 0;   // the most this kernel can launch with (launch bounds, registers)
+};
+
+struct LaunchShape {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1;
+  unsigned dynamic_shared_bytes = 0;
+};
+
+class GpuContext;
+
+// A kernel of a loaded module. Valid while its module lives.
+class Kernel {
+ public:
+  const std::string& name() const { return name_; }
+  KernelAttributes attributes() const;
+  // Allows `bytes` of dynamic shared memory (needed above 48 KiB) and asks for the largest
+  // shared-memory carveout when `bytes` > 0.
+  void allow_dynamic_shared(int64_t bytes) const;
+  // Active blocks per SM for this block size and dynamic shared memory (the driver's occupancy
+  // calculator).
+  int active_blocks_per_sm(int block_threads, int64_t dynamic_shared_bytes) const;
+  // Enqueues one launch on the context's stream; `args` as for cuLaunchKernel.
+  void launch(const LaunchShape& shape, void** args) const;
+
+ private:
+  friend class Module;
+  Kernel(const GpuContext* context, void* function, std::string name) : context_(context), function_(function), name_(std::move(name)) {}
+  const GpuContext* context_;
+  void* function_;  // CUfunction
+  std::string name_;
+};
+
+// A cubin loaded into the context (cuModuleLoadData); unloaded on destruction.
+class Module {
+ public:
+  Module(const GpuContext& context, const std::string& cubin_image, std::string name);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  // The kernel `symbol` (an extern "C" name or a lowered name); DriverError when absent.
+  Kernel kernel(const std::string& symbol) const;
+  const std::string& name() const { return name_; }
+
+ private:
+  const GpuContext* context_;
+  void* module_ = nullptr;  // CUmodule
+  std::string name_;
+};
+
+// Device memory; freed on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(const GpuContext& context, size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  uint64_t address() const { return address_; }  // CUdeviceptr
+  size_t bytes() const { return bytes_; }
+  void upload(const void* host, size_t bytes) const;
+  void download(void* host, size_t bytes) const;
+  void fill_zero() const;  // asynchronous on the context's stream
+
+ private:
+  const GpuContext* context_;
+  uint64_t address_ = 0;
+  size_t bytes_ = 0;
+};
+
+// The driver, a context on device 0 and its stream.
+class GpuContext {
+ public:
+  // Opens device 0. Throws UserError with ExitCode::kUnavailable (69) when there is no driver
+  // library or no CUDA device, naming which; DriverError for any other failure.
+  static std::unique_ptr<GpuContext> open();
+  // Whether open() would succeed; `why` says why not.
+  static bool available(std::string* why = nullptr);
+  ~GpuContext();
+
+  const DeviceInfo& device() const { return info_; }
+  void synchronize() const;
+
+  // Internals for Module/Kernel/DeviceBuffer/timing (opaque driver handles).
+  struct Api;
+  const Api& api() const { return *api_; }
+  void* stream() const { return stream_; }
+  // Throws DriverError naming `call` and `object` when `result` is not CUDA_SUCCESS.
+  void check(int result, const char* call, const std::string& object) const;
+
+ private:
+  GpuContext() = default;
+  std::unique_ptr<Api> api_;
+  void* context_ = nullptr;  // CUcontext
+  void* stream_ = nullptr;   // CUstream
+  DeviceInfo info_;
+};
+
+}  // namespace spmmc
