@@ -126,6 +126,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     fmt::format_to(std::back_inserter(dispatch), "      case {0}: tile_{0}(B + col, C + col, n); break;\n", id);
   }
   k.tiles = id;
+  k.kernel_symbol = options.name + "_kernel";
   SPMMC_CHECK(k.stores == a.rows, "every row of C must be written exactly once");
 
   const std::string comment = comment_lines(options.provenance);
@@ -138,15 +139,21 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"INFO_NAME", options.name + "_info"},
   };
   k.h = fill_template(embedded_template("kernel.h"), header_values, "kernel.h");
-  const std::map<std::string, std::string> kernel_values = {
-      {"HEADER_COMMENT", comment},
-      {"HEADER", "\"" + options.name + ".h\""},
+  const std::map<std::string, std::string> device_values = {
+      {"HEADER_COMMENT", ""},
       {"M1", std::to_string(tile.m1)},
       {"N1", std::to_string(tile.n1)},
       {"A_TILES", std::to_string(k.tiles)},
       {"TILE_FUNCTIONS", fmt::to_string(tiles)},
-      {"KERNEL", options.name + "_kernel"},
+      {"KERNEL", k.kernel_symbol},
       {"DISPATCH", fmt::to_string(dispatch)},
+  };
+  const std::string device_code = fill_template(embedded_template("kernel_device.cuh"), device_values, "kernel_device.cuh");
+  const std::map<std::string, std::string> kernel_values = {
+      {"HEADER_COMMENT", comment},
+      {"HEADER", "\"" + options.name + ".h\""},
+      {"DEVICE_CODE", device_code},
+      {"KERNEL", k.kernel_symbol},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"M", std::to_string(a.rows)},
@@ -157,6 +164,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"SHA256", options.weights_sha256},
       {"VERSION", SPMMC_VERSION},
   };
+  if (options.nvrtc_form)
+    k.nvrtc_cu = fill_template(embedded_template("kernel_nvrtc.cu"),
+                               {{"HEADER_COMMENT", comment}, {"KERNEL", k.kernel_symbol}, {"DEVICE_CODE", device_code}},
+                               "kernel_nvrtc.cu");
   k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
   return k;
 }

@@ -1,7 +1,8 @@
 // The emitter of LO-SpMM §6.1 (Algorithm 2): one straight-line function per A-tile, every
 // weight an immediate operand of an FMA, B loaded once per non-empty column of the tile and
 // prefetched one column ahead, each row stored at its original index; rows of A without
-// non-zeros become tiles that store zeros. Fills codegen/templates/kernel.cu and kernel.h.
+// non-zeros become tiles that store zeros. Fills codegen/templates/kernel.cu, kernel_device.cuh
+// and kernel.h (and kernel_nvrtc.cu on request).
 #pragma once
 
 #include <cstdint>
@@ -18,11 +19,16 @@ struct EmitOptions {
   std::string arch = "sm_90";  // recorded in NAME_info()
   std::string provenance;      // lines for the files' header comment (how to regenerate them)
   std::string weights_sha256;  // of A (weights_sha256 in compiler/sha256.h)
+  bool nvrtc_form = false;     // also produce EmittedKernel::nvrtc_cu
 };
 
 struct EmittedKernel {
   std::string cu;          // NAME.cu
   std::string h;           // NAME.h
+  // With EmitOptions::nvrtc_form: the same device code alone, headerless, for NVRTC, with the
+  // kernel `kernel_symbol` given C linkage (codegen/templates/kernel_nvrtc.cu).
+  std::string nvrtc_cu;
+  std::string kernel_symbol;  // NAME_kernel: the __global__ function (signature B, C, int64 n)
   int32_t tiles = 0;       // thread-block functions, zero-row tiles included
   int64_t fmas = 0;        // one per non-zero
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,8 +17,10 @@
 #include "compiler/sha256.h"
 #include "compiler/text_scanner.h"
 #include "compiler/write_file_atomically.h"
+#include "runtime/cuda_driver.h"
 #include "tools/spmmc/commands.h"
 #include "tools/spmmc/json_fields.h"
+#include "tools/spmmc/tune_stage.h"
 
 namespace spmmc::cli {
 namespace {
@@ -72,13 +75,17 @@ int run_compile(const Args& args) {
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
   const std::string tune = args.get_or("--tune", "none");
-  if (tune != "none") fail_usage("--tune {}: only 'none' (the heuristic) exists in this version", tune);
+  if (tune != "none" && tune != "proxy" && tune != "exhaustive")
+    fail_usage("--tune {}: expected none (the heuristic), proxy (time proxies on the GPU) or exhaustive (time every real kernel)", tune);
+  if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
   PlanOptions plan_options = planning_options_from(args);
   plan_options.n = args.get_int("--n", 0, 1, kMaxIndex);
   SizeLimits limits;
   limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", limits.max_nvcc_seconds, 1.0, 1e7);
   const Target target = target_from(args);
   const bool reproducible = args.has("--reproducible");
+  // A tuning mode without a usable GPU fails here, before any work (exit 69).
+  const std::unique_ptr<GpuContext> gpu = tune == "none" ? nullptr : open_gpu_for_tuning(tune, target);
 
   auto clock = Clock::now();
   Json seconds = Json::object();
@@ -90,12 +97,30 @@ int run_compile(const Args& args) {
                                        : plan_tiles(m.csr, target, plan_options);
   seconds["plan"] = seconds_since(clock);
   std::string why = "--tile";
-  const PlannedCandidate* chosen = args.has("--tile") ? &plan.candidates.front() : choose_tile_by_heuristic(plan, target, why);
+  const PlannedCandidate* chosen = nullptr;
+  Json tuning;
+  if (args.has("--tile")) {
+    chosen = &plan.candidates.front();
+  } else if (gpu) {
+    std::vector<const PlannedCandidate*> candidates;
+    const TuningResult result = run_tuning(tune, m.csr, plan, *gpu, args, plan_options.n, candidates);
+    tuning = tuning_json(tune, result, *gpu);
+    if (result.chosen >= 0) {
+      chosen = candidates[static_cast<size_t>(result.chosen)];
+      why = fmt::format("the fastest {} of {} candidates", tune == "proxy" ? "proxy" : "real kernel", candidates.size());
+    } else {
+      chosen = choose_tile_by_heuristic(plan, target, why);
+      print_warning(fmt::format("--tune {}: no candidate could be measured (see \"tuning\" in the report); using the heuristic", tune));
+      why = "heuristic after failed tuning: " + why;
+    }
+  } else {
+    chosen = choose_tile_by_heuristic(plan, target, why);
+  }
   if (!chosen)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
+  seconds[gpu ? "tune" : "choose"] = seconds_since(clock);
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
-  seconds["choose"] = seconds_since(clock);
   const SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after);
   check_size_guard(estimate, limits, path);
 
@@ -164,6 +189,10 @@ int run_compile(const Args& args) {
         {"estimate", {{"source_bytes", estimate.source_bytes}, {"nvcc_seconds", estimate.nvcc_seconds}}},
         {"size_limit", {{"max_nvcc_seconds", limits.max_nvcc_seconds}}}}},
   };
+  if (!tuning.is_null()) {
+    if (reproducible) tuning.erase("seconds");
+    report["tuning"] = tuning;
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(*out_dir, ec);
@@ -182,7 +211,7 @@ int run_compile(const Args& args) {
                  "spmmc compile: wrote %s.{cu,h,json}: %d x %d, %lld non-zeros, tile %s (%s), %d tiles, %.1f MB of CUDA, "
                  "nvcc about %.0f s\n",
                  base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), chosen->tile.label().c_str(),
-                 args.has("--tile") ? "--tile" : "heuristic", kernel.tiles, static_cast<double>(kernel.cu.size()) / 1e6,
+                 args.has("--tile") ? "--tile" : tune == "none" ? "heuristic" : ("--tune " + tune).c_str(), kernel.tiles, static_cast<double>(kernel.cu.size()) / 1e6,
                  estimate.nvcc_seconds);
   }
   return 0;
@@ -207,8 +236,11 @@ Command compile_command() {
       {"--name", "NAME", "the C name of the kernel (required)"},
       {"--output|-o", "DIR", "output folder (created if missing; required)"},
       {"--tile", "M1xN1", "force the tile, e.g. 32x128 (default: heuristic over the planning survivors)"},
-      {"--tune", "MODE", "how to choose the tile: none (the heuristic; the only mode in this version)"},
+      {"--tune", "MODE",
+       "how to choose the tile: none (a heuristic, default; no GPU), proxy (time LO-SpMM proxies on the GPU) or "
+       "exhaustive (compile and time every candidate's real kernel; slow)"},
   };
+  for (auto& o : tuning_option_specs()) c.options.push_back(o);
   for (auto& o : planning_option_specs()) c.options.push_back(o);
   c.options.insert(c.options.end(), {
       {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 120)"},

@@ -1,0 +1,12 @@
+/*@HEADER_COMMENT*/// Template of the NVRTC form of an spmmc-emitted kernel (codegen/templates/kernel_nvrtc.cu):
+// the device code of NAME.cu alone, with no headers (NVRTC has none here) and the kernel given C
+// linkage so the driver finds it by name. The tuner compiles it to a cubin to time real
+// candidates (spmmc compile --tune exhaustive); users get NAME.cu.
+/*@*/
+typedef long long int64_t;  // NVRTC provides no <stdint.h>
+
+// Declared first with C linkage: the definition in the device code below inherits it.
+extern "C" __global__ void /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B, float* __restrict__ C, int64_t n);
+
+/*@DEVICE_CODE*/#include "kernel_device.cuh"
+/*@*/

@@ -1,0 +1,139 @@
+#include "proxy/build_proxy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "codegen/embedded_templates.h"
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/fill_template.h"
+#include "compiler/diagnostics.h"
+
+namespace spmmc {
+namespace {
+
+// The columns (ascending) and values (by column, then row) of the medoid's block function.
+struct MedoidCode {
+  std::vector<int32_t> columns;
+  std::vector<float> values;
+};
+
+MedoidCode medoid_code(const Csr& a, const RowTiling& tiling, const BlockFunction& f) {
+  MedoidCode code;
+  if (f.zero_tile) return code;
+  std::vector<std::pair<int32_t, float>> entries;
+  for (int32_t i = f.first_row_index; i < f.first_row_index + f.rows; ++i) {
+    const int32_t row = tiling.rows[i];
+    for (int32_t p = a.row_ptr[row]; p < a.row_ptr[row + 1]; ++p) entries.emplace_back(a.col_idx[p], a.values[p]);
+  }
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (const auto& [col, value] : entries) {
+    if (code.columns.empty() || code.columns.back() != col) code.columns.push_back(col);
+    code.values.push_back(value);
+  }
+  return code;
+}
+
+// `count` distinct columns of B: the medoid's, then (when the centroid has more loads than the
+// medoid) the lowest columns it does not use.
+std::vector<int32_t> proxy_columns(const std::vector<int32_t>& medoid, int64_t count, int32_t k) {
+  std::vector<int32_t> cols(medoid.begin(), medoid.begin() + std::min<int64_t>(count, static_cast<int64_t>(medoid.size())));
+  for (int32_t c = 0; static_cast<int64_t>(cols.size()) < count; ++c) {
+    if (c >= k) {  // more loads than columns cannot happen (centroid loads <= K); repeat to be safe
+      cols.push_back(cols[cols.size() % std::max<size_t>(1, medoid.size())]);
+      continue;
+    }
+    if (!std::binary_search(medoid.begin(), medoid.end(), c)) cols.push_back(c);
+  }
+  return cols;
+}
+
+// One proxy block function (Fig. 8d): `fn.loads` iterations, each one load of B (prefetched one
+// ahead, as in the real code) and its share of `fn.fmas` FMAs, spread evenly over iterations
+// and round-robin over the `fn.rows` accumulators; then one store per row.
+void append_block_function(fmt::memory_buffer& out, int32_t id, const ProxyBlockFunction& fn,
+                           const std::vector<int32_t>& columns, const std::vector<float>& values) {
+  auto emit = [&](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };
+  emit("__device__ __forceinline__ void spmmc_pb_{}(const float* __restrict__ b, float* __restrict__ c, int64_t n) {{\n", id);
+  if (fn.loads == 0) {
+    emit("  (void)b;\n");
+    for (int32_t r = 0; r < fn.rows; ++r) emit("  c[{} * n] = 0.0f;\n", r);
+    emit("}}\n");
+    return;
+  }
+  emit("  float");
+  for (int32_t r = 0; r < fn.rows; ++r) emit("{} acc{} = 0.0f", r ? "," : "", r);
+  emit(";\n");
+  emit("  float x = __ldg(b + {} * n){};\n", columns[0], fn.loads > 1 ? ", y" : "");
+  int64_t fma = 0;
+  for (int64_t j = 0; j < fn.loads; ++j) {
+    if (j + 1 < fn.loads) emit("  y = __ldg(b + {} * n);\n", columns[static_cast<size_t>(j + 1)]);
+    const int64_t until = (j + 1) * fn.fmas / fn.loads;  // Bresenham: totals exactly fn.fmas
+    for (; fma < until; ++fma) {
+      const float w = values.empty() ? 1.0f : values[static_cast<size_t>(fma) % values.size()];
+      emit("  acc{0} = fmaf({1}, x, acc{0});\n", fma % fn.rows, float_literal(w));
+    }
+    if (j + 1 < fn.loads) emit("  x = y;\n");
+  }
+  for (int32_t r = 0; r < fn.rows; ++r) emit("  c[{} * n] = acc{};\n", r, r);
+  emit("}}\n");
+}
+
+}  // namespace
+
+ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyRequest& request) {
+  SPMMC_CHECK(a.nnz() > 0, "a proxy needs a matrix with non-zeros");
+  SPMMC_CHECK(request.max_threads >= 32 && request.max_clusters >= 1, "a valid proxy request");
+  ProxyKernel p;
+  p.m1 = tiling.m1;
+  p.max_threads = request.max_threads;
+  p.name = fmt::format("proxy_m{}_t{}.cu", p.m1, p.max_threads);
+  const double density = static_cast<double>(a.nnz()) / (static_cast<double>(a.rows) * static_cast<double>(a.cols));
+  p.iteration_cap = static_cast<int64_t>(std::floor(300.0 / density));  // 300 / (1 - sparsity)
+
+  p.real_functions = block_functions(a, tiling);
+  p.clustering = cluster_block_functions(p.real_functions, request.max_clusters);
+
+  fmt::memory_buffer functions, dispatch;
+  for (size_t c = 0; c < p.clustering.clusters.size(); ++c) {
+    const BlockCluster& cluster = p.clustering.clusters[c];
+    const BlockFunction& medoid = p.real_functions[static_cast<size_t>(cluster.medoid)];
+    ProxyBlockFunction fn;
+    fn.rows = std::max(1, medoid.rows);
+    const int64_t nnc = std::llround(cluster.loads);
+    fn.loads = std::min(nnc, p.iteration_cap);
+    // The cluster's average FMAs per load, kept over the truncated loop; never fewer than one
+    // FMA per load (every real load feeds at least one) nor more than one per row.
+    if (fn.loads > 0) {
+      fn.fmas = std::llround(cluster.fmas / cluster.loads * static_cast<double>(fn.loads));
+      fn.fmas = std::clamp<int64_t>(fn.fmas, fn.loads, fn.loads * fn.rows);
+    }
+    const MedoidCode code = medoid_code(a, tiling, medoid);
+    append_block_function(functions, static_cast<int32_t>(c), fn, proxy_columns(code.columns, fn.loads, a.cols), code.values);
+    fmt::format_to(std::back_inserter(dispatch), "      case {0}: spmmc_pb_{0}(B + col, c_tile + col, n); break;\n", c);
+    p.functions.push_back(fn);
+  }
+  for (size_t f = 0; f < p.real_functions.size(); ++f) {
+    p.real_loads += p.real_functions[f].loads;
+    p.real_fmas += p.real_functions[f].fmas;
+    p.proxy_loads += p.functions[static_cast<size_t>(p.clustering.cluster_of[f])].loads;
+    p.proxy_fmas += p.functions[static_cast<size_t>(p.clustering.cluster_of[f])].fmas;
+  }
+  const std::string header = fmt::format(
+      "// spmmc proxy for M1 = {}, N1 <= {}: {} block functions in {} clusters, NNC_P <= {}.\n", p.m1, p.max_threads,
+      p.real_functions.size(), p.clustering.clusters.size(), p.iteration_cap);
+  p.cu = fill_template(embedded_template("proxy.cu"),
+                       {{"HEADER_COMMENT", header},
+                        {"M1", std::to_string(p.m1)},
+                        {"MAX_THREADS", std::to_string(p.max_threads)},
+                        {"BLOCK_FUNCTIONS", fmt::to_string(functions)},
+                        {"DISPATCH", fmt::to_string(dispatch)}},
+                       "proxy.cu");
+  return p;
+}
+
+}  // namespace spmmc

@@ -1,0 +1,53 @@
+// Proxy construction (LO-SpMM §5.1): the source of the proxy kernel that stands for every real
+// candidate with one M1 (and one launch-bound class of N1), built by the three reductions:
+//  * kernel function reduction: N1 and the grid are run-time arguments (proxy/templates/proxy.cu);
+//  * thread-block function reduction: the block functions are clustered on (loads, FMAs) and
+//    each cluster becomes one proxy block function, built from its centroid; a table maps
+//    blockIdx.x to its cluster;
+//  * loop block reduction: each proxy block function runs NNC_P = min(NNC, 300 / (1 - sparsity))
+//    proxy iterations of one global load plus the cluster's average FMAs per load.
+// See docs/design/proxies.md for the choices the paper leaves open.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/csr.h"
+#include "compiler/reorder_rows.h"
+#include "proxy/cluster_block_functions.h"
+
+namespace spmmc {
+
+struct ProxyRequest {
+  int32_t max_threads = 256;   // launch bounds: the largest N1 the proxy is launched with
+  int32_t max_clusters = 1;    // 3 x max(NUM_ATB) over the candidates it stands for
+};
+
+struct ProxyBlockFunction {
+  int64_t loads = 0;   // NNC_P: proxy iterations (one load each)
+  int64_t fmas = 0;    // FMAs over all iterations
+  int32_t rows = 0;    // accumulators and stores
+};
+
+struct ProxyKernel {
+  std::string name;                          // "proxy_m16_t256.cu" (for logs and errors)
+  std::string cu;                            // self-contained source for NVRTC
+  int32_t m1 = 0;
+  int32_t max_threads = 0;
+  int64_t iteration_cap = 0;                 // floor(300 / (1 - sparsity))
+  std::vector<BlockFunction> real_functions; // of the real kernel: blockIdx.x -> features
+  BlockClustering clustering;                // cluster_of is the launch's cluster table
+  std::vector<ProxyBlockFunction> functions; // one per cluster
+  // Per thread, summed over all blocks' functions: what the proxy does against the real kernel.
+  int64_t real_loads = 0, real_fmas = 0, proxy_loads = 0, proxy_fmas = 0;
+};
+
+// The symbol of every proxy kernel: extern "C" spmmc_proxy(const float* B, float* C, int64_t n,
+// int n1, const int* cluster_of_tile). C must hold (blockIdx.x range) x M1 rows of n floats.
+inline constexpr const char* kProxySymbol = "spmmc_proxy";
+
+// Builds the proxy for the real kernels of `tiling` (its M1). Deterministic.
+ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyRequest& request);
+
+}  // namespace spmmc

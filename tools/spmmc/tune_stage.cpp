@@ -1,0 +1,142 @@
+#include "tools/spmmc/tune_stage.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runtime/cubin_cache.h"
+#include "runtime/cuda_driver.h"
+#include "tuner/tune_exhaustively.h"
+#include "tuner/tune_with_proxies.h"
+
+namespace spmmc::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json measurement_json(const Measurement& m) {
+  Json j = {{"outcome", std::string(outcome_name(m.outcome))}};
+  if (m.outcome == Outcome::kOk)
+    j["ms"] = {{"median", m.time.median_ms}, {"p20", m.time.p20_ms}, {"p80", m.time.p80_ms}, {"runs", m.time.runs}};
+  if (!m.detail.empty()) j["detail"] = m.detail;
+  if (m.registers_per_thread) j["registers_per_thread"] = m.registers_per_thread;
+  if (m.registers_per_thread) j["local_bytes_per_thread"] = m.local_bytes_per_thread;
+  if (m.expected_blocks_per_sm) j["real_blocks_per_sm_eq5"] = m.expected_blocks_per_sm;
+  if (m.blocks_per_sm) j["blocks_per_sm"] = m.blocks_per_sm;
+  if (m.expected_blocks_per_sm) j["dynamic_shared_bytes"] = m.dynamic_shared_bytes;
+  if (m.max_relative_error > 0) j["relative_error"] = m.max_relative_error;
+  if (m.compile_seconds > 0) j["compile_seconds"] = m.compile_seconds;
+  return j;
+}
+
+// "\rspmmc compile: timing proxies 12/40, 3 s" on a terminal; nothing otherwise.
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  ~Progress() {
+    if (enabled_ && printed_) std::fprintf(stderr, "\r\033[K");
+  }
+  void operator()(const TuningProgress& p) {
+    if (!enabled_) return;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::string eta;
+    if (p.done > 0 && p.done < p.total && stage_ == p.stage) {
+      const double left = (s - stage_start_) / static_cast<double>(p.done) * static_cast<double>(p.total - p.done);
+      eta = fmt::format(", about {:.0f} s left in this stage", left);
+    }
+    if (stage_ != p.stage) stage_ = p.stage, stage_start_ = s;
+    std::fprintf(stderr, "\r\033[Kspmmc compile: %s %zu/%zu, %.0f s%s", p.stage.c_str(), p.done, p.total, s, eta.c_str());
+    std::fflush(stderr);
+    printed_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool printed_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::string stage_;
+  double stage_start_ = 0.0;
+};
+
+}  // namespace
+
+std::vector<OptionSpec> tuning_option_specs() {
+  return {
+      {"--tune-budget", "S", "--tune exhaustive: stop compiling candidates after S seconds (default 3600)"},
+      {"--timing-runs", "R", "timed runs per candidate after 3 warm-up runs; the median counts (default 20)"},
+      {"--flush-l2", "", "flush L2 before every timed run"},
+      {"--jobs|-j", "J", "NVRTC compilations in parallel (default: the cores, fewer when memory is short)"},
+      {"--cache-dir", "DIR", "cubin cache (default $SPMMC_CACHE_DIR, $XDG_CACHE_HOME/spmmc/cubins or ~/.cache/spmmc/cubins)"},
+      {"--no-cache", "", "compile everything, reading and writing no cubin cache"},
+  };
+}
+
+std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const Target& target) {
+  std::string why;
+  if (!GpuContext::available(&why))
+    throw UserError(ExitCode::kUnavailable, SourceLocation{},
+                    fmt::format("--tune {} times kernels on a GPU, and none is usable here: {}. Use --tune none "
+                                "(the heuristic) on machines without a GPU",
+                                mode, why));
+  auto gpu = GpuContext::open();
+  if (gpu->device().arch() != target.arch)
+    fail_usage("--tune {}: the GPU here is {} ({}) but the target '{}' is {}; give --target or --arch for this GPU", mode,
+               gpu->device().name, gpu->device().arch(), target.name, target.arch);
+  return gpu;
+}
+
+TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu, const Args& args,
+                        int64_t n, std::vector<const PlannedCandidate*>& candidates) {
+  candidates = plan.survivors();
+  if (candidates.empty())
+    for (const auto& c : plan.candidates)
+      if (c.verdict.rejected_by != Constraint::kRegister) candidates.push_back(&c);
+  if (candidates.empty())
+    throw UserError(ExitCode::kDataError, SourceLocation{},
+                    "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
+
+  TuningOptions options;
+  options.n = n;
+  options.timing.runs = static_cast<int>(args.get_int("--timing-runs", 20, 1, 100000));
+  options.timing.flush_l2 = args.has("--flush-l2");
+  options.budget_seconds = args.get_double("--tune-budget", 3600.0, 0.0, 1e9);
+  options.pool.max_workers = static_cast<unsigned>(args.get_int("--jobs", 0, 0, 1024));
+  std::unique_ptr<CubinCache> cache;
+  if (!args.has("--no-cache")) {
+    cache = std::make_unique<CubinCache>(args.has("--cache-dir") ? std::filesystem::path(*args.get("--cache-dir"))
+                                                                  : default_cubin_cache_dir());
+    options.cache = cache.get();
+  }
+  Progress progress(!args.has("--quiet") && isatty(STDERR_FILENO));
+  options.progress = [&](const TuningProgress& p) { progress(p); };
+  return mode == "exhaustive" ? tune_exhaustively(a, plan, candidates, gpu, options)
+                              : tune_with_proxies(a, plan, candidates, gpu, options);
+}
+
+Json tuning_json(const std::string& mode, const TuningResult& result, const GpuContext& gpu) {
+  Json seconds = Json::object();
+  double total = 0.0;
+  for (const auto& [stage, s] : result.seconds) seconds[stage] = s, total += s;
+  seconds["total"] = total;
+  Json candidates = Json::array();
+  for (const CandidateResult& c : result.candidates) {
+    Json j = {{"m1", c.tile.m1}, {"n1", c.tile.n1}, {"proxy_kernel", c.proxy_name}, {"proxy", measurement_json(c.proxy)}};
+    if (mode == "exhaustive") j["real"] = measurement_json(c.real);
+    candidates.push_back(j);
+  }
+  const DeviceInfo& d = gpu.device();
+  return {{"mode", mode},
+          {"device", {{"name", d.name}, {"arch", d.arch()}, {"sms", d.sm_count}, {"driver", d.driver_version}}},
+          {"proxies_compiled", result.proxies},
+          {"seconds", seconds},
+          {"chosen", result.chosen},
+          {"candidates", candidates}};
+}
+
+}  // namespace spmmc::cli

@@ -1,0 +1,39 @@
+// The tuning stage of `spmmc compile`: --tune proxy|exhaustive, their options, progress on a
+// terminal, and the "tuning" section of NAME.json. --tune none (the heuristic) needs none of it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/csr.h"
+#include "compiler/plan_tiles.h"
+#include "compiler/target.h"
+#include "tools/spmmc/cli.h"
+#include "tuner/tuning.h"
+
+namespace spmmc {
+class GpuContext;
+}
+
+namespace spmmc::cli {
+
+// --tune-budget, --timing-runs, --jobs, --cache-dir, --no-cache, --flush-l2.
+std::vector<OptionSpec> tuning_option_specs();
+
+// Opens the GPU for a tuning mode that needs one, before any other work, so that a machine
+// without one fails at once (exit 69). Checks that the GPU has the target's architecture.
+std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const Target& target);
+
+// Runs --tune `mode` ("proxy" or "exhaustive") over the planning survivors (or, when none
+// survived, over every candidate the register constraint kept) and returns the result;
+// `candidates` receives the candidates in the result's order.
+TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu, const Args& args,
+                        int64_t n, std::vector<const PlannedCandidate*>& candidates);
+
+// The "tuning" section of NAME.json: device, per-stage seconds, and every candidate with its
+// outcome, proxy time and real time where measured.
+nlohmann::ordered_json tuning_json(const std::string& mode, const TuningResult& result, const GpuContext& gpu);
+
+}  // namespace spmmc::cli

@@ -1,0 +1,63 @@
+#include "tuner/measurement.h"
+
+#include <algorithm>
+#include <random>
+
+namespace spmmc {
+
+std::string_view outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kOk: return "Ok";
+    case Outcome::kInvalid: return "Invalid";
+    case Outcome::kCompileFailed: return "CompileFailed";
+    case Outcome::kLaunchFailed: return "LaunchFailed";
+    case Outcome::kWrongResult: return "WrongResult";
+    case Outcome::kNotRun: return "NotRun";
+  }
+  return "?";
+}
+
+SmResources sm_resources(const DeviceInfo& device) {
+  SmResources sm;
+  sm.sm_count = device.sm_count;
+  sm.registers_per_sm = device.registers_per_sm;
+  sm.register_allocation_unit = 256;  // per warp, on every architecture since Maxwell
+  sm.warp_size = device.warp_size;
+  sm.max_threads_per_sm = device.max_threads_per_sm;
+  sm.max_blocks_per_sm = device.max_blocks_per_sm;
+  sm.shared_memory_per_sm = device.shared_memory_per_sm;
+  sm.reserved_shared_memory_per_block = device.reserved_shared_memory_per_block;
+  sm.max_shared_memory_per_block = device.shared_memory_per_block_optin;
+  return sm;
+}
+
+LaunchShape tile_launch_shape(int64_t blocks_x, int64_t n, int32_t n1) {
+  LaunchShape s;
+  const int64_t b_tiles = (n + n1 - 1) / n1;
+  s.grid_x = static_cast<unsigned>(blocks_x);
+  s.grid_y = static_cast<unsigned>(std::min<int64_t>(b_tiles, 65535));
+  s.block_x = static_cast<unsigned>(n1);
+  return s;
+}
+
+std::vector<float> random_floats(size_t count, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> out(count);
+  for (auto& v : out) v = dist(gen);
+  return out;
+}
+
+int32_t fastest_candidate(const std::vector<CandidateResult>& results, bool use_real) {
+  int32_t best = -1;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Measurement& m = use_real ? results[i].real : results[i].proxy;
+    if (m.outcome != Outcome::kOk) continue;
+    const Measurement& b = use_real ? results[static_cast<size_t>(best < 0 ? 0 : best)].real
+                                    : results[static_cast<size_t>(best < 0 ? 0 : best)].proxy;
+    if (best < 0 || m.time.median_ms < b.time.median_ms) best = static_cast<int32_t>(i);
+  }
+  return best;
+}
+
+}  // namespace spmmc

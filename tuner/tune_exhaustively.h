@@ -1,0 +1,20 @@
+// Exhaustive evaluation: every candidate's real kernel (the emitter's NVRTC form) is compiled,
+// checked against the float64 CPU reference and timed; the fastest correct one wins. Slow (each
+// compile takes seconds to minutes), so it runs under a time budget; it exists to validate the
+// proxies and to produce training data. The proxies are timed first, so one run records both.
+#pragma once
+
+#include <vector>
+
+#include "compiler/csr.h"
+#include "compiler/plan_tiles.h"
+#include "runtime/cuda_driver.h"
+#include "tuner/tuning.h"
+
+namespace spmmc {
+
+// Candidates not compiled within options.budget_seconds are recorded as NotRun.
+TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
+                               const GpuContext& gpu, const TuningOptions& options);
+
+}  // namespace spmmc

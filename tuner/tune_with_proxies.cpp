@@ -1,0 +1,175 @@
+#include "tuner/tune_with_proxies.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "compiler/diagnostics.h"
+#include "proxy/align_occupancy.h"
+#include "proxy/build_proxy.h"
+#include "tuner/measurement.h"
+
+namespace spmmc {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point& start) {
+  const auto now = Clock::now();
+  const double s = std::chrono::duration<double>(now - start).count();
+  start = now;
+  return s;
+}
+
+struct ProxyGroup {
+  int32_t m1 = 0;
+  int32_t max_threads = 0;
+  std::vector<size_t> members;  // indices into the candidates
+  ProxyKernel proxy;
+};
+
+void report(const TuningOptions& options, const char* stage, size_t done, size_t total) {
+  if (options.progress) options.progress({stage, done, total});
+}
+
+}  // namespace
+
+int32_t launch_bound_class(int32_t n1) { return n1 <= 256 ? 256 : n1 <= 512 ? 512 : 1024; }
+
+TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
+                               const GpuContext& gpu, const TuningOptions& options) {
+  SPMMC_CHECK(options.n > 0, "tuning needs n");
+  TuningResult result;
+  auto clock = Clock::now();
+  const SmResources sm = sm_resources(gpu.device());
+
+  // Kernel function reduction: one proxy per (M1, launch-bound class).
+  std::map<std::pair<int32_t, int32_t>, ProxyGroup> groups;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    CandidateResult r;
+    r.tile = candidates[i]->tile;
+    result.candidates.push_back(r);
+    const auto key = std::make_pair(r.tile.m1, launch_bound_class(r.tile.n1));
+    ProxyGroup& g = groups[key];
+    g.m1 = key.first;
+    g.max_threads = key.second;
+    g.members.push_back(i);
+  }
+
+  // Thread-block function reduction bound: 3 x max NUM_ATB over the group's candidates. Real
+  // register counts are unknown before compiling, so NUM_ATB is bounded from above with the
+  // planner's (optimistic) register estimate.
+  for (auto& [key, g] : groups) {
+    const M1Plan& m1_plan = plan.for_m1(g.m1);
+    const int64_t functions = static_cast<int64_t>(m1_plan.tiling.num_tiles()) +
+                              (static_cast<int64_t>(m1_plan.tiling.empty_rows.size()) + g.m1 - 1) / g.m1;
+    int64_t max_blocks = 1;
+    for (size_t i : g.members) {
+      const TileCandidate& t = result.candidates[i].tile;
+      const LaunchShape shape = tile_launch_shape(functions, options.n, t.n1);
+      const int64_t registers = estimate_registers_per_thread(t, ConstraintSettings{});
+      max_blocks = std::max(max_blocks, align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, t.n1,
+                                                        std::max<int64_t>(1, registers), 0).real_blocks_per_sm);
+    }
+    ProxyRequest request;
+    request.max_threads = g.max_threads;
+    request.max_clusters = static_cast<int32_t>(std::min<int64_t>(3 * max_blocks, 1 << 20));
+    g.proxy = build_proxy(a, m1_plan.tiling, request);
+  }
+  result.seconds.emplace_back("proxy_build", seconds_since(clock));
+
+  // Compile every proxy in parallel.
+  std::vector<CompileJob> jobs;
+  std::vector<ProxyGroup*> order;
+  for (auto& [key, g] : groups) {
+    jobs.push_back({{g.proxy.name, g.proxy.cu}, {gpu.device().arch(), {}}});
+    order.push_back(&g);
+  }
+  const auto outcomes = compile_in_parallel(jobs, options.pool, options.cache, [&](size_t done, size_t total) {
+    report(options, "compiling proxies", done, total);
+  });
+  result.proxies = static_cast<int32_t>(jobs.size());
+  result.seconds.emplace_back("proxy_compile", seconds_since(clock));
+
+  // Time every candidate with its proxy: loading and timing are serial on one stream.
+  const std::vector<float> b_host = random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(options.n), options.seed);
+  DeviceBuffer b(gpu, b_host.size() * sizeof(float));
+  b.upload(b_host.data(), b_host.size() * sizeof(float));
+  size_t timed = 0;
+  for (size_t gi = 0; gi < order.size(); ++gi) {
+    ProxyGroup& g = *order[gi];
+    const CompileOutcome& compiled = outcomes[gi];
+    auto fail_all = [&](Outcome o, const std::string& why) {
+      for (size_t i : g.members) {
+        result.candidates[i].proxy_name = g.proxy.name;
+        result.candidates[i].proxy.outcome = o;
+        result.candidates[i].proxy.detail = why;
+      }
+      timed += g.members.size();
+    };
+    if (!compiled.ok()) {
+      fail_all(Outcome::kCompileFailed, compiled.error);
+      continue;
+    }
+    try {
+      Module module(gpu, compiled.cubin->image, g.proxy.name);
+      const Kernel kernel = module.kernel(kProxySymbol);
+      const KernelAttributes attributes = kernel.attributes();
+      const std::vector<int32_t>& table = g.proxy.clustering.cluster_of;
+      DeviceBuffer table_buffer(gpu, table.size() * sizeof(int32_t));
+      table_buffer.upload(table.data(), table.size() * sizeof(int32_t));
+      const size_t c_floats = table.size() * static_cast<size_t>(g.m1) * static_cast<size_t>(options.n);
+      DeviceBuffer c(gpu, c_floats * sizeof(float));
+      for (size_t i : g.members) {
+        CandidateResult& r = result.candidates[i];
+        r.proxy_name = g.proxy.name;
+        Measurement& m = r.proxy;
+        m.registers_per_thread = attributes.registers_per_thread;
+        m.local_bytes_per_thread = attributes.local_bytes_per_thread;
+        m.compile_seconds = compiled.cubin->seconds;
+        report(options, "timing proxies", timed++, candidates.size());
+        if (attributes.max_threads_per_block < r.tile.n1) {
+          m.outcome = Outcome::kInvalid;
+          m.detail = fmt::format("the proxy can launch at most {} threads per block ({} registers per thread)",
+                                 attributes.max_threads_per_block, attributes.registers_per_thread);
+          continue;
+        }
+        LaunchShape shape = tile_launch_shape(static_cast<int64_t>(table.size()), options.n, r.tile.n1);
+        // Occupancy alignment; the real kernel's registers are taken to be the proxy's (same
+        // M1, same launch-bound class, same loop block up to the truncation).
+        const OccupancyAlignment aligned =
+            align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, r.tile.n1, attributes.registers_per_thread,
+                            attributes.static_shared_bytes);
+        shape.dynamic_shared_bytes = static_cast<unsigned>(aligned.dynamic_shared_bytes);
+        m.dynamic_shared_bytes = aligned.dynamic_shared_bytes;
+        m.expected_blocks_per_sm = aligned.real_blocks_per_sm;
+        try {
+          kernel.allow_dynamic_shared(aligned.dynamic_shared_bytes);
+          m.blocks_per_sm = kernel.active_blocks_per_sm(r.tile.n1, aligned.dynamic_shared_bytes);
+          uint64_t b_ptr = b.address(), c_ptr = c.address();
+          int64_t n = options.n;
+          int n1 = r.tile.n1;
+          uint64_t table_ptr = table_buffer.address();
+          void* args[] = {&b_ptr, &c_ptr, &n, &n1, &table_ptr};
+          m.time = time_kernel(gpu, kernel, shape, args, options.timing);
+          m.outcome = Outcome::kOk;
+        } catch (const DriverError& e) {
+          m.outcome = Outcome::kLaunchFailed;
+          m.detail = e.what();
+        }
+      }
+    } catch (const DriverError& e) {
+      fail_all(Outcome::kLaunchFailed, e.what());
+    }
+  }
+  report(options, "timing proxies", candidates.size(), candidates.size());
+  result.seconds.emplace_back("proxy_time", seconds_since(clock));
+  result.chosen = fastest_candidate(result.candidates, false);
+  return result;
+}
+
+}  // namespace spmmc

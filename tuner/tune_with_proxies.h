@@ -1,0 +1,26 @@
+// Proxy-based evaluation (LO-SpMM §5): one proxy per (M1, launch-bound class of N1) is built
+// (proxy/build_proxy.h), all are compiled with NVRTC in parallel, and every candidate is timed
+// by launching its proxy with the candidate's N1, grid and occupancy-aligning shared memory
+// (proxy/align_occupancy.h). The fastest proxy time picks the candidate.
+#pragma once
+
+#include <vector>
+
+#include "compiler/csr.h"
+#include "compiler/plan_tiles.h"
+#include "runtime/cuda_driver.h"
+#include "tuner/tuning.h"
+
+namespace spmmc {
+
+// The launch-bound class of a block width: the proxies of N1 <= 256, <= 512 and <= 1024 are
+// compiled with __launch_bounds__ 256, 512 and 1024, so each proxy's register budget is close to
+// that of the real kernels it stands for (those use __launch_bounds__(N1)).
+int32_t launch_bound_class(int32_t n1);
+
+// Times the proxy of every candidate (all from `plan`, for A) on `gpu`. Failures are recorded
+// per candidate; `chosen` is the fastest proxy.
+TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
+                               const GpuContext& gpu, const TuningOptions& options);
+
+}  // namespace spmmc
