@@ -71,6 +71,7 @@ std::vector<OptionSpec> tuning_option_specs() {
       {"--tune-budget", "S", "--tune exhaustive: stop compiling candidates after S seconds (default 3600)"},
       {"--timing-runs", "R", "timed runs per candidate after 3 warm-up runs; the median counts (default 20)"},
       {"--flush-l2", "", "flush L2 before every timed run"},
+      {"--max-candidates", "K", "tune over at most K candidates, evenly spaced over the survivors (default: all)"},
       {"--jobs|-j", "J", "NVRTC compilations in parallel (default: the cores, fewer when memory is short)"},
       {"--cache-dir", "DIR", "cubin cache (default $SPMMC_CACHE_DIR, $XDG_CACHE_HOME/spmmc/cubins or ~/.cache/spmmc/cubins)"},
       {"--no-cache", "", "compile everything, reading and writing no cubin cache"},
@@ -100,6 +101,13 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
   if (candidates.empty())
     throw UserError(ExitCode::kDataError, SourceLocation{},
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
+  // --max-candidates K: K candidates evenly spaced in the plan's M1-major order (deterministic).
+  const size_t limit = static_cast<size_t>(args.get_int("--max-candidates", 0, 0, 1 << 30));
+  if (limit > 0 && candidates.size() > limit) {
+    std::vector<const PlannedCandidate*> sample;
+    for (size_t i = 0; i < limit; ++i) sample.push_back(candidates[i * candidates.size() / limit]);
+    candidates = sample;
+  }
 
   TuningOptions options;
   options.n = n;
