@@ -175,9 +175,12 @@ class Comparison {
   // A likely cause of an unwritten row: a tile function that stores it but no block calls, or
   // a register holding exactly its products that nothing stores.
   std::pair<CodeLocation, std::string> why_never_written(int32_t r) const {
-    for (const AnalyzedTile& tile : code_.uncalled_tiles)
-      for (const AnalyzedStore& store : tile.stores)
-        if (store.row == r) return {store.where, fmt::format(": {} stores it here, but no block calls {}", tile.function, tile.function)};
+    for (const auto* tiles : {&code_.tiles, &code_.uncalled_tiles})
+      for (const AnalyzedTile& tile : *tiles)
+        if (tile.blocks.empty())
+          for (const AnalyzedStore& store : tile.stores)
+            if (store.row == r)
+              return {store.where, fmt::format(": {} stores it here, but no block calls {}", tile.function, tile.function)};
     if (w_.row_length(r) > 0)
       for (const AnalyzedTile& tile : code_.tiles)
         for (const UnstoredSum& sum : tile.unstored)
