@@ -51,8 +51,8 @@ constexpr const char* kPreludeDir = "/spmmc-verify/include";
 // or version (the toolkit beside may be newer than the Clang).
 constexpr const char* kNoCudaPath = "/spmmc-verify/no-cuda";
 // Largest grid the analysis materialises block by block (CUDA allows 2^31 - 1 along x; an
-// emitted kernel has one block per A-tile).
-constexpr int64_t kMaxBlocks = int64_t{1} << 24;
+// emitted kernel has one block per A-tile, far fewer than this within the size guard).
+constexpr int64_t kMaxBlocks = int64_t{1} << 21;
 constexpr size_t kMaxSnippet = 60;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
