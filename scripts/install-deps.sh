@@ -11,7 +11,9 @@ packages=(
   libfmt-dev nlohmann-json3-dev catch2
   libxgboost-dev xgboost
   zlib1g-dev
-  clang libclang-dev libclang-rt-dev
+  # spmmc verify (verify/): clang -> clang-14 (ClangConfig.cmake, libclang-cpp14), libclang-dev ->
+  # libclang-14-dev (headers), llvm-dev -> llvm-14-dev (LLVMConfig.cmake, libLLVM-14.so).
+  clang libclang-dev llvm-dev libclang-rt-dev
   time
 )
 

@@ -78,6 +78,10 @@ void run_cases(const std::vector<KernelCase>& cases, const fs::path& root) {
     INFO("case " << c.name << " (" << c.matrix.filename().string() << ")");
     INFO("spmmc compile: " << b.compile_err);
     REQUIRE(b.compile_exit == 0);
+    // The independent oracle (spmmc verify, from the Clang AST) agrees with the emitter.
+    const auto verified = run_spmmc({"verify", (b.dir / (c.name + ".cu")).string(), "--against", c.matrix.string()});
+    INFO("spmmc verify: " << verified.err);
+    CHECK(verified.exit_code == 0);
     INFO("host build: " << b.build_log);
     REQUIRE(b.build_exit == 0);
     const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));

@@ -58,6 +58,10 @@ void compile_kernel(const fs::path& matrix, const std::string& name, const fs::p
   const auto r = run_spmmc(args);
   INFO(name << ": " << r.err);
   REQUIRE(r.exit_code == 0);
+  // The independent oracle (spmmc verify, from the Clang AST) agrees with the emitter.
+  const auto v = run_spmmc({"verify", (dir / (name + ".cu")).string(), "--against", matrix.string()});
+  INFO("spmmc verify: " << v.err);
+  CHECK(v.exit_code == 0);
 }
 
 fs::path gen(const fs::path& dir, const std::string& file, std::vector<std::string> args) {

@@ -9,5 +9,6 @@ Command inspect_command();  // inspect_command.cpp
 Command gen_command();      // gen_command.cpp
 Command plan_command();     // plan_command.cpp
 Command compile_command();  // compile_command.cpp
+Command verify_command();   // verify_command.cpp
 
 }  // namespace spmmc::cli

@@ -22,6 +22,7 @@ const std::vector<spmmc::cli::Command>& commands() {
       spmmc::cli::gen_command(),
       spmmc::cli::plan_command(),
       spmmc::cli::compile_command(),
+      spmmc::cli::verify_command(),
   };
   return all;
 }

@@ -1,0 +1,166 @@
+// spmmc verify end to end: kernels written by `spmmc compile` verify (exit 0), corrupted copies
+// are refused (exit 65, file:line:column diagnostics), the JSON report, the read options (a .smtx
+// with --seed), missing files (66) and usage errors (64).
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/test_util.h"
+#include "tests/verify/verify_test_util.h"
+
+namespace spmmc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_spmmc;
+
+struct Compiled {
+  test::TempDir dir;
+  fs::path weights, cu;
+  nlohmann::json report;
+};
+
+// A 64 x 48 matrix compiled with tiles of 8 rows.
+void compile(Compiled& c, const std::vector<std::string>& extra = {}) {
+  c.weights = c.dir.path / "a.mtx";
+  auto r = run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
+                      c.weights.string()});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> args = {"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--tile", "8x32",
+                                   "-o", (c.dir.path / "out").string(), "--quiet", "--reproducible"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  r = run_spmmc(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  c.cu = c.dir.path / "out" / "layer0.cu";
+  c.report = nlohmann::json::parse(test::read_file(c.dir.path / "out" / "layer0.json"));
+}
+
+TEST_CASE("verify cli: a compiled kernel matches, with a one-line summary", "[verify][cli]") {
+  Compiled c;
+  compile(c);
+  const auto r = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string()});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::StartsWith("spmmc verify: " + c.cu.string() + " matches a.mtx: 64 x 48, "));
+  CHECK_THAT(r.out, Catch::Contains("8 tile functions"));
+  const auto per_tile = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string(), "--per-tile"});
+  CHECK(per_tile.exit_code == 0);
+  CHECK_THAT(per_tile.out, Catch::Contains("statements"));
+  CHECK_THAT(per_tile.out, Catch::Contains("\ntile_7 "));
+}
+
+TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
+  Compiled c;
+  compile(c);
+  const auto r = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string(), "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "spmmc.verify/1");
+  CHECK(j["match"] == true);
+  CHECK(j["parsed"] == true);
+  CHECK(j["analyzed"] == true);
+  CHECK(j["kernel"] == "layer0_kernel");
+  CHECK(j["weights_shape"]["rows"] == 64);
+  CHECK(j["weights_shape"]["cols"] == 48);
+  CHECK(j["weights_shape"]["nnz"] == c.report["input"]["nnz"]);
+  CHECK(j["weights_shape"]["sha256"] == c.report["input"]["weights_sha256"]);
+  CHECK(j["info"]["weights_sha256"] == c.report["input"]["weights_sha256"]);
+  CHECK(j["info"]["m1"] == 8);
+  CHECK(j["code_nnz"] == c.report["input"]["nnz"]);
+  CHECK(j["rows_written"] == 64);
+  CHECK(j["total_differences"] == 0);
+  CHECK(j["differences"].empty());
+  CHECK(j["grid_x"] == c.report["kernel"]["tiles"]);
+  CHECK(j["totals"]["tiles"] == c.report["kernel"]["tiles"]);
+  CHECK(j["totals"]["fmas"] == c.report["kernel"]["fmas"]);
+  CHECK(j["totals"]["loads"] == c.report["kernel"]["loads_per_thread"]);
+  REQUIRE(j["tiles"].size() == c.report["kernel"]["tiles"].get<size_t>());
+  for (const auto& t : j["tiles"]) {
+    for (const char* key : {"function", "line", "blocks", "rows", "statements", "loads", "fmas", "dead_loads"})
+      CHECK(t.contains(key));
+    CHECK(t["blocks"].size() == 1);
+  }
+  for (const char* key : {"read_weights", "parse", "analyze", "compare"}) CHECK(j["seconds"].contains(key));
+}
+
+TEST_CASE("verify cli: a corrupted copy exits 65 naming the difference", "[verify][cli]") {
+  Compiled c;
+  compile(c);
+  const std::string cu = test::read_file(c.cu);
+  const fs::path bad = c.cu.parent_path() / "layer0_bad.cu";
+  const size_t store = cu.find("  c[", cu.find("void tile_3("));
+  const std::string line = cu.substr(store, cu.find('\n', store) + 1 - store);
+  test::write_file(bad, test::replace_first(cu, line, ""));
+  const auto r = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+  CHECK(r.exit_code == 65);
+  CHECK_THAT(r.err, Catch::Contains(bad.string() + ":"));
+  CHECK_THAT(r.err, Catch::Contains(": error: row "));
+  CHECK_THAT(r.err, Catch::Contains("of C is never written"));
+  CHECK_THAT(r.out, Catch::Contains("does not match a.mtx: 1 difference, 1 row of C differing"));
+  const auto j = run_spmmc({"verify", bad.string(), "--against", c.weights.string(), "--json"});
+  CHECK(j.exit_code == 65);
+  const auto report = nlohmann::json::parse(j.out);
+  CHECK(report["match"] == false);
+  CHECK(report["total_differences"] == 1);
+  REQUIRE(report["differences"].size() == 1);
+  CHECK(report["differences"][0]["line"].get<int>() > 0);
+  CHECK_THAT(report["differences"][0]["message"].get<std::string>(), Catch::Contains("never written"));
+  // Truncated: Clang's errors, file:line:column.
+  test::write_file(bad, cu.substr(0, cu.size() / 3));
+  const auto t = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+  CHECK(t.exit_code == 65);
+  CHECK_THAT(t.err, Catch::Contains(": error: expected"));
+  CHECK_THAT(t.out, Catch::Contains("does not parse"));
+  CHECK_THAT(t.err, !Catch::Contains("errors generated"));
+  // --max-errors bounds the details, not the count.
+  const auto other = c.dir.path / "b.mtx";
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "4", "-q", "-o",
+                     other.string()}).exit_code == 0);
+  const auto m = run_spmmc({"verify", c.cu.string(), "--against", other.string(), "--max-errors", "3"});
+  CHECK(m.exit_code == 65);
+  CHECK_THAT(m.err, Catch::Contains("generated for other weights"));
+  CHECK_THAT(m.err, Catch::Contains("more differences not shown (--max-errors)"));
+}
+
+TEST_CASE("verify cli: read options are the compile's (a .smtx with --seed)", "[verify][cli]") {
+  test::TempDir dir;
+  const fs::path smtx = dir.path / "t.smtx";
+  REQUIRE(run_spmmc({"gen", "magnitude", "--rows", "48", "--cols", "40", "--sparsity", "0.85", "--seed", "5", "-q", "-o",
+                     smtx.string()}).exit_code == 0);
+  const auto compiled = run_spmmc({"compile", smtx.string(), "--seed", "7", "--n", "64", "--name", "t", "--tile", "16x32",
+                                   "-o", dir.path.string(), "--quiet"});
+  INFO(compiled.err);
+  REQUIRE(compiled.exit_code == 0);
+  const std::string cu = (dir.path / "t.cu").string();
+  CHECK(run_spmmc({"verify", cu, "--against", smtx.string(), "--seed", "7"}).exit_code == 0);
+  const auto wrong = run_spmmc({"verify", cu, "--against", smtx.string(), "--seed", "8"});
+  CHECK(wrong.exit_code == 65);
+  CHECK_THAT(wrong.err, Catch::Contains("generated for other weights"));
+  CHECK_THAT(wrong.err, Catch::Contains("in the code but"));
+}
+
+TEST_CASE("verify cli: missing files exit 66, bad invocations 64", "[verify][cli]") {
+  Compiled c;
+  compile(c);
+  const auto no_cu = run_spmmc({"verify", (c.dir.path / "absent.cu").string(), "--against", c.weights.string()});
+  CHECK(no_cu.exit_code == 66);
+  CHECK_THAT(no_cu.err, Catch::Contains("absent.cu: error: cannot open the emitted kernel"));
+  const auto no_weights = run_spmmc({"verify", c.cu.string(), "--against", (c.dir.path / "absent.mtx").string()});
+  CHECK(no_weights.exit_code == 66);
+  CHECK_THAT(no_weights.err, Catch::Contains("absent.mtx"));
+  const auto no_against = run_spmmc({"verify", c.cu.string()});
+  CHECK(no_against.exit_code == 64);
+  CHECK_THAT(no_against.err, Catch::Contains("--against"));
+  CHECK(run_spmmc({"verify", "--against", c.weights.string()}).exit_code == 64);
+  CHECK(run_spmmc({"verify", c.cu.string(), "--against", c.weights.string(), "--max-errors", "0"}).exit_code == 64);
+  const auto help = run_spmmc({"verify", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::StartsWith("usage: spmmc verify NAME.cu --against WEIGHTS"));
+  CHECK_THAT(run_spmmc({"--help"}).out, Catch::Contains("verify"));
+}
+
+}  // namespace
+}  // namespace spmmc

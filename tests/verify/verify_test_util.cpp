@@ -1,0 +1,58 @@
+#include "tests/verify/verify_test_util.h"
+
+#include <algorithm>
+
+#include "compiler/sha256.h"
+#include "tests/test_util.h"
+
+namespace spmmc::test {
+
+EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
+                               ReorderMethod method, int32_t n1) {
+  const RowTiling tiling = tile_rows(a, m1, method);
+  TileCandidate tile;
+  tile.m1 = m1;
+  tile.n1 = n1;
+  EmitOptions options;
+  options.name = name;
+  options.provenance = "tests/verify";
+  options.weights_sha256 = weights_sha256(a);
+  EmittedFiles files;
+  files.kernel = emit_unrolled_kernel(a, tiling, tile, options);
+  files.cu = dir / (name + ".cu");
+  files.h = dir / (name + ".h");
+  write_file(files.cu, files.kernel.cu);
+  write_file(files.h, files.kernel.h);
+  return files;
+}
+
+Verified verify_file(const std::filesystem::path& cu, const Csr& a, size_t max_reported) {
+  Verified v;
+  v.code = analyze_emitted_kernel(cu.string());
+  CompareOptions options;
+  options.weights_name = "weights.mtx";
+  options.max_reported = max_reported;
+  v.result = compare_with_weights(v.code, a, options);
+  for (const CodeDiagnostic& d : v.result.differences) v.messages += d.where.str() + ": " + d.message + "\n";
+  return v;
+}
+
+Csr make_matrix(int32_t rows, int32_t cols, const std::function<float(int32_t, int32_t)>& value) {
+  std::vector<float> dense(static_cast<size_t>(rows) * static_cast<size_t>(cols));
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < cols; ++c) dense[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)] = value(r, c);
+  return csr_from_dense(rows, cols, dense);
+}
+
+std::string replace_first(const std::string& text, const std::string& from, const std::string& to, size_t start) {
+  const size_t at = text.find(from, start);
+  INFO("looking for '" << from << "'");
+  REQUIRE(at != std::string::npos);
+  return text.substr(0, at) + to + text.substr(at + from.size());
+}
+
+int64_t line_of(const std::string& text, size_t offset) {
+  return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(offset, text.size())), '\n');
+}
+
+}  // namespace spmmc::test

@@ -1,0 +1,213 @@
+// spmmc verify NAME.cu --against WEIGHTS: checks an emitted kernel against the weights it claims,
+// from its Clang AST (verify/): read -> analyse the code -> compare.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/read_matrix.h"
+#include "compiler/sha256.h"
+#include "tools/spmmc/commands.h"
+#include "verify/analyze_emitted_kernel.h"
+#include "verify/compare_with_weights.h"
+
+namespace spmmc::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct Range {
+  int64_t min = 0, max = 0, sum = 0;
+};
+
+Range range_of(const std::vector<AnalyzedTile>& tiles, int64_t AnalyzedTile::*field) {
+  Range r;
+  if (tiles.empty()) return r;
+  r.min = std::numeric_limits<int64_t>::max();
+  r.max = std::numeric_limits<int64_t>::min();
+  for (const AnalyzedTile& t : tiles) {
+    r.min = std::min(r.min, t.*field);
+    r.max = std::max(r.max, t.*field);
+    r.sum += t.*field;
+  }
+  return r;
+}
+
+std::string range_text(const char* what, const Range& r, size_t tiles) {
+  return fmt::format("{} {} ({}..{}, mean {:.1f})", what, r.sum, r.min, r.max,
+                     tiles ? static_cast<double>(r.sum) / static_cast<double>(tiles) : 0.0);
+}
+
+Json location_json(const CodeLocation& where) {
+  return {{"file", where.file}, {"line", where.line}, {"column", where.column}};
+}
+
+Json verify_json(const std::string& cu, const std::string& weights, const Csr& a, const EmittedKernelAnalysis& code,
+                 const WeightsComparison& result, double read_seconds, double compare_seconds) {
+  Json differences = Json::array();
+  for (const CodeDiagnostic& d : result.differences) {
+    Json j = location_json(d.where);
+    j["message"] = d.message;
+    differences.push_back(j);
+  }
+  Json tiles = Json::array();
+  for (const AnalyzedTile& t : code.tiles)
+    tiles.push_back({{"function", t.function},
+                     {"line", t.where.line},
+                     {"blocks", t.blocks},
+                     {"rows", t.stores.size()},
+                     {"statements", t.statements},
+                     {"loads", t.loads},
+                     {"fmas", t.fmas},
+                     {"dead_loads", t.dead_loads}});
+  const KernelInfoFields& info = code.info;
+  Json info_json = {{"found", info.found}};
+  const auto put = [&](const char* name, const auto& field) {
+    if (field.value) info_json[name] = *field.value;
+    else info_json[name] = nullptr;
+  };
+  put("name", info.name);
+  put("m", info.m);
+  put("k", info.k);
+  put("nnz", info.nnz);
+  put("m1", info.m1);
+  put("n1", info.n1);
+  put("a_tiles", info.a_tiles);
+  put("weights_sha256", info.weights_sha256);
+  return {
+      {"schema", "spmmc.verify/1"},
+      {"file", cu},
+      {"weights", weights},
+      {"match", result.match},
+      {"parsed", code.parsed},
+      {"analyzed", code.analyzed},
+      {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()}, {"sha256", weights_sha256(a)}}},
+      {"kernel", code.kernel},
+      {"grid_x", code.grid_x},
+      {"info", info_json},
+      {"code_nnz", result.code_nnz},
+      {"rows_written", result.rows_written},
+      {"total_differences", result.total_differences},
+      {"rows_differing", result.rows_differing},
+      {"differences", differences},
+      {"notes", code.notes},
+      {"totals",
+       {{"tiles", code.tiles.size()},
+        {"statements", range_of(code.tiles, &AnalyzedTile::statements).sum},
+        {"loads", range_of(code.tiles, &AnalyzedTile::loads).sum},
+        {"fmas", range_of(code.tiles, &AnalyzedTile::fmas).sum},
+        {"dead_loads", range_of(code.tiles, &AnalyzedTile::dead_loads).sum}}},
+      {"tiles", tiles},
+      {"source_bytes", code.source_bytes},
+      {"seconds",
+       {{"read_weights", read_seconds},
+        {"parse", code.parse_seconds},
+        {"analyze", code.analyze_seconds},
+        {"compare", compare_seconds}}},
+  };
+}
+
+void print_per_tile(const EmittedKernelAnalysis& code) {
+  std::printf("%-14s %8s %6s %10s %8s %8s %10s\n", "tile", "blocks", "rows", "statements", "loads", "fmas", "dead_loads");
+  for (const AnalyzedTile& t : code.tiles) {
+    std::string blocks;
+    for (size_t i = 0; i < t.blocks.size(); ++i) blocks += (i ? "," : "") + std::to_string(t.blocks[i]);
+    std::printf("%-14s %8s %6zu %10lld %8lld %8lld %10lld\n", t.function.c_str(), blocks.c_str(), t.stores.size(),
+                static_cast<long long>(t.statements), static_cast<long long>(t.loads), static_cast<long long>(t.fmas),
+                static_cast<long long>(t.dead_loads));
+  }
+}
+
+int run_verify(const Args& args) {
+  using Clock = std::chrono::steady_clock;
+  const std::string& cu = args.positional.at(0);
+  const auto against = args.get("--against");
+  if (!against) fail_usage("spmmc verify needs --against WEIGHTS (the matrix file the kernel was compiled from)");
+  CompareOptions options;
+  options.weights_name = std::filesystem::path(*against).filename().string();
+  options.max_reported = static_cast<size_t>(args.get_int("--max-errors", 10, 1, 1000000));
+
+  auto start = Clock::now();
+  const LoadedMatrix m = read_matrix_file(*against, read_options_from(args));
+  const double read_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const EmittedKernelAnalysis code = analyze_emitted_kernel(cu);
+  start = Clock::now();
+  const WeightsComparison result = compare_with_weights(code, m.csr, options);
+  const double compare_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  for (const CodeDiagnostic& d : result.differences) print_error(d.where.str(), d.message);
+  if (result.total_differences > static_cast<int64_t>(result.differences.size()))
+    std::fprintf(stderr, "spmmc verify: %lld more difference%s not shown (--max-errors)\n",
+                 static_cast<long long>(result.total_differences - static_cast<int64_t>(result.differences.size())),
+                 result.total_differences - static_cast<int64_t>(result.differences.size()) == 1 ? "" : "s");
+  for (const std::string& note : code.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
+
+  if (args.has("--json")) {
+    std::fputs((verify_json(cu, *against, m.csr, code, result, read_seconds, compare_seconds).dump(2) + "\n").c_str(),
+               stdout);
+  } else {
+    if (args.has("--per-tile") && code.analyzed) print_per_tile(code);
+    const size_t tiles = code.tiles.size();
+    const std::string stats =
+        code.analyzed ? fmt::format("; {} tile functions, {}, {}, {}", tiles,
+                                    range_text("statements", range_of(code.tiles, &AnalyzedTile::statements), tiles),
+                                    range_text("loads", range_of(code.tiles, &AnalyzedTile::loads), tiles),
+                                    range_text("FMAs", range_of(code.tiles, &AnalyzedTile::fmas), tiles))
+                      : std::string();
+    const std::string timing = fmt::format("; parsed in {:.2f} s, analysed in {:.2f} s", code.parse_seconds,
+                                           code.analyze_seconds + compare_seconds);
+    if (result.match) {
+      std::printf("spmmc verify: %s matches %s: %d x %d, %lld non-zeros%s%s\n", cu.c_str(), options.weights_name.c_str(),
+                  m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), stats.c_str(), timing.c_str());
+    } else if (!code.parsed) {
+      std::printf("spmmc verify: %s does not parse (%lld error%s above)\n", cu.c_str(),
+                  static_cast<long long>(code.errors.size()), code.errors.size() == 1 ? "" : "s");
+    } else if (!code.analyzed) {
+      std::printf("spmmc verify: %s is not code the verifier recognises (%lld error%s above)\n", cu.c_str(),
+                  static_cast<long long>(code.errors.size()), code.errors.size() == 1 ? "" : "s");
+    } else {
+      std::printf("spmmc verify: %s does not match %s: %lld difference%s, %lld row%s of C differing; %lld non-zeros in %s, "
+                  "%lld in the code%s\n",
+                  cu.c_str(), options.weights_name.c_str(), static_cast<long long>(result.total_differences),
+                  result.total_differences == 1 ? "" : "s", static_cast<long long>(result.rows_differing),
+                  result.rows_differing == 1 ? "" : "s", static_cast<long long>(m.csr.nnz()),
+                  options.weights_name.c_str(), static_cast<long long>(result.code_nnz), stats.c_str());
+    }
+  }
+  return static_cast<int>(result.match ? ExitCode::kOk : ExitCode::kDataError);
+}
+
+}  // namespace
+
+Command verify_command() {
+  Command c;
+  c.name = "verify";
+  c.summary = "check an emitted NAME.cu against the weights it was compiled from (Clang AST)";
+  c.usage = "spmmc verify NAME.cu --against WEIGHTS [options]";
+  c.description =
+      "Parses NAME.cu with Clang as CUDA device code (no CUDA headers: a small built-in prelude stands in;\n"
+      "NAME.h is read from beside it when there) and reconstructs, from the AST, every (row, column, value)\n"
+      "the kernel multiplies and the row of C each sum is stored to. Checks them against WEIGHTS, read with\n"
+      "the same options as 'spmmc compile': every non-zero exactly once with the same float bits, in the right\n"
+      "row; every row of C written exactly once (empty rows store 0.0f); and NAME_info()'s m, k, nnz, a_tiles\n"
+      "and weights_sha256. Reports per tile function the statements, global loads and FMAs. Indices in\n"
+      "messages are 0-based, as in the code. Exit 0 on a match; 65 when the code differs, does not parse or\n"
+      "is not recognised (the first differences are named, file:line:column); 66 when a file is missing.\n"
+      "See docs/verify.md.";
+  c.options = {
+      {"--against", "WEIGHTS", "the matrix file the kernel claims to compute (required)"},
+      {"--json", "", "print a JSON report (schema spmmc.verify/1) instead of the summary"},
+      {"--per-tile", "", "print the statements, loads and FMAs of every tile function"},
+      {"--max-errors", "N", "differences to name in detail (default 10; all are counted)"},
+  };
+  for (auto& o : read_option_specs()) c.options.push_back(o);
+  c.min_positional = c.max_positional = 1;
+  c.run = run_verify;
+  return c;
+}
+
+}  // namespace spmmc::cli

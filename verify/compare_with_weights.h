@@ -1,0 +1,43 @@
+// The second stage of `spmmc verify`: compare what an emitted kernel computes (as
+// analyze_emitted_kernel reconstructed it) with the weights it claims: every non-zero exactly
+// once with the same float bits, in the right row of C; every row of C written exactly once
+// (rows without non-zeros store 0.0f); and the info object's M, K, NNZ, tile count and weights
+// SHA-256 (compiler/sha256.h) agree with the matrix and the code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/csr.h"
+#include "verify/analyze_emitted_kernel.h"
+
+namespace spmmc {
+
+struct CompareOptions {
+  std::string weights_name;  // how messages name the weights file, e.g. "layer.mtx"
+  size_t max_reported = 10;  // differences reported in detail; all are counted
+};
+
+struct WeightsComparison {
+  bool match = false;
+  // The first `max_reported` problems, in row order after the whole-file ones: the analysis's
+  // own errors when it failed (then nothing is compared), else the differences.
+  std::vector<CodeDiagnostic> differences;
+  int64_t total_differences = 0;
+  int64_t rows_differing = 0;     // rows of C with at least one difference
+  int64_t weights_nnz = 0;        // non-zeros of the weights
+  int64_t code_nnz = 0;           // products the code sums into stored rows (each store once)
+  int64_t rows_written = 0;       // rows of C stored at least once
+};
+
+// Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no
+// duplicates, no explicit zeros; the matrix the emitter was given). Indices in messages are
+// 0-based, as in the code.
+WeightsComparison compare_with_weights(const EmittedKernelAnalysis& code, const Csr& weights,
+                                       const CompareOptions& options);
+
+// A float as the emitter writes it, without the suffix: "0x1.8p-3", "-0x1.99999ap-4", "0x0p+0".
+std::string hex_float(float value);
+
+}  // namespace spmmc

@@ -1,0 +1,50 @@
+/* The CUDA runtime as `spmmc verify` parses emitted kernels (verify/analyze_emitted_kernel.h).
+   Clang 14-16 predate CUDA 13's headers, so the verifier parses with -nocudainc and maps this
+   file (and stdint.h beside it) in memory instead: just what emitted code uses, declared the
+   way nvcc's headers spell it. It is force-included, as nvcc includes cuda_runtime.h into every
+   .cu, and it answers the emitted header's own #include <cuda_runtime.h>. Nothing here is ever
+   compiled to machine code: the verifier only builds an AST (-fsyntax-only). */
+#ifndef SPMMC_VERIFY_CUDA_RUNTIME_H
+#define SPMMC_VERIFY_CUDA_RUNTIME_H
+
+#include <stdint.h>
+
+/* Execution-space attributes: clang's own CUDA attributes, spelled as cuda_runtime.h does. */
+#define __host__ __attribute__((host))
+#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+
+struct uint3 {
+  unsigned int x, y, z;
+};
+struct dim3 {
+  unsigned int x, y, z;
+  __host__ __device__ constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+};
+/* The built-in index variables: plain device objects are enough to type-check their uses. */
+extern __device__ const uint3 threadIdx;
+extern __device__ const uint3 blockIdx;
+extern __device__ const dim3 blockDim;
+extern __device__ const dim3 gridDim;
+
+enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+};
+typedef enum cudaError cudaError_t;
+typedef struct CUstream_st* cudaStream_t;
+
+extern "C" __host__ cudaError_t cudaLaunchKernel(const void* func, dim3 grid_dim, dim3 block_dim, void** args,
+                                                 unsigned long shared_mem, cudaStream_t stream);
+
+/* Device functions emitted code calls. */
+__device__ float __ldg(const float* p);
+extern "C" __device__ float fmaf(float a, float b, float c);
+__device__ float __fmaf_rn(float a, float b, float c);
+
+#endif
