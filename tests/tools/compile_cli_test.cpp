@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/cuda_driver.h"
 #include "tests/test_util.h"
 
 namespace spmmc {
@@ -38,6 +39,8 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
       {{"compile", a, "--n", "0", "--name", "k", "-o", out}, "--n"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--reorder", "random"}, "--reorder"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "model"}, "--tune"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--tile", "8x32"}, "--tile"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--max-candidates", "-1"}, "--max-candidates"},
   };
   for (const auto& c : cases) {
     const auto r = run_spmmc(c.args);
@@ -171,4 +174,27 @@ TEST_CASE("compile cli: --tile 8x64 is honoured", "[cli][compile]") {
 }
 
 }  // namespace
+}  // namespace spmmc
+
+namespace spmmc {
+
+TEST_CASE("compile cli: tuning modes that need a GPU fail at once without one", "[cli][compile][tune]") {
+  std::string why;
+  if (GpuContext::available(&why)) {
+    WARN("a GPU is usable here; the no-GPU refusal is not exercised");
+    return;
+  }
+  test::TempDir dir;
+  const std::string out = (dir.path / "out").string();
+  // The matrix does not exist: the GPU check comes before reading it.
+  for (const char* mode : {"proxy", "exhaustive"}) {
+    const auto r = run_spmmc({"compile", (dir.path / "absent.mtx").string(), "--n", "64", "--name", "k", "-o", out,
+                              "--tune", mode});
+    INFO(r.err);
+    CHECK(r.exit_code == 69);
+    CHECK_THAT(r.err, Catch::Contains(std::string("--tune ") + mode) && Catch::Contains("--tune none"));
+    CHECK(empty_or_absent(out));
+  }
+}
+
 }  // namespace spmmc
