@@ -28,7 +28,8 @@ class CubinCache {
   std::filesystem::path dir_;
 };
 
-// $SPMMC_CACHE_DIR, else $XDG_CACHE_HOME/spmmc/cubins, else $HOME/.cache/spmmc/cubins.
+// $SPMMC_CACHE_DIR, else $XDG_CACHE_HOME/spmmc/cubins, else $HOME/.cache/spmmc/cubins (empty
+// variables count as unset; with none of them, <temp dir>/spmmc-cubins).
 std::filesystem::path default_cubin_cache_dir();
 
 }  // namespace spmmc

@@ -1,0 +1,361 @@
+#include "runtime/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "compiler/diagnostics.h"
+#include "runtime/cuda_driver_api.h"
+
+namespace spmmc {
+namespace {
+
+constexpr const char* kDriverLibrary = "libcuda.so.1";
+
+// What loading the driver found, once per process: the entry points, or why there is no GPU.
+struct Probe {
+  GpuContext::Api api;
+  std::string unavailable;  // empty: the driver loaded, cuInit succeeded and a device exists
+};
+
+// Resolves `symbol` at ABI `version` (the number in its PFN type) into `slot`; false, with `why`,
+// when the driver lacks it.
+template <typename Pfn>
+bool resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* symbol, int version, Pfn& slot, std::string& why) {
+  void* pointer = nullptr;
+  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  const CUresult result = get_proc(symbol, &pointer, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+  if (result != CUDA_SUCCESS || found != CU_GET_PROC_ADDRESS_SUCCESS || pointer == nullptr) {
+    why = fmt::format("the CUDA driver ({}) lacks {} (ABI version {}): a newer driver is needed", kDriverLibrary,
+                      symbol, version);
+    return false;
+  }
+  slot = reinterpret_cast<Pfn>(pointer);
+  return true;
+}
+
+std::string error_text(const GpuContext::Api& api, CUresult result) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (api.cuGetErrorName == nullptr || api.cuGetErrorName(result, &name) != CUDA_SUCCESS || name == nullptr)
+    return fmt::format("CUDA error {}", static_cast<int>(result));
+  if (api.cuGetErrorString == nullptr || api.cuGetErrorString(result, &text) != CUDA_SUCCESS || text == nullptr)
+    return name;
+  return fmt::format("{}: {}", name, text);
+}
+
+Probe load_driver() {
+  Probe probe;
+  // Never dlclose'd: the driver stays loaded for the life of the process, as with libcudart.
+  void* library = dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    probe.unavailable = fmt::format("no CUDA driver: {} could not be loaded ({})", kDriverLibrary,
+                                    why != nullptr ? why : "no reason given");
+    return probe;
+  }
+  auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(library, "cuGetProcAddress_v2"));
+  if (get_proc == nullptr) {
+    probe.unavailable = fmt::format(
+        "the CUDA driver in {} is too old: it has no cuGetProcAddress_v2 (a CUDA 12.0 or newer driver is needed)",
+        kDriverLibrary);
+    return probe;
+  }
+  GpuContext::Api& a = probe.api;
+  std::string& why = probe.unavailable;
+  const bool resolved =
+      resolve(get_proc, "cuGetErrorName", 6000, a.cuGetErrorName, why) &&
+      resolve(get_proc, "cuGetErrorString", 6000, a.cuGetErrorString, why) &&
+      resolve(get_proc, "cuInit", 2000, a.cuInit, why) &&
+      resolve(get_proc, "cuDriverGetVersion", 2020, a.cuDriverGetVersion, why) &&
+      resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount, why) &&
+      resolve(get_proc, "cuDeviceGet", 2000, a.cuDeviceGet, why) &&
+      resolve(get_proc, "cuDeviceGetName", 2000, a.cuDeviceGetName, why) &&
+      resolve(get_proc, "cuDeviceGetAttribute", 2000, a.cuDeviceGetAttribute, why) &&
+      resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain, why) &&
+      resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease, why) &&
+      resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent, why) &&
+      resolve(get_proc, "cuStreamCreate", 2000, a.cuStreamCreate, why) &&
+      resolve(get_proc, "cuStreamDestroy", 4000, a.cuStreamDestroy, why) &&
+      resolve(get_proc, "cuStreamSynchronize", 2000, a.cuStreamSynchronize, why) &&
+      resolve(get_proc, "cuModuleLoadDataEx", 2010, a.cuModuleLoadDataEx, why) &&
+      resolve(get_proc, "cuModuleUnload", 2000, a.cuModuleUnload, why) &&
+      resolve(get_proc, "cuModuleGetFunction", 2000, a.cuModuleGetFunction, why) &&
+      resolve(get_proc, "cuFuncGetAttribute", 2020, a.cuFuncGetAttribute, why) &&
+      resolve(get_proc, "cuFuncSetAttribute", 9000, a.cuFuncSetAttribute, why) &&
+      resolve(get_proc, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
+              a.cuOccupancyMaxActiveBlocksPerMultiprocessor, why) &&
+      resolve(get_proc, "cuLaunchKernel", 4000, a.cuLaunchKernel, why) &&
+      resolve(get_proc, "cuMemAlloc", 3020, a.cuMemAlloc, why) &&
+      resolve(get_proc, "cuMemFree", 3020, a.cuMemFree, why) &&
+      resolve(get_proc, "cuMemcpyHtoDAsync", 3020, a.cuMemcpyHtoDAsync, why) &&
+      resolve(get_proc, "cuMemcpyDtoHAsync", 3020, a.cuMemcpyDtoHAsync, why) &&
+      resolve(get_proc, "cuMemsetD8Async", 3020, a.cuMemsetD8Async, why) &&
+      resolve(get_proc, "cuEventCreate", 2000, a.cuEventCreate, why) &&
+      resolve(get_proc, "cuEventDestroy", 4000, a.cuEventDestroy, why) &&
+      resolve(get_proc, "cuEventRecord", 2000, a.cuEventRecord, why) &&
+      resolve(get_proc, "cuEventSynchronize", 2000, a.cuEventSynchronize, why) &&
+      resolve(get_proc, "cuEventElapsedTime", 2000, a.cuEventElapsedTime, why);
+  if (!resolved) return probe;
+
+  int driver_version = 0;
+  a.cuDriverGetVersion(&driver_version);
+  if (const CUresult result = a.cuInit(0); result != CUDA_SUCCESS) {
+    why = fmt::format("no CUDA device: cuInit failed with driver version {}: {}", driver_version, error_text(a, result));
+    return probe;
+  }
+  int devices = 0;
+  if (const CUresult result = a.cuDeviceGetCount(&devices); result != CUDA_SUCCESS) {
+    why = fmt::format("no CUDA device: cuDeviceGetCount failed: {}", error_text(a, result));
+  } else if (devices == 0) {
+    why = fmt::format("no CUDA device: the driver (version {}) sees none", driver_version);
+  }
+  return probe;
+}
+
+const Probe& driver() {
+  static const Probe probe = load_driver();
+  return probe;
+}
+
+int device_attribute(const GpuContext& context, CUdevice device, CUdevice_attribute attribute, const char* what) {
+  int value = 0;
+  context.check(context.api().cuDeviceGetAttribute(&value, attribute, device), "cuDeviceGetAttribute",
+                fmt::format("device 0, {}", what));
+  return value;
+}
+
+int function_attribute(const GpuContext& context, void* function, CUfunction_attribute attribute,
+                       const std::string& kernel) {
+  int value = 0;
+  context.check(context.api().cuFuncGetAttribute(&value, attribute, static_cast<CUfunction>(function)),
+                "cuFuncGetAttribute", kernel);
+  return value;
+}
+
+void bind(const GpuContext& context, const std::string& object) {
+  context.check(context.api().bind(), "cuCtxSetCurrent", object);
+}
+
+}  // namespace
+
+std::string DeviceInfo::arch() const { return fmt::format("sm_{}{}", cc_major, cc_minor); }
+
+// --- GpuContext -----------------------------------------------------------------------------
+
+bool GpuContext::available(std::string* why) {
+  const Probe& probe = driver();
+  if (why != nullptr) *why = probe.unavailable;
+  return probe.unavailable.empty();
+}
+
+std::unique_ptr<GpuContext> GpuContext::open() {
+  const Probe& probe = driver();
+  if (!probe.unavailable.empty()) throw UserError(ExitCode::kUnavailable, {}, probe.unavailable);
+  std::unique_ptr<GpuContext> context(new GpuContext());
+  context->api_ = std::make_unique<Api>(probe.api);
+  const Api& a = *context->api_;
+
+  CUdevice device = 0;
+  context->check(a.cuDeviceGet(&device, 0), "cuDeviceGet", "device 0");
+  CUcontext primary = nullptr;
+  context->check(a.cuDevicePrimaryCtxRetain(&primary, device), "cuDevicePrimaryCtxRetain", "device 0");
+  context->context_ = primary;
+  context->api_->context = primary;
+  context->check(a.bind(), "cuCtxSetCurrent", "device 0");
+  CUstream stream = nullptr;
+  context->check(a.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate", "device 0");
+  context->stream_ = stream;
+
+  DeviceInfo& info = context->info_;
+  char name[256] = {};
+  context->check(a.cuDeviceGetName(name, sizeof name - 1, device), "cuDeviceGetName", "device 0");
+  info.name = name;
+  const GpuContext& c = *context;
+  info.cc_major = device_attribute(c, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability");
+  info.cc_minor = device_attribute(c, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability");
+  info.sm_count = device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count");
+  info.warp_size = device_attribute(c, device, CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size");
+  info.registers_per_sm =
+      device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, "registers per SM");
+  info.registers_per_block =
+      device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, "registers per block");
+  info.max_threads_per_sm =
+      device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "threads per SM");
+  info.max_threads_per_block =
+      device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "threads per block");
+  info.max_blocks_per_sm =
+      device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, "blocks per SM");
+  info.shared_memory_per_sm = device_attribute(c, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                                               "shared memory per SM");
+  info.shared_memory_per_block_optin = device_attribute(
+      c, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "opt-in shared memory per block");
+  info.reserved_shared_memory_per_block = device_attribute(
+      c, device, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, "reserved shared memory per block");
+  info.l2_bytes = device_attribute(c, device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 size");
+  context->check(a.cuDriverGetVersion(&info.driver_version), "cuDriverGetVersion", "device 0");
+  return context;
+}
+
+GpuContext::~GpuContext() {
+  if (api_ == nullptr) return;
+  if (context_ != nullptr) {
+    api_->bind();
+    if (stream_ != nullptr) api_->cuStreamDestroy(static_cast<CUstream>(stream_));
+    CUdevice device = 0;
+    if (api_->cuDeviceGet(&device, 0) == CUDA_SUCCESS) api_->cuDevicePrimaryCtxRelease(device);
+  }
+}
+
+void GpuContext::synchronize() const {
+  bind(*this, "stream");
+  check(api_->cuStreamSynchronize(static_cast<CUstream>(stream_)), "cuStreamSynchronize", "stream");
+}
+
+void GpuContext::check(int result, const char* call, const std::string& object) const {
+  if (result == CUDA_SUCCESS) return;
+  throw DriverError(result, fmt::format("{}({}): {}", call, object, error_text(*api_, static_cast<CUresult>(result))));
+}
+
+// --- Module and Kernel ----------------------------------------------------------------------
+
+Module::Module(const GpuContext& context, const std::string& cubin_image, std::string name)
+    : context_(&context), name_(std::move(name)) {
+  bind(context, name_);
+  const GpuContext::Api& a = context.api();
+  std::vector<char> log(16384, '\0');
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size() - 1))};
+  CUmodule module = nullptr;
+  const CUresult result = a.cuModuleLoadDataEx(&module, cubin_image.data(), 2, options, values);
+  if (result != CUDA_SUCCESS) {
+    const std::string driver_log(log.data());
+    throw DriverError(result, fmt::format("cuModuleLoadData({}): {}{}{}", name_, error_text(a, result),
+                                          driver_log.empty() ? "" : "\n", driver_log));
+  }
+  module_ = module;
+}
+
+Module::~Module() {
+  if (module_ == nullptr) return;
+  const GpuContext::Api& a = context_->api();
+  a.bind();
+  a.cuModuleUnload(static_cast<CUmodule>(module_));
+}
+
+Kernel Module::kernel(const std::string& symbol) const {
+  const std::string object = fmt::format("{}: kernel '{}'", name_, symbol);
+  bind(*context_, object);
+  CUfunction function = nullptr;
+  context_->check(context_->api().cuModuleGetFunction(&function, static_cast<CUmodule>(module_), symbol.c_str()),
+                  "cuModuleGetFunction", object);
+  return Kernel(context_, function, symbol);
+}
+
+KernelAttributes Kernel::attributes() const {
+  bind(*context_, name_);
+  KernelAttributes attributes;
+  attributes.registers_per_thread = function_attribute(*context_, function_, CU_FUNC_ATTRIBUTE_NUM_REGS, name_);
+  attributes.static_shared_bytes = function_attribute(*context_, function_, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, name_);
+  attributes.local_bytes_per_thread =
+      function_attribute(*context_, function_, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, name_);
+  attributes.max_threads_per_block =
+      function_attribute(*context_, function_, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, name_);
+  return attributes;
+}
+
+void Kernel::allow_dynamic_shared(int64_t bytes) const {
+  SPMMC_CHECK(bytes >= 0 && bytes <= INT_MAX, fmt::format("dynamic shared memory of {} bytes for {}", bytes, name_));
+  bind(*context_, name_);
+  const GpuContext::Api& a = context_->api();
+  const auto function = static_cast<CUfunction>(function_);
+  context_->check(a.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
+                  "cuFuncSetAttribute", fmt::format("{}, {} B of dynamic shared memory", name_, bytes));
+  if (bytes > 0) {
+    context_->check(a.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                         CU_SHAREDMEM_CARVEOUT_MAX_SHARED),
+                    "cuFuncSetAttribute", fmt::format("{}, the largest shared-memory carveout", name_));
+  }
+}
+
+int Kernel::active_blocks_per_sm(int block_threads, int64_t dynamic_shared_bytes) const {
+  SPMMC_CHECK(dynamic_shared_bytes >= 0, fmt::format("negative dynamic shared memory for {}", name_));
+  bind(*context_, name_);
+  int blocks = 0;
+  context_->check(context_->api().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                      &blocks, static_cast<CUfunction>(function_), block_threads,
+                      static_cast<size_t>(dynamic_shared_bytes)),
+                  "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                  fmt::format("{}, block {}, dynamic shared {} B", name_, block_threads, dynamic_shared_bytes));
+  return blocks;
+}
+
+void Kernel::launch(const LaunchShape& shape, void** args) const {
+  const auto object = [&] {
+    return fmt::format("{}, grid {}x{}x{}, block {}, dynamic shared {} B", name_, shape.grid_x, shape.grid_y,
+                       shape.grid_z, shape.block_x, shape.dynamic_shared_bytes);
+  };
+  const GpuContext::Api& a = context_->api();
+  if (const CUresult bound = a.bind(); bound != CUDA_SUCCESS) context_->check(bound, "cuCtxSetCurrent", object());
+  const CUresult result =
+      a.cuLaunchKernel(static_cast<CUfunction>(function_), shape.grid_x, shape.grid_y, shape.grid_z, shape.block_x, 1,
+                       1, shape.dynamic_shared_bytes, static_cast<CUstream>(context_->stream()), args, nullptr);
+  if (result != CUDA_SUCCESS) context_->check(result, "cuLaunchKernel", object());
+}
+
+// --- DeviceBuffer ---------------------------------------------------------------------------
+// Copies go through the context's (non-blocking) stream and wait for it: the synchronous
+// cuMemcpyHtoD/DtoH run on the legacy default stream, which does not order with a non-blocking
+// stream, so a kernel still running there could race them.
+
+DeviceBuffer::DeviceBuffer(const GpuContext& context, size_t bytes) : context_(&context), bytes_(bytes) {
+  if (bytes == 0) return;
+  bind(context, fmt::format("device buffer of {} bytes", bytes));
+  CUdeviceptr address = 0;
+  context.check(context.api().cuMemAlloc(&address, bytes), "cuMemAlloc", fmt::format("{} bytes", bytes));
+  address_ = address;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (address_ == 0) return;
+  const auto& a = context_->api();
+  a.bind();
+  a.cuMemFree(static_cast<CUdeviceptr>(address_));
+}
+
+void DeviceBuffer::upload(const void* host, size_t bytes) const {
+  SPMMC_CHECK(bytes <= bytes_, fmt::format("upload of {} bytes into a device buffer of {}", bytes, bytes_));
+  if (bytes == 0) return;
+  const std::string object = fmt::format("upload of {} bytes", bytes);
+  bind(*context_, object);
+  const auto stream = static_cast<CUstream>(context_->stream());
+  context_->check(context_->api().cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(address_), host, bytes, stream),
+                  "cuMemcpyHtoDAsync", object);
+  context_->check(context_->api().cuStreamSynchronize(stream), "cuStreamSynchronize", object);
+}
+
+void DeviceBuffer::download(void* host, size_t bytes) const {
+  SPMMC_CHECK(bytes <= bytes_, fmt::format("download of {} bytes from a device buffer of {}", bytes, bytes_));
+  if (bytes == 0) return;
+  const std::string object = fmt::format("download of {} bytes", bytes);
+  bind(*context_, object);
+  const auto stream = static_cast<CUstream>(context_->stream());
+  context_->check(context_->api().cuMemcpyDtoHAsync(host, static_cast<CUdeviceptr>(address_), bytes, stream),
+                  "cuMemcpyDtoHAsync", object);
+  context_->check(context_->api().cuStreamSynchronize(stream), "cuStreamSynchronize", object);
+}
+
+void DeviceBuffer::fill_zero() const {
+  if (bytes_ == 0) return;
+  const std::string object = fmt::format("device buffer of {} bytes", bytes_);
+  bind(*context_, object);
+  context_->check(context_->api().cuMemsetD8Async(static_cast<CUdeviceptr>(address_), 0, bytes_,
+                                                  static_cast<CUstream>(context_->stream())),
+                  "cuMemsetD8Async", object);
+}
+
+}  // namespace spmmc
