@@ -133,7 +133,8 @@ TEST_CASE("proxy: nearest-neighbour-chain Ward equals the textbook greedy agglom
   for (int trial = 0; trial < 40; ++trial) {
     const int n = 5 + trial % 30;
     std::set<std::pair<int64_t, int64_t>> distinct;
-    std::uniform_int_distribution<int64_t> dist(0, 60);
+    // A wide range: equal merge costs (ties, where both orders are valid Ward) are unlikely.
+    std::uniform_int_distribution<int64_t> dist(0, 1000000);
     while (static_cast<int>(distinct.size()) < n) distinct.insert({dist(gen), dist(gen) * 3});
     std::vector<std::pair<int64_t, int64_t>> xy(distinct.begin(), distinct.end());
     std::shuffle(xy.begin(), xy.end(), gen);

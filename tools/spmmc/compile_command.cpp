@@ -84,6 +84,7 @@ int run_compile(const Args& args) {
   limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", limits.max_nvcc_seconds, 1.0, 1e7);
   const Target target = target_from(args);
   const bool reproducible = args.has("--reproducible");
+  const TuningSettings tuning_settings = tuning_settings_from(args);
   // A tuning mode without a usable GPU fails here, before any work (exit 69).
   const std::unique_ptr<GpuContext> gpu = tune == "none" ? nullptr : open_gpu_for_tuning(tune, target);
 
@@ -103,7 +104,7 @@ int run_compile(const Args& args) {
     chosen = &plan.candidates.front();
   } else if (gpu) {
     std::vector<const PlannedCandidate*> candidates;
-    const TuningResult result = run_tuning(tune, m.csr, plan, *gpu, args, plan_options.n, candidates);
+    const TuningResult result = run_tuning(tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, args.has("--quiet"), candidates);
     tuning = tuning_json(tune, result, *gpu);
     if (result.chosen >= 0) {
       chosen = candidates[static_cast<size_t>(result.chosen)];

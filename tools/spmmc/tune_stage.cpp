@@ -92,8 +92,22 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
   return gpu;
 }
 
-TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu, const Args& args,
-                        int64_t n, std::vector<const PlannedCandidate*>& candidates) {
+TuningSettings tuning_settings_from(const Args& args) {
+  TuningSettings s;
+  s.timing_runs = static_cast<int>(args.get_int("--timing-runs", 20, 1, 100000));
+  s.flush_l2 = args.has("--flush-l2");
+  s.budget_seconds = args.get_double("--tune-budget", 3600.0, 0.0, 1e9);
+  s.jobs = static_cast<unsigned>(args.get_int("--jobs", 0, 0, 1024));
+  s.max_candidates = static_cast<size_t>(args.get_int("--max-candidates", 0, 0, 1 << 30));
+  s.use_cache = !args.has("--no-cache");
+  s.cache_dir = args.get_or("--cache-dir", "");
+  if (!s.use_cache && !s.cache_dir.empty()) fail_usage("give --cache-dir or --no-cache, not both");
+  return s;
+}
+
+TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
+                        const TuningSettings& settings, int64_t n, bool quiet,
+                        std::vector<const PlannedCandidate*>& candidates) {
   candidates = plan.survivors();
   if (candidates.empty())
     for (const auto& c : plan.candidates)
@@ -102,7 +116,7 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
     throw UserError(ExitCode::kDataError, SourceLocation{},
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
   // --max-candidates K: K candidates evenly spaced in the plan's M1-major order (deterministic).
-  const size_t limit = static_cast<size_t>(args.get_int("--max-candidates", 0, 0, 1 << 30));
+  const size_t limit = settings.max_candidates;
   if (limit > 0 && candidates.size() > limit) {
     std::vector<const PlannedCandidate*> sample;
     for (size_t i = 0; i < limit; ++i) sample.push_back(candidates[i * candidates.size() / limit]);
@@ -111,17 +125,17 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
 
   TuningOptions options;
   options.n = n;
-  options.timing.runs = static_cast<int>(args.get_int("--timing-runs", 20, 1, 100000));
-  options.timing.flush_l2 = args.has("--flush-l2");
-  options.budget_seconds = args.get_double("--tune-budget", 3600.0, 0.0, 1e9);
-  options.pool.max_workers = static_cast<unsigned>(args.get_int("--jobs", 0, 0, 1024));
+  options.timing.runs = settings.timing_runs;
+  options.timing.flush_l2 = settings.flush_l2;
+  options.budget_seconds = settings.budget_seconds;
+  options.pool.max_workers = settings.jobs;
   std::unique_ptr<CubinCache> cache;
-  if (!args.has("--no-cache")) {
-    cache = std::make_unique<CubinCache>(args.has("--cache-dir") ? std::filesystem::path(*args.get("--cache-dir"))
-                                                                  : default_cubin_cache_dir());
+  if (settings.use_cache) {
+    cache = std::make_unique<CubinCache>(settings.cache_dir.empty() ? default_cubin_cache_dir()
+                                                                     : std::filesystem::path(settings.cache_dir));
     options.cache = cache.get();
   }
-  Progress progress(!args.has("--quiet") && isatty(STDERR_FILENO));
+  Progress progress(!quiet && isatty(STDERR_FILENO));
   options.progress = [&](const TuningProgress& p) { progress(p); };
   return mode == "exhaustive" ? tune_exhaustively(a, plan, candidates, gpu, options)
                               : tune_with_proxies(a, plan, candidates, gpu, options);

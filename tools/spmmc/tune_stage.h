@@ -19,8 +19,21 @@ class GpuContext;
 
 namespace spmmc::cli {
 
-// --tune-budget, --timing-runs, --jobs, --cache-dir, --no-cache, --flush-l2.
+// --tune-budget, --timing-runs, --flush-l2, --max-candidates, --jobs, --cache-dir, --no-cache.
 std::vector<OptionSpec> tuning_option_specs();
+
+struct TuningSettings {
+  int timing_runs = 20;
+  bool flush_l2 = false;
+  double budget_seconds = 3600.0;
+  unsigned jobs = 0;            // 0: the pool decides
+  size_t max_candidates = 0;    // 0: all
+  bool use_cache = true;
+  std::string cache_dir;        // empty: default_cubin_cache_dir()
+};
+
+// Reads the tuning options; a bad value is a usage error (checked before any work).
+TuningSettings tuning_settings_from(const Args& args);
 
 // Opens the GPU for a tuning mode that needs one, before any other work, so that a machine
 // without one fails at once (exit 69). Checks that the GPU has the target's architecture.
@@ -29,8 +42,10 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
 // Runs --tune `mode` ("proxy" or "exhaustive") over the planning survivors (or, when none
 // survived, over every candidate the register constraint kept) and returns the result;
 // `candidates` receives the candidates in the result's order.
-TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu, const Args& args,
-                        int64_t n, std::vector<const PlannedCandidate*>& candidates);
+// Progress is shown on a terminal unless `quiet`.
+TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
+                        const TuningSettings& settings, int64_t n, bool quiet,
+                        std::vector<const PlannedCandidate*>& candidates);
 
 // The "tuning" section of NAME.json: device, per-stage seconds, and every candidate with its
 // outcome, proxy time and real time where measured.
