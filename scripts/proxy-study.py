@@ -14,7 +14,7 @@ Then it times the search target: a 512x512 layer at sparsity 0.9, n = 4096, with
 (cold cache), and the nvcc time of the file it emits.
 
 usage: scripts/proxy-study.py [--data DIR] [--out DIR] [--n N] [--max-candidates K] [--jobs J]
-                              [--filter REGEX] [--skip-target]
+                              [--filter REGEX] [--skip-target | --target-only]
 Prints a Markdown table and a summary (last) on stdout; writes OUT/study.json.
 Exit 69 when no GPU is usable (spmmc says so), 1 when a run failed.
 """
@@ -124,7 +124,8 @@ def main():
     ap.add_argument("--max-candidates", type=int, default=40)
     ap.add_argument("--jobs", type=int, default=0)
     ap.add_argument("--filter", default="")
-    ap.add_argument("--skip-target", action="store_true")
+    ap.add_argument("--skip-target", action="store_true", help="leave out the 512x512 search-time target")
+    ap.add_argument("--target-only", action="store_true", help="run only the search-time target")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     jobs = ["--jobs", str(a.jobs)] if a.jobs else []
@@ -141,7 +142,7 @@ def main():
             if p.returncode != 0:
                 sys.exit(f"proxy-study: spmmc gen failed: {p.stderr}")
         cases.append((name, path))
-    cases = [c for c in cases if re.search(a.filter, c[0])]
+    cases = [c for c in cases if re.search(a.filter, c[0]) and not a.target_only]
 
     rows, failed = [], 0
     for i, (name, path) in enumerate(cases):
@@ -164,6 +165,7 @@ def main():
         row.update({"name": name, "nnz": report["input"]["nnz"], "shape": f'{report["input"]["rows"]}x{report["input"]["cols"]}',
                     "sparsity": report["input"]["sparsity"], "wall_s": wall})
         rows.append(row)
+        json.dump({"n": a.n, "max_candidates": a.max_candidates, "rows": rows}, open(os.path.join(a.out, "study.json"), "w"), indent=1)
         print(f"proxy-study: {name}: {row.get('measured')} measured, rho {row.get('spearman', float('nan')):.3f}, "
               f"loss {100 * row.get('loss', float('nan')):.2f}%, {wall:.1f} s", file=sys.stderr)
 

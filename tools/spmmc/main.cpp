@@ -22,7 +22,9 @@ const std::vector<spmmc::cli::Command>& commands() {
       spmmc::cli::gen_command(),
       spmmc::cli::plan_command(),
       spmmc::cli::compile_command(),
+#ifdef SPMMC_WITH_VERIFY
       spmmc::cli::verify_command(),
+#endif
   };
   return all;
 }
