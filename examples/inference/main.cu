@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   // X: deterministic inputs in [-1, 1].
   const int64_t in = w1.cols, hidden = w1.rows, out = w2.rows;
   std::vector<float> x(static_cast<size_t>(in * batch));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919 % 2001) / 1000.0 - 1.0);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<double>(i * 7919 % 2001) / 1000.0 - 1.0);
 
   float *d_x = nullptr, *d_h = nullptr, *d_y = nullptr;
   cudaStream_t stream = nullptr;
