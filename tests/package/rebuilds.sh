@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Checks when spmmc_add_spmm regenerates a kernel, building tests/package/rebuild against the
-# installed package: after a change of the weights, of the arguments (TILE), and of the target
-# description spmmc read (known to the build only through the depfile); and never without one.
+# installed package (a private copy, since spmmc itself is touched): after a change of the
+# weights, of the arguments (TILE), of spmmc, and of the target description spmmc read (known to
+# the build only through the depfile); and never without one.
 # usage: rebuilds.sh PREFIX SOURCE_DIR WORK_DIR NVCC GENERATOR
 set -euo pipefail
-prefix=$1 source=$2 work=$3 nvcc=$4 generator=$5
+installed=$1 source=$2 work=$3 nvcc=$4 generator=$5
 fail() { echo "rebuild test: FAIL: $*" >&2; exit 1; }
-spmmc=$prefix/bin/spmmc
 
 rm -rf "$work"; mkdir -p "$work"
+cp -r "$installed" "$work/prefix"
+prefix=$work/prefix spmmc=$work/prefix/bin/spmmc
 "$spmmc" gen uniform --rows 8 --cols 16 --sparsity 0.7 --seed 1 --quiet -o "$work/w.mtx"
 cp "$prefix/share/spmmc/models/targets/h100.json" "$work/target.json"
 configure() {
@@ -37,6 +39,8 @@ configure -DTILE=8x64
 expect_build RUNS "TILE 8x64"
 [[ $(json m1) =~ 8$ ]] || fail "layer.json has $(json m1) after TILE 8x64"
 expect_build SKIPS "no change"
+touch "$spmmc"
+expect_build RUNS "a new spmmc"
 sed -i 's/"description": *"/&edited: /' "$work/target.json"
 grep -q 'edited:' "$work/target.json" || fail "could not edit $work/target.json"
 expect_build RUNS "an edit of the target description (depfile)"
