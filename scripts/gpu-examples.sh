@@ -34,7 +34,7 @@ case $work in /*) ;; *) work=$root/$work ;; esac
 
 # --- the install tree -------------------------------------------------------------------------
 make_prefix() {
-  [ -x build/spmmc ] || { say "no build/spmmc: run scripts/build.sh first"; exit 1; }
+  [ -x build/spmmc ] || { say "neither $prefix/bin/spmmc nor build/spmmc: run scripts/gpu-examples.sh --prepare on the build machine and carry $(basename "$prefix"), or run scripts/build.sh"; exit 1; }
   rm -rf "$prefix"
   cmake --install build --prefix "$prefix" >/dev/null || { say "cmake --install build failed"; exit 1; }
   # Carry libfmt (not on the GPU machine); the installed spmmc's RUNPATH is $ORIGIN/../lib.
