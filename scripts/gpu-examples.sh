@@ -90,7 +90,7 @@ cat "$work/pytorch.err" >&2
 cat "$work/pytorch.out"
 last=$(tail -n1 "$work/pytorch.out")
 case $rc in
-  0) row pytorch "build + $(echo "$last" | sed 's/.*PASS: //')" PASS "$(grep -m1 'built ' "$work/pytorch.err" | sed 's/.*(\(.*\))$/\1/')" ;;
+  0) row pytorch "build + ${last#*PASS: }" PASS "$(grep -m1 'built ' "$work/pytorch.err" | sed 's/.*(\(.*\))$/\1/')" ;;
   69) row pytorch "build + run" SKIPPED "$last" ;;
   *) row pytorch "build + run" FAIL "exit $rc: $last" ;;
 esac

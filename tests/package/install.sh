@@ -9,7 +9,7 @@ fail() { echo "install test: FAIL: $*" >&2; exit 1; }
 
 rm -rf "$prefix" "$prefix.moved"
 cmake --install "$build" --prefix "$prefix" >/dev/null
-libdir=$(cd "$prefix" && ls -d lib*/cmake/spmmc 2>/dev/null | head -n1)
+libdir=$(cd "$prefix" && find lib* -maxdepth 3 -path "*/cmake/spmmc" -type d 2>/dev/null | head -n1)
 [ -n "$libdir" ] || fail "no lib*/cmake/spmmc under $prefix"
 for f in bin/spmmc share/spmmc/models/targets/h100.json "$libdir/spmmcConfig.cmake" "$libdir/spmmcConfigVersion.cmake" \
          "$libdir/spmmcTargets.cmake" "$libdir/spmmc_add_spmm.cmake"; do
