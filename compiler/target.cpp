@@ -45,6 +45,14 @@ bool looks_like_path(const std::string& s) {
 
 std::filesystem::path targets_dir() {
   if (const char* env = std::getenv("SPMMC_MODELS_DIR"); env && *env) return std::filesystem::path(env) / "targets";
+  // SPMMC_MODELS_DIR_FROM_BINDIR is the models folder relative to the folder of the installed
+  // executable ("../share/spmmc/models"). A build-tree binary has no such folder beside it.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path() / SPMMC_MODELS_DIR_FROM_BINDIR / "targets";
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal();
+  }
   const std::filesystem::path source = SPMMC_SOURCE_MODELS_DIR;
   if (std::filesystem::is_directory(source / "targets")) return source / "targets";
   return std::filesystem::path(SPMMC_INSTALL_MODELS_DIR) / "targets";
@@ -106,7 +114,9 @@ Target load_target(const std::string& name_or_path) {
                  known.empty() ? "none found in " + targets_dir().string() : known);
     }
   }
-  return parse_target(read_text(path), path.string());
+  Target t = parse_target(read_text(path), path.string());
+  t.file = path.string();
+  return t;
 }
 
 Target target_for_arch(const std::string& arch) {

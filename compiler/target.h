@@ -27,6 +27,7 @@ struct Target {
   int64_t max_shared_memory_per_block = 0;
   int64_t reserved_shared_memory_per_block = 0;  // taken by the driver from each block
   int64_t l2_bytes = 0;
+  std::string file;         // the description it was loaded from (load_target); empty when parsed from text
 };
 
 // Resolves `name_or_path` to a target: a path to a .json file, or the name of a file in the
@@ -40,8 +41,10 @@ Target target_for_arch(const std::string& arch);
 // Parses a target description; `file` names it in diagnostics.
 Target parse_target(const std::string& json_text, const std::string& file);
 
-// The folder of target descriptions: $SPMMC_MODELS_DIR/targets, else the source tree's
-// models/targets, else the installed share/spmmc/models/targets.
+// The folder of target descriptions, the first of: $SPMMC_MODELS_DIR/targets; the installed
+// models beside the running executable (<prefix>/share/spmmc/models/targets for <prefix>/bin/spmmc,
+// so an install tree works wherever it is copied); the source tree's models/targets; the
+// install prefix's share/spmmc/models/targets as configured.
 std::filesystem::path targets_dir();
 
 // Names of the targets in targets_dir(), sorted.

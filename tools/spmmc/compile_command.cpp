@@ -21,6 +21,7 @@
 #include "tools/spmmc/commands.h"
 #include "tools/spmmc/json_fields.h"
 #include "tools/spmmc/tune_stage.h"
+#include "tools/spmmc/write_depfile.h"
 
 namespace spmmc::cli {
 namespace {
@@ -207,6 +208,7 @@ int run_compile(const Args& args) {
   seconds["write_sources"] = seconds_since(clock);
   if (!reproducible) report["seconds"] = seconds;
   write_text(base.string() + ".json", report.dump(2) + "\n");
+  if (const auto depfile = args.get("--depfile")) write_depfile(*depfile, base.string() + ".cu", compile_inputs(path, args, target));
   if (!args.has("--quiet")) {
     std::fprintf(stderr,
                  "spmmc compile: wrote %s.{cu,h,json}: %d x %d, %lld non-zeros, tile %s (%s), %d tiles, %.1f MB of CUDA, "
@@ -247,6 +249,7 @@ Command compile_command() {
       {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 120)"},
       {"--reproducible", "", "leave stage timings out of NAME.json so that it is byte-identical too"},
       {"--quiet", "", "print nothing on success"},
+      {"--depfile", "FILE", "also write a Makefile-style depfile: NAME.cu and the files it was made from"},
   });
   for (auto& o : read_option_specs()) c.options.push_back(o);
   c.min_positional = c.max_positional = 1;

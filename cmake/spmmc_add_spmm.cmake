@@ -1,0 +1,167 @@
+# spmmc_add_spmm(): compile fixed sparse weights into a CUDA kernel at build time and add the
+# kernel to a target (the pattern of protobuf_generate and Halide's add_halide_library).
+#
+#   spmmc_add_spmm(<target>
+#                  WEIGHTS <file>          sparse weights in any format spmmc reads (relative: to the
+#                                          current source folder); may be the output of a custom command
+#                  NAME <name>             the C name of the kernel: <name>() and <name>_info()
+#                  N <n>                   columns of B and C the tile is chosen for (any n works at run time)
+#                  [ARCH <sm>]             e.g. 90 or sm_90: plan for that architecture (--arch sm_90);
+#                                          default: spmmc's default target (h100, sm_90)
+#                  [TILE <M1>x<N1>]        force the tile, e.g. 32x128 (--tile)
+#                  [TUNE none|proxy|exhaustive]  how spmmc chooses the tile; default none (a heuristic:
+#                                          reproducible, no GPU needed); proxy and exhaustive time
+#                                          kernels on the GPU of the building machine
+#                  [OUTPUT_DIR <dir>]      where <name>.cu/.h/.json go; default ${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels
+#                  [OPTIONS <arg>...])     further `spmmc compile` options, passed as they are
+#
+# Runs `spmmc compile <weights> --n <n> --name <name> -o <dir> --reproducible --quiet --depfile
+# <dir>/<name>.d [--tile] [--tune] [--arch] <options>`, adds <name>.cu and <name>.h to the
+# target's sources and <dir> to its include directories. The kernel is regenerated when the
+# weights, spmmc itself, the arguments of this call, or anything else spmmc read (the target
+# description, through the depfile) change. Wrong arguments stop the configure step with a
+# message naming the argument. Reference: docs/user-guide.md.
+#
+# The spmmc that runs is the target spmmc::spmmc: the imported one of find_package(spmmc), or the
+# one built in the same tree after add_subdirectory(spmmc).
+include_guard(GLOBAL)
+
+# Functions use the policies in force where they are defined. CMP0116: CMake rewrites the depfile
+# for Ninja, whose paths must match its own spelling of the outputs.
+if(POLICY CMP0116)
+  cmake_policy(SET CMP0116 NEW)
+endif()
+
+function(spmmc_add_spmm target)
+  set(where "spmmc_add_spmm(${target})")
+  set(keywords WEIGHTS NAME N ARCH TILE TUNE OUTPUT_DIR OPTIONS)
+  if(target IN_LIST keywords)
+    message(FATAL_ERROR "spmmc_add_spmm: the first argument must be the target, not the keyword ${target}")
+  endif()
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "WEIGHTS;NAME;N;ARCH;TILE;TUNE;OUTPUT_DIR" "OPTIONS")
+
+  # --- the arguments ------------------------------------------------------------------------
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "${where}: unknown argument(s) '${arg_UNPARSED_ARGUMENTS}' "
+                        "(expected WEIGHTS, NAME, N, ARCH, TILE, TUNE, OUTPUT_DIR, OPTIONS)")
+  endif()
+  foreach(keyword IN LISTS arg_KEYWORDS_MISSING_VALUES)
+    if(NOT keyword STREQUAL "OPTIONS")  # an empty OPTIONS list is fine
+      message(FATAL_ERROR "${where}: ${keyword} is given without a value")
+    endif()
+  endforeach()
+  if(NOT DEFINED arg_WEIGHTS)
+    message(FATAL_ERROR "${where}: WEIGHTS <file> is required (the sparse weights to compile)")
+  endif()
+  if(NOT DEFINED arg_NAME)
+    message(FATAL_ERROR "${where}: NAME <name> is required (the C name of the kernel)")
+  endif()
+  if(NOT DEFINED arg_N)
+    message(FATAL_ERROR "${where}: N <n> is required (the number of columns of B and C to tune for)")
+  endif()
+  if(NOT arg_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "${where}: NAME '${arg_NAME}' is not a C identifier (letters, digits and _, "
+                        "not starting with a digit)")
+  endif()
+  if(arg_NAME MATCHES "^(spmmc_|__|_[A-Z])" OR arg_NAME MATCHES "_info$")
+    message(FATAL_ERROR "${where}: NAME '${arg_NAME}' is reserved: names starting with spmmc_, __ or _ "
+                        "and a capital, or ending in _info, clash with the emitted code")
+  endif()
+  if(NOT arg_N MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "${where}: N '${arg_N}' is not a positive integer")
+  endif()
+  if(DEFINED arg_TILE AND NOT arg_TILE MATCHES "^[1-9][0-9]*x[1-9][0-9]*$")
+    message(FATAL_ERROR "${where}: TILE '${arg_TILE}' is not M1xN1 with positive integers, e.g. 32x128")
+  endif()
+  set(tune none)
+  if(DEFINED arg_TUNE)
+    set(tune ${arg_TUNE})
+  endif()
+  if(tune STREQUAL "model" OR tune STREQUAL "rank")
+    message(FATAL_ERROR "${where}: TUNE ${tune} needs the learned ranker, which this spmmc does not have yet; "
+                        "use TUNE none, proxy or exhaustive")
+  endif()
+  if(NOT tune MATCHES "^(none|proxy|exhaustive)$")
+    message(FATAL_ERROR "${where}: TUNE '${tune}' is not one of none, proxy, exhaustive")
+  endif()
+  if(DEFINED arg_ARCH AND NOT arg_ARCH MATCHES "^(sm_)?[1-9][0-9]+[a-z]?$")
+    message(FATAL_ERROR "${where}: ARCH '${arg_ARCH}' is not an architecture such as 90 or sm_90")
+  endif()
+  # Options this function sets itself would be given twice.
+  foreach(option IN LISTS arg_OPTIONS)
+    if(option MATCHES "^(--n|--name|--output|-o|--tile|--tune|--arch|--depfile|--quiet|--reproducible)(=.*)?$")
+      message(FATAL_ERROR "${where}: OPTIONS must not contain ${CMAKE_MATCH_1}: spmmc_add_spmm sets it "
+                          "(use the N, NAME, OUTPUT_DIR, TILE, TUNE or ARCH arguments)")
+    endif()
+  endforeach()
+
+  # --- the target and the tool --------------------------------------------------------------
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "${where}: there is no target '${target}'; create it with add_executable() or "
+                        "add_library() before calling spmmc_add_spmm")
+  endif()
+  get_target_property(aliased ${target} ALIASED_TARGET)
+  get_target_property(imported ${target} IMPORTED)
+  get_target_property(type ${target} TYPE)
+  if(aliased OR imported OR type STREQUAL "INTERFACE_LIBRARY" OR type STREQUAL "UTILITY")
+    message(FATAL_ERROR "${where}: '${target}' is an alias, imported, interface or custom target; the "
+                        "generated sources need a target that compiles them (an executable or a library)")
+  endif()
+  if(NOT TARGET spmmc::spmmc)
+    message(FATAL_ERROR "${where}: there is no target spmmc::spmmc; call find_package(spmmc) or "
+                        "add_subdirectory(<spmmc source>) first")
+  endif()
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if(NOT "CUDA" IN_LIST languages)
+    message(FATAL_ERROR "${where}: the CUDA language is not enabled, so the generated ${arg_NAME}.cu cannot "
+                        "be compiled; use project(... LANGUAGES CXX CUDA) or enable_language(CUDA)")
+  endif()
+
+  # --- the command --------------------------------------------------------------------------
+  get_filename_component(weights "${arg_WEIGHTS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels")
+  if(DEFINED arg_OUTPUT_DIR)
+    get_filename_component(out_dir "${arg_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  set(base "${out_dir}/${arg_NAME}")
+  get_property(taken GLOBAL PROPERTY SPMMC_ADD_SPMM_OUTPUTS)
+  if("${base}.cu" IN_LIST taken)
+    message(FATAL_ERROR "${where}: ${base}.cu is already generated by another spmmc_add_spmm call; "
+                        "give each kernel its own NAME (or OUTPUT_DIR)")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY SPMMC_ADD_SPMM_OUTPUTS "${base}.cu")
+
+  set(args compile "${weights}" --n ${arg_N} --name ${arg_NAME} -o "${out_dir}" --reproducible --quiet
+           --depfile "${base}.d" --tune ${tune})
+  if(DEFINED arg_TILE)
+    list(APPEND args --tile ${arg_TILE})
+  endif()
+  if(DEFINED arg_ARCH)
+    string(REGEX REPLACE "^sm_" "" arch "${arg_ARCH}")
+    list(APPEND args --arch sm_${arch})
+  endif()
+  list(APPEND args ${arg_OPTIONS})
+
+  # The arguments, one a line, rewritten only when they change: the command depends on this file,
+  # so changing any argument regenerates the kernel (Ninja would notice by itself, Make would not).
+  set(options_file "${base}.options")
+  list(JOIN args "\n" options_text)
+  set(old_text "")
+  if(EXISTS "${options_file}")
+    file(READ "${options_file}" old_text)
+  endif()
+  if(NOT old_text STREQUAL "${options_text}\n")
+    file(WRITE "${options_file}" "${options_text}\n")
+  endif()
+
+  get_filename_component(weights_name "${weights}" NAME)
+  add_custom_command(
+    OUTPUT "${base}.cu" "${base}.h" "${base}.json"
+    COMMAND spmmc::spmmc ${args}
+    DEPENDS "${weights}" "${options_file}" spmmc::spmmc "$<TARGET_FILE:spmmc::spmmc>"
+    DEPFILE "${base}.d"
+    COMMENT "spmmc compile ${weights_name} -> ${arg_NAME}.cu (n=${arg_N}, tune ${tune})"
+    VERBATIM)
+  target_sources(${target} PRIVATE "${base}.cu" "${base}.h")
+  target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+endfunction()
