@@ -75,20 +75,25 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
       max_blocks = std::max(max_blocks, align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, t.n1,
                                                         std::max<int64_t>(1, registers), 0).real_blocks_per_sm);
     }
+    // Launch bounds: the widest block the proxy is launched with, so its register budget is the
+    // tightest real kernel's of the group (the class only groups the N1 values).
+    int32_t widest = 32;
+    for (size_t i : g.members) widest = std::max(widest, result.candidates[i].tile.n1);
     ProxyRequest request;
-    request.max_threads = g.max_threads;
+    request.max_threads = widest;
     request.max_clusters = static_cast<int32_t>(std::min<int64_t>(3 * max_blocks, 1 << 20));
     g.proxy = build_proxy(a, m1_plan.tiling, request);
   }
   result.seconds.emplace_back("proxy_build", seconds_since(clock));
 
   // Compile every proxy in parallel.
-  std::vector<CompileJob> jobs;
+  // Largest source first: the longest compilations start first, which shortens the pool's span.
   std::vector<ProxyGroup*> order;
-  for (auto& [key, g] : groups) {
-    jobs.push_back({{g.proxy.name, g.proxy.cu}, {gpu.device().arch(), {}}});
-    order.push_back(&g);
-  }
+  for (auto& [key, g] : groups) order.push_back(&g);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const ProxyGroup* x, const ProxyGroup* y) { return x->proxy.cu.size() > y->proxy.cu.size(); });
+  std::vector<CompileJob> jobs;
+  for (const ProxyGroup* g : order) jobs.push_back({{g->proxy.name, g->proxy.cu}, {gpu.device().arch(), {}}});
   const auto outcomes = compile_in_parallel(jobs, options.pool, options.cache, [&](size_t done, size_t total) {
     report(options, "compiling proxies", done, total);
   });

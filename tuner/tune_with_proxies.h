@@ -13,9 +13,10 @@
 
 namespace spmmc {
 
-// The launch-bound class of a block width: the proxies of N1 <= 256, <= 512 and <= 1024 are
-// compiled with __launch_bounds__ 256, 512 and 1024, so each proxy's register budget is close to
-// that of the real kernels it stands for (those use __launch_bounds__(N1)).
+// The launch-bound class of a block width: N1 <= 256, <= 512 and <= 1024 get separate proxies,
+// each compiled with __launch_bounds__ of the widest N1 it is launched with, so each proxy's
+// register budget is close to that of the real kernels it stands for (those use
+// __launch_bounds__(N1)).
 int32_t launch_bound_class(int32_t n1);
 
 // Times the proxy of every candidate (all from `plan`, for A) on `gpu`. Failures are recorded
