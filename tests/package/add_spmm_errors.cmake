@@ -68,6 +68,7 @@ expect_error(NAME tile-zero CALL "app ${ok_args} TILE 0x128" REGEX "TILE '0x128'
 expect_error(NAME tune-unknown CALL "app ${ok_args} TUNE fastest" REGEX "TUNE 'fastest' is not one of none, proxy, exhaustive")
 expect_error(NAME tune-model CALL "app ${ok_args} TUNE model" REGEX "TUNE model needs the learned ranker, which this spmmc does not have yet")
 expect_error(NAME tune-rank CALL "app ${ok_args} TUNE rank" REGEX "TUNE rank needs the learned ranker")
+expect_error(NAME tile-and-tune CALL "app ${ok_args} TILE 32x128 TUNE proxy" REGEX "TILE fixes the tile. it cannot be combined with TUNE proxy")
 expect_error(NAME arch-bad CALL "app ${ok_args} ARCH hopper" REGEX "ARCH 'hopper' is not an architecture")
 expect_error(NAME options-duplicate CALL "app ${ok_args} OPTIONS --reorder none --n 128" REGEX "OPTIONS must not contain --n: spmmc_add_spmm sets it")
 expect_error(NAME options-output CALL "app ${ok_args} OPTIONS -o elsewhere" REGEX "OPTIONS must not contain -o")
