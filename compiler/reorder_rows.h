@@ -36,6 +36,11 @@ struct RowTiling {
   std::vector<int32_t> fallback_rows;
 
   int32_t num_tiles() const { return static_cast<int32_t>(tile_ptr.size()) - 1; }
+  // Thread blocks along x of a kernel for this tiling: the tiles, then tiles of at most m1
+  // empty rows that store zeros (the emitter's order).
+  int64_t num_blocks() const {
+    return num_tiles() + (static_cast<int64_t>(empty_rows.size()) + m1 - 1) / m1;
+  }
 };
 
 // Algorithm 1 of LO-SpMM, faithfully: rows sorted by non-zero count (ascending, stable) with

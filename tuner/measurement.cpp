@@ -38,12 +38,12 @@ std::vector<float> random_floats(size_t count, uint64_t seed) {
 
 int32_t fastest_candidate(const std::vector<CandidateResult>& results, bool use_real) {
   int32_t best = -1;
+  double best_ms = 0.0;
   for (size_t i = 0; i < results.size(); ++i) {
     const Measurement& m = use_real ? results[i].real : results[i].proxy;
-    if (m.outcome != Outcome::kOk) continue;
-    const Measurement& b = use_real ? results[static_cast<size_t>(best < 0 ? 0 : best)].real
-                                    : results[static_cast<size_t>(best < 0 ? 0 : best)].proxy;
-    if (best < 0 || m.time.median_ms < b.time.median_ms) best = static_cast<int32_t>(i);
+    if (m.outcome != Outcome::kOk || (best >= 0 && m.time.median_ms >= best_ms)) continue;
+    best = static_cast<int32_t>(i);
+    best_ms = m.time.median_ms;
   }
   return best;
 }

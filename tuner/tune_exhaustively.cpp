@@ -101,10 +101,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
                                attributes.max_threads_per_block, attributes.registers_per_thread);
         continue;
       }
-      const M1Plan& m1_plan = plan.for_m1(tile.m1);
-      const int64_t blocks_x = static_cast<int64_t>(m1_plan.tiling.num_tiles()) +
-                               (static_cast<int64_t>(m1_plan.tiling.empty_rows.size()) + tile.m1 - 1) / tile.m1;
-      const LaunchShape shape = tile_launch_shape(blocks_x, options.n, tile.n1);
+      const LaunchShape shape = tile_launch_shape(plan.for_m1(tile.m1).tiling.num_blocks(), options.n, tile.n1);
       m.blocks_per_sm = kernel.active_blocks_per_sm(tile.n1, 0);
       uint64_t b_ptr = b.address(), c_ptr = c.address();
       int64_t n = options.n;

@@ -65,8 +65,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   // planner's (optimistic) register estimate.
   for (auto& [key, g] : groups) {
     const M1Plan& m1_plan = plan.for_m1(g.m1);
-    const int64_t functions = static_cast<int64_t>(m1_plan.tiling.num_tiles()) +
-                              (static_cast<int64_t>(m1_plan.tiling.empty_rows.size()) + g.m1 - 1) / g.m1;
+    const int64_t functions = m1_plan.tiling.num_blocks();
     int64_t max_blocks = 1;
     for (size_t i : g.members) {
       const TileCandidate& t = result.candidates[i].tile;
