@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check: compile sets of matrices with spmmc, build each emitted kernel with nvcc (in
-# parallel, timed), check and time each against a float64 reference, cuSPARSE and cuBLAS SGEMM
-# (build/spmmc-gpu-bench), then print a Markdown table on stdout and a summary line LAST.
+# parallel, timed), check and time each against a float64 reference, cuSPARSE, Sputnik and cuBLAS
+# SGEMM (build/spmmc-gpu-bench), then print a Markdown table on stdout and a summary line LAST.
 #
 # usage: scripts/gpu-check.sh [awkward|dlmc|mobilenet|all] [DATA_DIR] [options]
 #   DATA_DIR            the shared data (holding dlmc/ and weights/mobilenet/); default
@@ -14,7 +14,12 @@
 # Environment: SPMMC_COMPILE_FLAGS (extra flags for every spmmc compile, e.g.
 # "--max-compile-seconds 120"), SPMMC_BUILD_DIR (default build; built with scripts/build.sh when the binaries are
 # missing), SPMMC_NVCC_TIMEOUT (seconds per nvcc compile, default 1800), NVCC (default nvcc,
-# then /usr/local/cuda/bin/nvcc).
+# then /usr/local/cuda/bin/nvcc), SPMMC_SPUTNIK_DIR (the Sputnik sources to time as a peer: the
+# folder holding sputnik/spmm/cuda_spmm.cu.cc, e.g. a copy of ../shared/thirdparty/sputnik in
+# .gpu-data/sputnik; relative to the repository root; spmmc-gpu-bench is reconfigured with
+# -DSPMMC_SPUTNIK_DIR and rebuilt when it was built from another or none. Unset: whatever the
+# build has, by default ../shared/thirdparty/sputnik where that exists; without one, Sputnik is
+# reported as skipped).
 # Exit: 0 every case passed or was skipped by spmmc's size guard; 1 a case failed; 64 usage;
 # 69 no GPU (nothing was run; with --prepare-only the GPU is not looked for).
 set -uo pipefail
@@ -50,17 +55,38 @@ case $set_name in awkward|dlmc|mobilenet|all) ;; *) say "unknown case set '$set_
 build=${SPMMC_BUILD_DIR:-build}
 case $build in /*) ;; *) build=$root/$build ;; esac
 spmmc=$build/spmmc bench=$build/spmmc-gpu-bench
+sputnik_dir=${SPMMC_SPUTNIK_DIR:-} cmake_sputnik=()
+if [ -n "$sputnik_dir" ]; then
+  case $sputnik_dir in /*) ;; *) sputnik_dir=$root/$sputnik_dir ;; esac
+  if [ ! -f "$sputnik_dir/sputnik/spmm/cuda_spmm.cu.cc" ]; then
+    say "SPMMC_SPUTNIK_DIR=$SPMMC_SPUTNIK_DIR holds no sputnik/spmm/cuda_spmm.cu.cc"; exit 64
+  fi
+  sputnik_dir=$(cd "$sputnik_dir" && pwd)
+  cmake_sputnik=("-DSPMMC_SPUTNIK_DIR=$sputnik_dir")
+fi
 if [ ! -x "$spmmc" ] || [ ! -x "$bench" ]; then
   say "no prebuilt $spmmc and $bench: building"
   if [ "$build" = "$root/build" ]; then
-    scripts/build.sh >&2 || { say "build failed"; exit 1; }
+    scripts/build.sh "${cmake_sputnik[@]}" >&2 || { say "build failed"; exit 1; }
   else
-    { [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release; } >&2 &&
+    { [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${cmake_sputnik[@]}"; } >&2 &&
       cmake --build "$build" -j "$(nproc)" --target spmmc spmmc-gpu-bench >&2 || { say "build failed"; exit 1; }
   fi
 fi
 # Libraries carried beside a prebuilt build (e.g. libfmt.so.9 where the machine lacks it).
 [ -d "$build/lib" ] && export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Sputnik: the bench says in --help what it was built with; rebuild it where SPMMC_SPUTNIK_DIR
+# asks for another.
+sputnik_built=$("$bench" --help 2>/dev/null | sed -n 's/^Sputnik: built from //p')
+if [ -n "$sputnik_dir" ] && [ "$sputnik_built" != "$sputnik_dir" ]; then
+  say "spmmc-gpu-bench has Sputnik from '${sputnik_built:-nowhere}', SPMMC_SPUTNIK_DIR says $sputnik_dir: rebuilding it"
+  { cmake -S . -B "$build" "${cmake_sputnik[@]}" && cmake --build "$build" -j "$(nproc)" --target spmmc-gpu-bench; } >&2 ||
+    { say "rebuilding spmmc-gpu-bench with Sputnik from $sputnik_dir failed"; exit 1; }
+  sputnik_built=$("$bench" --help 2>/dev/null | sed -n 's/^Sputnik: built from //p')
+  [ "$sputnik_built" = "$sputnik_dir" ] || { say "spmmc-gpu-bench still lacks Sputnik from $sputnik_dir"; exit 1; }
+fi
+if [ -n "$sputnik_built" ]; then say "Sputnik: built from $sputnik_built"
+else say "Sputnik: not built into $bench (set SPMMC_SPUTNIK_DIR): reported as skipped"; fi
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 [ -x "$nvcc" ] || { say "nvcc not found (set NVCC)"; exit 1; }
 
@@ -292,39 +318,67 @@ def f(x, fmt):
     return "-" if x is None else format(x, fmt)
 
 print(f"### spmmc GPU check: {set_name} ({device})\n")
-print("| matrix | M | K | n | nnz | tile | spmmc ms | cuSPARSE ms (alg) | SGEMM ms | × cuSPARSE | × SGEMM "
-      "| TFLOP/s spmmc | TFLOP/s cuSPARSE | error spmmc | error cuSPARSE | nvcc s | result |")
-print("|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
-geo = {"spmmc_tflops": [], "cusparse_tflops": [], "speedup_vs_cusparse": [], "speedup_vs_sgemm": []}
+# Sputnik: its time, or why it has none ("skipped" when not built in, "failed" when it refused
+# the launch, "wrong" when excluded for a wrong result).
+def sputnik_cell(r):
+    if r.get("sputnik_ms") is not None:
+        return f(r["sputnik_ms"], ".4f")
+    st = r.get("sputnik_status") or ""
+    for prefix, word in (("skipped", "skipped"), ("failed", "failed"), ("wrong", "wrong")):
+        if st.startswith(prefix):
+            return word
+    return "-"
+
+print("| matrix | M | K | n | nnz | tile | spmmc ms | cuSPARSE ms (alg) | Sputnik ms | SGEMM ms | × cuSPARSE "
+      "| × Sputnik | × best peer | × SGEMM | TFLOP/s spmmc | TFLOP/s cuSPARSE | TFLOP/s Sputnik | error spmmc "
+      "| error cuSPARSE | error Sputnik | nvcc s | result |")
+print("|---|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
+geo = {"spmmc_tflops": [], "cusparse_tflops": [], "sputnik_tflops": [], "best_peer_tflops": [],
+       "speedup_vs_cusparse": [], "speedup_vs_sputnik": [], "speedup_vs_best_peer": [], "speedup_vs_sgemm": []}
+sputnik_skips = set()
 for name in names:
     st, detail = status.get(name, ("FAIL", "not run"))
     r = results.get(name)
     if r is None:
-        print(f"| {name} | | | | | | - | - | - | - | - | - | - | - | - | - | {st}: {detail} |")
+        print(f"| {name} | | | | | | - | - | - | - | - | - | - | - | - | - | - | - | - | - | - | {st}: {detail} |")
         continue
     for k in geo:
         if r.get(k):
             geo[k].append(r[k])
+    if (r.get("sputnik_status") or "").startswith("skipped"):
+        sputnik_skips.add(r["sputnik_status"])
     alg = f" ({r['cusparse_alg']})" if r.get("cusparse_alg") else ""
     result = st if st == "PASS" else f"{st}: {r.get('failure') or detail}"
     print(f"| {name} | {r['M']} | {r['K']} | {r['n']} | {r['nnz']} | {r['tile']} | {f(r['spmmc_ms'], '.4f')} "
-          f"| {f(r['cusparse_ms'], '.4f')}{alg} | {f(r['sgemm_ms'], '.4f')} | {f(r['speedup_vs_cusparse'], '.2f')} "
-          f"| {f(r['speedup_vs_sgemm'], '.2f')} | {f(r['spmmc_tflops'], '.3g')} | {f(r['cusparse_tflops'], '.3g')} "
-          f"| {f(r['spmmc_error'], '.1e')} | {f(r['cusparse_error'], '.1e')} | {f(r['nvcc_seconds'], '.1f')} | {result} |")
+          f"| {f(r['cusparse_ms'], '.4f')}{alg} | {sputnik_cell(r)} | {f(r['sgemm_ms'], '.4f')} "
+          f"| {f(r['speedup_vs_cusparse'], '.2f')} | {f(r.get('speedup_vs_sputnik'), '.2f')} "
+          f"| {f(r.get('speedup_vs_best_peer'), '.2f')} | {f(r['speedup_vs_sgemm'], '.2f')} "
+          f"| {f(r['spmmc_tflops'], '.3g')} | {f(r['cusparse_tflops'], '.3g')} | {f(r.get('sputnik_tflops'), '.3g')} "
+          f"| {f(r['spmmc_error'], '.1e')} | {f(r['cusparse_error'], '.1e')} | {f(r.get('sputnik_error'), '.1e')} "
+          f"| {f(r['nvcc_seconds'], '.1f')} | {result} |")
 
 def gm(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 print()
+best_peer_text = ""
 if geo["spmmc_tflops"]:
     print(f"geomean over {len(geo['spmmc_tflops'])} timed cases: spmmc {f(gm(geo['spmmc_tflops']), '.2f')} useful TFLOP/s, "
-          f"cuSPARSE {f(gm(geo['cusparse_tflops']), '.2f')}; speedup × cuSPARSE {f(gm(geo['speedup_vs_cusparse']), '.2f')}, "
-          f"× SGEMM {f(gm(geo['speedup_vs_sgemm']), '.2f')}")
+          f"cuSPARSE {f(gm(geo['cusparse_tflops']), '.2f')} ({len(geo['cusparse_tflops'])} cases), "
+          f"Sputnik {f(gm(geo['sputnik_tflops']), '.2f')} ({len(geo['sputnik_tflops'])}), "
+          f"best peer {f(gm(geo['best_peer_tflops']), '.2f')} ({len(geo['best_peer_tflops'])}); "
+          f"speedup × cuSPARSE {f(gm(geo['speedup_vs_cusparse']), '.2f')}, × Sputnik {f(gm(geo['speedup_vs_sputnik']), '.2f')}, "
+          f"× best peer {f(gm(geo['speedup_vs_best_peer']), '.2f')}, × SGEMM {f(gm(geo['speedup_vs_sgemm']), '.2f')}")
+    if geo["speedup_vs_best_peer"]:
+        best_peer_text = (f"; geomean × best peer (the faster of cuSPARSE and Sputnik) "
+                          f"{gm(geo['speedup_vs_best_peer']):.2f} over {len(geo['speedup_vs_best_peer'])} cases")
+for why in sorted(sputnik_skips):
+    print(f"Sputnik {why}")
 skipped = [(n, status[n][1]) for n in names if status.get(n, ("",))[0] == "SKIPPED"]
 for n, why in skipped:
     print(f"skipped: {n}: {why}")
 passed = sum(1 for n in names if status.get(n, ("",))[0] == "PASS")
 failed = len(names) - passed - len(skipped)
 print(f"gpu-check {set_name}: {'PASS' if failed == 0 else 'FAIL'}: {passed} passed, {failed} failed, "
-      f"{len(skipped)} skipped, of {len(names)} cases")
+      f"{len(skipped)} skipped, of {len(names)} cases{best_peer_text}")
 sys.exit(1 if failed else 0)
 PY

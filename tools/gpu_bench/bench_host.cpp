@@ -78,12 +78,24 @@ std::string ms_text(const std::optional<double>& ms) { return ms ? fmt::format("
 
 }  // namespace
 
+std::string sputnik_source_dir() {
+#if defined(SPMMC_WITH_SPUTNIK)
+  return SPMMC_SPUTNIK_SOURCE_DIR;
+#else
+  return {};
+#endif
+}
+
 std::string usage_text() {
   return "usage: spmmc-gpu-bench --matrix FILE --n N --kernel libNAME.so --name NAME [options]\n"
          "       spmmc-gpu-bench --device-info\n\n"
          "Checks and times an spmmc-emitted SpMM kernel (C = A*B, float32, row-major) against a float64\n"
-         "CPU reference, cuSPARSE SpMM (CSR; DEFAULT, CSR_ALG1/2/3, fastest kept) and cuBLAS SGEMM on\n"
-         "dense A (FP32, no TF32).\n\n"
+         "CPU reference, cuSPARSE SpMM (CSR; DEFAULT, CSR_ALG1/2/3, fastest kept), Sputnik's CudaSpmm\n"
+         "(rows by length, longest first) and cuBLAS SGEMM on dense A (FP32, no TF32).\n"
+         "Sputnik: " +
+         (sputnik_source_dir().empty() ? std::string("not built into this binary (reported as skipped)")
+                                       : "built from " + sputnik_source_dir()) +
+         "\n\n"
          "options:\n"
          "  --matrix FILE        the matrix A the kernel was compiled from\n"
          "  --seed S             seed for synthesised values (as given to spmmc compile; default 0)\n"
@@ -94,6 +106,8 @@ std::string usage_text() {
          "  --runs R             timed runs per kernel, median reported (default 50)\n"
          "  --warmup W           untimed runs before timing (default 10)\n"
          "  --no-timing          check correctness only\n"
+         "  --spmmc-only         run spmmc's kernel alone (checked, then --warmup + --runs launches), no\n"
+         "                       baselines: for profilers (scripts/profile-kernel.sh)\n"
          "  --json FILE          append the result as one JSON object per line\n"
          "  --label TEXT         free text recorded with the result\n"
          "  --nvcc-seconds X     nvcc time of the kernel, recorded with the result\n"
@@ -134,6 +148,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.warmup = static_cast<int>(parse_integer(a, value(), 0, 1000000));
     } else if (a == "--no-timing") {
       o.timing = false;
+    } else if (a == "--spmmc-only") {
+      o.spmmc_only = true;
     } else if (a == "--json") {
       o.json = value();
     } else if (a == "--label") {
@@ -173,6 +189,14 @@ std::vector<float> make_dense_b(int64_t k, int64_t n, uint64_t seed) {
   return b;
 }
 
+std::vector<int32_t> rows_longest_first(const Csr& a) {
+  std::vector<int32_t> rows(static_cast<size_t>(a.rows));
+  for (int32_t r = 0; r < a.rows; ++r) rows[static_cast<size_t>(r)] = r;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](int32_t x, int32_t y) { return a.row_length(x) > a.row_length(y); });
+  return rows;
+}
+
 std::vector<float> dense_row_major(const Csr& a) {
   std::vector<float> d(static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols), 0.0f);
   for (int32_t r = 0; r < a.rows; ++r)
@@ -208,6 +232,18 @@ TimingStats summarize(std::vector<float> ms) {
   return t;
 }
 
+std::optional<BestPeer> best_sparse_peer(const BenchResult& r) {
+  std::optional<BestPeer> best;
+  if (r.cusparse_best) {
+    const auto& alg = r.cusparse[*r.cusparse_best];
+    if (alg.timing) best = BestPeer{"cuSPARSE " + alg.name, alg.timing->median_ms};
+  }
+  const bool sputnik_ok = r.sputnik_status == "ok" || r.sputnik_status == "reads C with beta=0";
+  if (sputnik_ok && r.sputnik_timing && (!best || r.sputnik_timing->median_ms < best->ms))
+    best = BestPeer{"Sputnik", r.sputnik_timing->median_ms};
+  return best;
+}
+
 double useful_tflops(int64_t nnz, int64_t n, double ms) {
   return 2.0 * static_cast<double>(nnz) * static_cast<double>(n) / (ms * 1e-3) / 1e12;
 }
@@ -227,6 +263,9 @@ void decide_pass(BenchResult& r) {
   for (const auto& alg : r.cusparse)
     if (alg.status == "wrong-result") notes.push_back("cuSPARSE " + alg.name + " excluded: " + describe(alg.check));
   if (r.sgemm_check && !r.sgemm_check->passed) notes.push_back("SGEMM excluded: " + describe(*r.sgemm_check));
+  if (r.sputnik_status == "wrong-result" && r.sputnik_check)
+    notes.push_back("Sputnik excluded: " + describe(*r.sputnik_check));
+  if (r.sputnik_status.rfind("failed", 0) == 0) notes.push_back("Sputnik excluded: " + r.sputnik_status);
   r.passed = failures.empty();
   r.failure.clear();
   for (const auto& f : failures) r.failure += (r.failure.empty() ? "" : "; ") + f;
@@ -242,14 +281,26 @@ std::string result_line(const BenchResult& r) {
     cusparse_alg = r.cusparse[*r.cusparse_best].name;
   }
   const std::optional<double> sgemm_ms = median_of(r.sgemm_timing);
-  std::string line = fmt::format("{} {} M={} K={} n={} nnz={} tile={}x{} | spmmc {} | cuSPARSE {} ({}) | SGEMM {}",
-                                 r.passed ? "PASS" : "FAIL", r.matrix, r.m, r.k, r.n, r.nnz, r.m1, r.n1,
-                                 ms_text(spmmc_ms), ms_text(cusparse_ms), cusparse_alg, ms_text(sgemm_ms));
+  const std::optional<double> sputnik_ms = median_of(r.sputnik_timing);
+  const std::string sputnik_text = sputnik_ms                        ? ms_text(sputnik_ms)
+                                   : r.sputnik_status.empty()        ? std::string("-")
+                                   : r.sputnik_status.rfind("skipped", 0) == 0 ? std::string("skipped")
+                                   : r.sputnik_status.rfind("failed", 0) == 0  ? std::string("failed")
+                                                                               : "- (" + r.sputnik_status + ")";
+  std::string line = fmt::format(
+      "{} {} M={} K={} n={} nnz={} tile={}x{} | spmmc {} | cuSPARSE {} ({}) | Sputnik {} | SGEMM {}",
+      r.passed ? "PASS" : "FAIL", r.matrix, r.m, r.k, r.n, r.nnz, r.m1, r.n1, ms_text(spmmc_ms),
+      ms_text(cusparse_ms), cusparse_alg, sputnik_text, ms_text(sgemm_ms));
+  const std::optional<BestPeer> peer = best_sparse_peer(r);
   if (auto s = ratio(cusparse_ms, spmmc_ms)) line += fmt::format(" | x{:.2f} vs cuSPARSE", *s);
+  if (auto s = ratio(sputnik_ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs Sputnik", *s);
+  if (peer)
+    if (auto s = ratio(peer->ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs best peer", *s);
   if (auto s = ratio(sgemm_ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs SGEMM", *s);
   if (spmmc_ms) line += fmt::format(" | {:.2f} useful TFLOP/s", useful_tflops(r.nnz, r.n, *spmmc_ms));
   line += fmt::format(" | err spmmc {:.2e}", r.spmmc_check.rel_error);
   if (r.cusparse_best) line += fmt::format(" cuSPARSE {:.2e}", r.cusparse[*r.cusparse_best].check.rel_error);
+  if (r.sputnik_check) line += fmt::format(" Sputnik {:.2e}", r.sputnik_check->rel_error);
   if (!r.failure.empty()) line += " | " + r.failure;
   return line;
 }
@@ -265,6 +316,9 @@ void append_json(const std::string& path, const BenchResult& r) {
     cusparse_alg = r.cusparse[*r.cusparse_best].name;
   }
   const std::optional<double> sgemm_ms = median_of(r.sgemm_timing);
+  const std::optional<double> sputnik_ms = median_of(r.sputnik_timing);
+  const std::optional<BestPeer> peer = best_sparse_peer(r);
+  const std::optional<double> peer_ms = peer ? std::optional<double>(peer->ms) : std::nullopt;
   auto tflops = [&](const std::optional<double>& ms) -> std::optional<double> {
     if (!ms || *ms <= 0) return std::nullopt;
     return useful_tflops(r.nnz, r.n, *ms);
@@ -298,10 +352,20 @@ void append_json(const std::string& path, const BenchResult& r) {
       {"sgemm_timing", stats_json(r.sgemm_timing)},
       {"sgemm_math", "FP32: cublasGemmEx CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH (no TF32)"},
       {"sgemm_note", r.sgemm_note},
+      {"sputnik_ms", optional_number(sputnik_ms)},
+      {"sputnik_timing", stats_json(r.sputnik_timing)},
+      {"sputnik_status", r.sputnik_status},
+      {"sputnik_row_order", "rows by length, longest first"},
+      {"best_peer", peer ? json(peer->name) : json(nullptr)},
+      {"best_peer_ms", optional_number(peer_ms)},
       {"speedup_vs_cusparse", optional_number(ratio(cusparse_ms, spmmc_ms))},
+      {"speedup_vs_sputnik", optional_number(ratio(sputnik_ms, spmmc_ms))},
+      {"speedup_vs_best_peer", optional_number(ratio(peer_ms, spmmc_ms))},
       {"speedup_vs_sgemm", optional_number(ratio(sgemm_ms, spmmc_ms))},
       {"spmmc_tflops", optional_number(tflops(spmmc_ms))},
       {"cusparse_tflops", optional_number(tflops(cusparse_ms))},
+      {"sputnik_tflops", optional_number(tflops(sputnik_ms))},
+      {"best_peer_tflops", optional_number(tflops(peer_ms))},
       {"sgemm_tflops_useful", optional_number(tflops(sgemm_ms))},
       {"spmmc_error", optional_number(r.spmmc_check.rel_error)},
       {"spmmc_non_finite", r.spmmc_check.non_finite},
@@ -310,6 +374,9 @@ void append_json(const std::string& path, const BenchResult& r) {
                                                     : std::nullopt)},
       {"cusparse_error", optional_number(cusparse_error)},
       {"sgemm_error", optional_number(r.sgemm_check ? std::optional<double>(r.sgemm_check->rel_error) : std::nullopt)},
+      {"sputnik_error",
+       optional_number(r.sputnik_check ? std::optional<double>(r.sputnik_check->rel_error) : std::nullopt)},
+      {"spmmc_only", r.spmmc_only},
       {"tolerance", kTolerance},
       {"pass", r.passed},
       {"failure", r.failure},

@@ -44,12 +44,17 @@ struct BenchOptions {
   int runs = 50;
   int warmup = 10;
   bool timing = true;  // --no-timing: correctness only
+  bool spmmc_only = false;  // --spmmc-only: no baselines (for profilers: only spmmc's kernel runs)
   std::string json;    // append one JSON object (one line) here
   std::string label;
   std::optional<double> nvcc_seconds;
   bool device_info = false;  // --device-info: print the GPU and exit (0, or 69 without one)
   bool help = false;
 };
+
+// The Sputnik source tree compiled into this binary (SPMMC_SPUTNIK_DIR at configure time), or
+// empty where it was built without Sputnik.
+std::string sputnik_source_dir();
 
 // Parses argv[1..]; throws BenchFailure(kExitUsage) naming the option on any error.
 BenchOptions parse_bench_options(const std::vector<std::string>& args);
@@ -63,6 +68,10 @@ Csr load_matrix(const BenchOptions& options);
 std::vector<float> make_dense_b(int64_t k, int64_t n, uint64_t seed);
 // The seed of B derived from the --seed of A (so that B differs from A's values).
 uint64_t b_seed_for(uint64_t a_seed);
+
+// Sputnik's row swizzle: the row ids of A sorted by row length, longest first (ties in row
+// order), which CudaSpmm takes as `row_indices` to balance its blocks.
+std::vector<int32_t> rows_longest_first(const Csr& a);
 
 // A as a dense row-major M x K float matrix (for SGEMM).
 std::vector<float> dense_row_major(const Csr& a);
@@ -106,12 +115,26 @@ struct BenchResult {
   std::optional<Check> sgemm_check;
   std::optional<TimingStats> sgemm_timing;
   std::string sgemm_note;  // why SGEMM was skipped, if it was
+  // Sputnik (sputnik::CudaSpmm): "ok", "reads C with beta=0", "wrong-result", "failed: ..."
+  // (a CUDA error of its launch), "skipped: ..." (not built in, or --spmmc-only).
+  std::string sputnik_status;
+  std::optional<Check> sputnik_check;
+  std::optional<TimingStats> sputnik_timing;
+  bool spmmc_only = false;  // baselines not run
   std::optional<double> nvcc_seconds;
   int runs = 0, warmup = 0;
   int64_t l2_flush_bytes = 0;
   bool passed = false;
   std::string failure;  // what failed, empty when passed
 };
+
+// The faster of cuSPARSE (its best algorithm) and Sputnik, among those that computed the right
+// result and were timed: {"cuSPARSE CSR_ALG2" or "Sputnik", median ms}; nullopt when neither.
+struct BestPeer {
+  std::string name;
+  double ms = 0.0;
+};
+std::optional<BestPeer> best_sparse_peer(const BenchResult& result);
 
 // Useful TFLOP/s: 2 * nnz * n / time.
 double useful_tflops(int64_t nnz, int64_t n, double ms);

@@ -1,5 +1,6 @@
 // spmmc-gpu-bench: checks and times one spmmc-emitted kernel (loaded with dlopen) against a
-// float64 CPU reference, cuSPARSE SpMM and cuBLAS SGEMM. Usage: bench_host.cpp (usage_text).
+// float64 CPU reference, cuSPARSE SpMM, Sputnik's CudaSpmm (where compiled in: SPMMC_SPUTNIK_DIR
+// in CMakeLists.txt) and cuBLAS SGEMM. Usage: bench_host.cpp (usage_text).
 //
 // Method: every kernel runs on one stream; C is filled with NaN (0xFF bytes) before every run,
 // L2 is flushed by writing a buffer of 2x the L2 size before every run, both outside the timed
@@ -22,6 +23,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#if defined(SPMMC_WITH_SPUTNIK)
+#include "sputnik/spmm/cuda_spmm.h"
+#endif
 
 #include "codegen/templates/spmmc_kernel_info.h"
 #include "runtime/reference_spmm.h"
@@ -380,6 +385,49 @@ void run_sgemm(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream
   if (status != "wrong-result" && o.timing) result.sgemm_timing = summarize(runner.time(launch, o.warmup, o.runs, fill));
 }
 
+// Sputnik, as its README says: CSR A (32-bit), row_indices = the rows by length, longest first,
+// B and C row-major. Its kernel choice depends on n (vector widths for n % 4 == 0, tiles of 64
+// columns for n % 64 == 0, scalar code for odd n). A launch that Sputnik refuses (e.g. a grid
+// beyond 65535 columns of blocks) or that faults is recorded as "failed: ..." and excludes it;
+// it runs last so that a fault cannot cost the other measurements.
+void run_sputnik(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream_t stream, Runner& runner,
+                 const BenchOptions& o, const std::vector<double>& reference, BenchResult& result) {
+#if !defined(SPMMC_WITH_SPUTNIK)
+  (void)a, (void)d_b, (void)d_c, (void)n, (void)stream, (void)runner, (void)o, (void)reference;
+  result.sputnik_status =
+      "skipped: spmmc-gpu-bench was built without Sputnik (configure with -DSPMMC_SPUTNIK_DIR=<folder holding "
+      "sputnik/spmm/cuda_spmm.cu.cc>)";
+  progress("Sputnik " + result.sputnik_status);
+#else
+  DeviceBuffer<int32_t> row_ptr(a.row_ptr.size()), col_idx(a.col_idx.size()), row_order(static_cast<size_t>(a.rows));
+  DeviceBuffer<float> values(a.values.size());
+  row_ptr.upload(a.row_ptr);
+  col_idx.upload(a.col_idx);
+  values.upload(a.values);
+  row_order.upload(rows_longest_first(a));
+  const int m = a.rows, k = a.cols, columns = static_cast<int>(n), nnz = static_cast<int>(a.nnz());
+  auto launch = [&] {
+    check_cuda(sputnik::CudaSpmm(m, k, columns, nnz, row_order.get(), values.get(), row_ptr.get(), col_idx.get(), d_b,
+                                 d_c, stream),
+               "sputnik::CudaSpmm", __FILE__, __LINE__);
+  };
+  try {
+    Check check;
+    const auto [status, fill] = check_baseline(runner, launch, reference, check);
+    result.sputnik_check = check;
+    result.sputnik_status = status;
+    if (status == "reads C with beta=0") progress("Sputnik: NaN in C survived; timed with C zeroed instead");
+    if (status == "wrong-result") progress("Sputnik: wrong result (excluded from the comparison)");
+    if (status != "wrong-result" && o.timing) result.sputnik_timing = summarize(runner.time(launch, o.warmup, o.runs, fill));
+  } catch (const BenchFailure& e) {
+    result.sputnik_status = std::string("failed: ") + e.what();
+    result.sputnik_timing.reset();
+    progress("Sputnik " + result.sputnik_status);
+    cudaGetLastError();  // clear a non-sticky launch error
+  }
+#endif
+}
+
 int run(const std::vector<std::string>& args) {
   const BenchOptions o = parse_bench_options(args);
   if (o.help) {
@@ -436,8 +484,14 @@ int run(const std::vector<std::string>& args) {
     result.spmmc_check_after_timing = check_result(runner.download_c(), reference);
     result.spmmc_checked_after_timing = true;
   }
-  run_cusparse(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
-  run_sgemm(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
+  result.spmmc_only = o.spmmc_only;
+  if (o.spmmc_only) {
+    result.sputnik_status = "skipped: --spmmc-only";
+  } else {
+    run_cusparse(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
+    run_sgemm(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
+    run_sputnik(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
+  }
 
   decide_pass(result);
   std::printf("%s\n", result_line(result).c_str());
