@@ -20,7 +20,9 @@
 # target's sources and <dir> to its include directories. The kernel is regenerated when the
 # weights, spmmc itself, the arguments of this call, or anything else spmmc read (the target
 # description, through the depfile) change. Wrong arguments stop the configure step with a
-# message naming the argument. Reference: docs/user-guide.md.
+# message naming the argument; so does a NAME the emitted code cannot own (a keyword, a name of the
+# CUDA toolkit or the C library, main, spmmc_*, *_info, *_t: compiler/reserved_names.h says which,
+# reserved_names.inc lists them). Reference: docs/user-guide.md.
 #
 # The spmmc that runs is the target spmmc::spmmc: the imported one of find_package(spmmc), or the
 # one built in the same tree after add_subdirectory(spmmc).
@@ -31,6 +33,100 @@ include_guard(GLOBAL)
 if(POLICY CMP0116)
   cmake_policy(SET CMP0116 NEW)
 endif()
+
+# _spmmc_reserved_name_clash(<name> <out>): sets <out> to why <name> cannot name a kernel (the end
+# of "NAME '<name>' clashes with ..."), or to "" when it can. The same rules, in the same order,
+# as reserved_name_clash() in compiler/reserved_names.h (spmmc compile --name), which documents
+# them; the lists are read from reserved_names.inc, the file both use.
+function(_spmmc_reserved_name_clash name out)
+  set(${out} "" PARENT_SCOPE)
+  if(name MATCHES "^_")
+    set(${out} "clashes with the names C and C++ reserve at file scope (every name starting with an underscore)" PARENT_SCOPE)
+    return()
+  elseif(name MATCHES "^(spmmc_|SPMMC_)")
+    set(${out} "clashes with the names the emitted code defines itself (spmmc_*, SPMMC_*)" PARENT_SCOPE)
+    return()
+  elseif(name MATCHES "^tile_[0-9]+$")
+    set(${out} "clashes with the tile functions the emitted code defines (tile_0, tile_1, ...)" PARENT_SCOPE)
+    return()
+  elseif(name MATCHES "^(.*)_info$")
+    set(${out} "clashes with the ${name} function of a kernel named '${CMAKE_MATCH_1}'" PARENT_SCOPE)
+    return()
+  elseif(name MATCHES "^(cu|CU|nv|NV)")
+    set(${out} "clashes with the CUDA toolkit's names: names starting with '${CMAKE_MATCH_1}' are its own (cudaMalloc, cuInit, cublasCreate, CUresult, nvrtcCompileProgram, nv_bfloat16, NV_IF_TARGET)"
+        PARENT_SCOPE)
+    return()
+  elseif(name MATCHES "_t$")
+    set(${out} "clashes with the type names POSIX reserves (every name ending in _t: size_t, int64_t, pthread_t, ...)"
+        PARENT_SCOPE)
+    return()
+  endif()
+  # The lists: beside this file once installed, compiler/reserved_names.inc in the source tree.
+  set(table "")
+  foreach(candidate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/reserved_names.inc"
+                    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../compiler/reserved_names.inc")
+    if(EXISTS "${candidate}")
+      set(table "${candidate}")
+      break()
+    endif()
+  endforeach()
+  if(NOT table)
+    message(FATAL_ERROR "spmmc_add_spmm: reserved_names.inc, the list of names a kernel cannot take, is missing "
+                        "beside ${CMAKE_CURRENT_FUNCTION_LIST_FILE}; reinstall spmmc")
+  endif()
+  file(STRINGS "${table}" lines)
+  # The name itself, then the names the emitted code derives from it.
+  foreach(candidate "${name}" "${name}_kernel" "${name}_info")
+    if(NOT candidate STREQUAL name AND candidate MATCHES "^(spmmc_|SPMMC_)")
+      set(${out} "derives the name ${candidate} for the emitted code, which clashes with the names the emitted code defines itself (spmmc_*, SPMMC_*)"
+          PARENT_SCOPE)
+      return()
+    endif()
+    # A math function's variants: acosf, acosl, acosf32, ... are clashes of the base acos.
+    set(bases "${candidate}")
+    foreach(suffix f l f32 f32x f64 f64x f128 f128x)
+      if(candidate MATCHES "^(.+)${suffix}$")
+        list(APPEND bases "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+    set(kind "")
+    set(reason "")
+    foreach(line IN LISTS lines)
+      if(line MATCHES "^= (exact|math) (.*)$")
+        set(kind "${CMAKE_MATCH_1}")
+        set(reason "${CMAKE_MATCH_2}")
+      elseif(kind STREQUAL "")
+        continue()  # the comments and the raw-string opening line
+      elseif(line MATCHES "^\\)")
+        break()
+      else()
+        set(words " ${line} ")
+        set(found FALSE)
+        if(kind STREQUAL "exact")
+          string(FIND "${words}" " ${candidate} " at)
+          if(NOT at EQUAL -1)
+            set(found TRUE)
+          endif()
+        else()
+          foreach(base IN LISTS bases)
+            string(FIND "${words}" " ${base} " at)
+            if(NOT at EQUAL -1)
+              set(found TRUE)
+            endif()
+          endforeach()
+        endif()
+        if(found)
+          if(candidate STREQUAL name)
+            set(${out} "clashes with ${reason}" PARENT_SCOPE)
+          else()
+            set(${out} "derives the name ${candidate} for the emitted code, which clashes with ${reason}" PARENT_SCOPE)
+          endif()
+          return()
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
 
 function(spmmc_add_spmm target)
   set(where "spmmc_add_spmm(${target})")
@@ -63,9 +159,9 @@ function(spmmc_add_spmm target)
     message(FATAL_ERROR "${where}: NAME '${arg_NAME}' is not a C identifier (letters, digits and _, "
                         "not starting with a digit)")
   endif()
-  if(arg_NAME MATCHES "^(spmmc_|__|_[A-Z])" OR arg_NAME MATCHES "_info$")
-    message(FATAL_ERROR "${where}: NAME '${arg_NAME}' is reserved: names starting with spmmc_, __ or _ "
-                        "and a capital, or ending in _info, clash with the emitted code")
+  _spmmc_reserved_name_clash("${arg_NAME}" clash)
+  if(clash)
+    message(FATAL_ERROR "${where}: NAME '${arg_NAME}' ${clash}")
   endif()
   if(NOT arg_N MATCHES "^[1-9][0-9]*$")
     message(FATAL_ERROR "${where}: N '${arg_N}' is not a positive integer")

@@ -118,5 +118,54 @@ TEST_CASE("atomic write: a symbolic link is followed, the link stays", "[write][
   CHECK(listing(dir.path) == std::vector<std::string>{"link.txt", "target.txt"});
 }
 
+TEST_CASE("atomic write of a set: all files replaced, or none", "[write][atomic]") {
+  test::TempDir dir;
+  const std::string a = (dir.path / "k.cu").string(), b = (dir.path / "k.h").string(), c = (dir.path / "k.json").string();
+  const auto text = [](const std::string& t) { return [t](std::ostream& out) { write_text(out, t); }; };
+  write_files_atomically({{a, text("a1")}, {b, text("b1")}, {c, text("c1")}});
+  CHECK(test::read_file(a) == "a1");
+  CHECK(test::read_file(b) == "b1");
+  CHECK(test::read_file(c) == "c1");
+  CHECK(listing(dir.path) == std::vector<std::string>{"k.cu", "k.h", "k.json"});
+
+  // The last writer fails after the first two are complete: neither of them is replaced.
+  const UserError refused = expect_user_error([&] {
+    write_files_atomically({{a, text("a2")}, {b, text("b2")}, {c, [](std::ostream& out) {
+                              write_text(out, "partial");
+                              fail_usage("refused");
+                            }}});
+  });
+  CHECK(refused.message() == "refused");
+  // The last file cannot be created: the same, naming it.
+  fs::remove(c);
+  fs::create_directories(fs::path(c) / "inside");
+  const UserError blocked = expect_user_error([&] { write_files_atomically({{a, text("a3")}, {b, text("b3")}, {c, text("c3")}}); });
+  CHECK(blocked.code() == ExitCode::kCantCreate);
+  CHECK(blocked.where().file == c);
+  CHECK(test::read_file(a) == "a1");
+  CHECK(test::read_file(b) == "b1");
+  CHECK(listing(dir.path) == std::vector<std::string>{"k.cu", "k.h", "k.json"});
+}
+
+TEST_CASE("atomic write: the temporary files of a target are recognised by name", "[write][atomic]") {
+  test::TempDir dir;
+  // A writer that never finishes leaves its temporary file for a look.
+  std::string seen;
+  expect_user_error([&] {
+    write_file_atomically((dir.path / "k.cu").string(), [&](std::ostream& out) {
+      write_text(out, "x");
+      seen = listing(dir.path).at(0);
+      fail_usage("stop");
+    });
+  });
+  CHECK(is_temporary_file_of(seen, "k.cu"));
+  CHECK(!is_temporary_file_of(seen, "k.h"));
+  CHECK(!is_temporary_file_of(seen, "k"));
+  CHECK(is_temporary_file_of(".k.cu.tmp-0123456789ab", "k.cu"));
+  for (const char* other : {".k.cu.tmp-0123456789AB", ".k.cu.tmp-0123456789a", ".k.cu.tmp-0123456789abc", "k.cu.tmp-0123456789ab",
+                            ".kk.cu.tmp-0123456789ab", ".k.cu.tmp-notmine12345", ".k.cu", "k.cu"})
+    CHECK(!is_temporary_file_of(other, "k.cu"));
+}
+
 }  // namespace
 }  // namespace spmmc

@@ -62,7 +62,17 @@ expect_error(NAME n-negative CALL "app WEIGHTS w.mtx NAME layer0 N -64" REGEX "N
 expect_error(NAME n-not-a-number CALL "app WEIGHTS w.mtx NAME layer0 N 64k" REGEX "N '64k' is not a positive integer")
 expect_error(NAME name-not-identifier CALL "app WEIGHTS w.mtx NAME 0layer N 64" REGEX "NAME '0layer' is not a C identifier")
 expect_error(NAME name-with-dash CALL "app WEIGHTS w.mtx NAME fc-1 N 64" REGEX "NAME 'fc-1' is not a C identifier")
-expect_error(NAME name-reserved CALL "app WEIGHTS w.mtx NAME layer_info N 64" REGEX "NAME 'layer_info' is reserved")
+# Names the emitted code cannot own: the same rules and messages as spmmc compile --name
+# (compiler/reserved_names.h; tests/compiler/reserved_names_test.cpp compares the two at large).
+expect_error(NAME name-reserved CALL "app WEIGHTS w.mtx NAME layer_info N 64"
+             REGEX "NAME 'layer_info' clashes with the layer_info function of a kernel named 'layer'")
+expect_error(NAME name-builtin CALL "app WEIGHTS w.mtx NAME threadIdx N 64" REGEX "NAME 'threadIdx' clashes with a CUDA built-in variable")
+expect_error(NAME name-libc CALL "app WEIGHTS w.mtx NAME printf N 64" REGEX "NAME 'printf' clashes with a name the C library declares in <stdio.h>")
+expect_error(NAME name-libc-export CALL "app WEIGHTS w.mtx NAME open N 64" REGEX "NAME 'open' clashes with a function or variable the C library exports")
+expect_error(NAME name-toolkit CALL "app WEIGHTS w.mtx NAME cudaMalloc N 64" REGEX "NAME 'cudaMalloc' clashes with the CUDA toolkit's names: names starting with 'cu' are its own")
+expect_error(NAME name-main CALL "app WEIGHTS w.mtx NAME main N 64" REGEX "NAME 'main' clashes with the entry point of every C and C\\+\\+ program")
+expect_error(NAME name-header CALL "app WEIGHTS w.mtx NAME math N 64" REGEX "NAME 'math' clashes with a header of the C library")
+expect_error(NAME name-own CALL "app WEIGHTS w.mtx NAME spmmc N 64" REGEX "NAME 'spmmc' derives the name spmmc_kernel for the emitted code")
 expect_error(NAME tile-not-mxn CALL "app ${ok_args} TILE 32" REGEX "TILE '32' is not M1xN1")
 expect_error(NAME tile-zero CALL "app ${ok_args} TILE 0x128" REGEX "TILE '0x128' is not M1xN1")
 expect_error(NAME tune-unknown CALL "app ${ok_args} TUNE fastest" REGEX "TUNE 'fastest' is not one of none, proxy, exhaustive")

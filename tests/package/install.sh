@@ -12,7 +12,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(cd "$prefix" && find lib* -maxdepth 3 -path "*/cmake/spmmc" -type d 2>/dev/null | head -n1)
 [ -n "$libdir" ] || fail "no lib*/cmake/spmmc under $prefix"
 for f in bin/spmmc share/spmmc/models/targets/h100.json "$libdir/spmmcConfig.cmake" "$libdir/spmmcConfigVersion.cmake" \
-         "$libdir/spmmcTargets.cmake" "$libdir/spmmc_add_spmm.cmake"; do
+         "$libdir/spmmcTargets.cmake" "$libdir/spmmc_add_spmm.cmake" "$libdir/reserved_names.inc"; do
   [ -e "$prefix/$f" ] || fail "$prefix/$f was not installed"
 done
 grep -q 'spmmc::spmmc' "$prefix/$libdir/spmmcTargets.cmake" || fail "spmmcTargets.cmake does not define spmmc::spmmc"

@@ -12,8 +12,10 @@
 #include "codegen/size_guard.h"
 #include "compiler/choose_tile.h"
 #include "compiler/matrix_stats.h"
+#include "compiler/output_set_lock.h"
 #include "compiler/plan_tiles.h"
 #include "compiler/read_matrix.h"
+#include "compiler/reserved_names.h"
 #include "compiler/sha256.h"
 #include "compiler/text_scanner.h"
 #include "compiler/write_file_atomically.h"
@@ -69,10 +71,9 @@ int run_compile(const Args& args) {
   if (!args.has("--n")) fail_usage("spmmc compile needs --n N (the number of columns of B and C it is tuned for)");
   const auto name = args.get("--name");
   if (!name) fail_usage("spmmc compile needs --name NAME (the C name of the kernel)");
-  // Names the emitted file uses itself (spmmc_*), and NAME_info of another layer, would clash.
-  if (name->rfind("spmmc_", 0) == 0 || (name->size() > 5 && name->compare(name->size() - 5, 5, "_info") == 0))
-    fail_usage("--name '{}': names starting with 'spmmc_' or ending in '_info' are reserved by the emitted code", *name);
   if (!is_c_identifier(*name)) fail_usage("--name '{}' is not a C identifier (letters, digits, _; not starting with a digit or __; no C or C++ keyword)", *name);
+  // Names the emitted file cannot own: the CUDA toolkit's, the C library's, its own (compiler/reserved_names.h).
+  if (const auto clash = reserved_name_clash(*name)) fail_usage("--name '{}' {}", *name, *clash);
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
   const std::string tune = args.get_or("--tune", "none");
@@ -200,15 +201,29 @@ int run_compile(const Args& args) {
   std::filesystem::create_directories(*out_dir, ec);
   if (ec) throw UserError(ExitCode::kCantCreate, SourceLocation::whole(*out_dir), fmt::format("cannot create the output folder: {}", ec.message()));
   const std::filesystem::path base = std::filesystem::path(*out_dir) / *name;
-  const auto write_text = [](const std::string& file, const std::string& text) {
-    write_file_atomically(file, [&](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); });
+  const auto text_writer = [](const std::string& text) {
+    return [&text](std::ostream& out) { out.write(text.data(), static_cast<std::streamsize>(text.size())); };
   };
-  write_text(base.string() + ".cu", kernel.cu);
-  write_text(base.string() + ".h", kernel.h);
-  seconds["write_sources"] = seconds_since(clock);
-  if (!reproducible) report["seconds"] = seconds;
-  write_text(base.string() + ".json", report.dump(2) + "\n");
-  if (const auto depfile = args.get("--depfile")) write_depfile(*depfile, base.string() + ".cu", compile_inputs(path, args, target));
+  {
+    // The set NAME.{cu,h,json} (and the depfile) comes from one run: concurrent compiles of the
+    // same NAME into this folder take turns here, and the set is written whole or not at all
+    // (docs/user-guide.md, "Concurrent and interrupted runs"). Taking the lock also removes the
+    // temporary files of runs that were killed while writing.
+    const auto depfile = args.get("--depfile");
+    std::vector<std::string> extensions = {".cu", ".h", ".json"};
+    if (depfile && std::filesystem::path(*depfile).lexically_normal() == std::filesystem::path(base.string() + ".d").lexically_normal())
+      extensions.push_back(".d");
+    const OutputSetLock lock(*out_dir, *name, extensions);
+    if (!lock.exclusive())
+      print_warning(fmt::format("{}: the file system does not support locks; a concurrent compile of '{}' into {} could mix its "
+                                "files with these", lock.path().string(), *name, *out_dir));
+    if (!reproducible) report["seconds"] = seconds;
+    const std::string report_text = report.dump(2) + "\n";
+    write_files_atomically({{base.string() + ".cu", text_writer(kernel.cu)},
+                            {base.string() + ".h", text_writer(kernel.h)},
+                            {base.string() + ".json", text_writer(report_text)}});
+    if (depfile) write_depfile(*depfile, base.string() + ".cu", compile_inputs(path, args, target));
+  }
   if (!args.has("--quiet")) {
     std::fprintf(stderr,
                  "spmmc compile: wrote %s.{cu,h,json}: %d x %d, %lld non-zeros, tile %s (%s), %d tiles, %.1f MB of CUDA, "

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/remove_on_signal.h"
 #include "tools/spmmc/cli.h"
 #include "tools/spmmc/commands.h"
 
@@ -76,6 +77,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT, SIGTERM, SIGHUP remove the temporary files being written before spmmc dies; SIGXFSZ
+  // (ulimit -f) becomes a write error, exit 74.
+  spmmc::remove_files_on_termination_signals();
   int code;
   try {
     code = run(argc, argv);
