@@ -1,0 +1,124 @@
+// gen_ffma: writes the straight-line FFMA code that ffma_icache.cu and ffma_issue.cu include.
+//
+// The instruction-cache studies need kernels whose code size is known to the byte: every FFMA is
+// one 16-byte SASS instruction, so K FFMAs are K*16 bytes of code. We emit them as inline PTX
+// (`fma.rn.f32 acc, b, 0fXXXXXXXX, acc`) with a distinct 32-bit immediate each, so that ptxas
+// keeps every instruction (no common subexpression, no constant folding: fma.rn is never
+// contracted or reassociated) and encodes the weight as an immediate operand, which is exactly
+// the shape of spmmc's emitted kernels. Eight accumulators are updated round-robin so that one
+// warp has 8 independent FFMAs in flight (enough to issue one per clock per SM partition).
+//
+// usage: gen_ffma OUT_DIR [--chunks N] [--chunk-ffma K]
+// writes OUT_DIR/ring_config.h, OUT_DIR/ring_cases.inc (N chunks of K FFMAs: the cases of a
+// fall-through switch, see ffma_icache.cu), OUT_DIR/issue_imm.inc and OUT_DIR/issue_reg.inc
+// (one block of 256 FFMAs each: immediate operand vs register operand, see ffma_issue.cu).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+constexpr int kAccumulators = 8;  // asm operands %0..%7 ("+f")
+constexpr int kBValues = 4;       // asm operands %8..%11 ("f"): the "B values"
+constexpr int kWeights = 4;       // asm operands %12..%15 ("f"): register weights (issue_reg only)
+
+// A distinct float in (1, 2) for every instruction number i: multiplication by an odd constant
+// is a bijection modulo 2^23, so the mantissas of the first 8M-1 instructions never repeat, and
+// i + 1 keeps the mantissa non-zero (a weight of exactly 1.0 could become an FADD).
+uint32_t immediate_bits(uint32_t i) { return 0x3F800000u | (((i + 1) * 2654435761u) & 0x7FFFFFu); }
+
+std::string ffma_immediate(uint32_t i) {
+  char line[96];
+  std::snprintf(line, sizeof line, "fma.rn.f32 %%%d, %%%d, 0f%08X, %%%d;\\n\\t", int(i % kAccumulators),
+                kAccumulators + int(i / kAccumulators % kBValues), immediate_bits(i), int(i % kAccumulators));
+  return line;
+}
+
+std::string ffma_register(uint32_t i) {
+  char line[96];
+  std::snprintf(line, sizeof line, "fma.rn.f32 %%%d, %%%d, %%%d, %%%d;\\n\\t", int(i % kAccumulators),
+                kAccumulators + int(i / kAccumulators % kBValues),
+                kAccumulators + kBValues + int(i / (kAccumulators * kBValues) % kWeights), int(i % kAccumulators));
+  return line;
+}
+
+// The operand lists shared by every generated asm statement (see the kernels' declarations).
+const char* kAsmOperands =
+    "\n      : \"+f\"(a0), \"+f\"(a1), \"+f\"(a2), \"+f\"(a3), \"+f\"(a4), \"+f\"(a5), \"+f\"(a6), \"+f\"(a7)"
+    "\n      : \"f\"(b0), \"f\"(b1), \"f\"(b2), \"f\"(b3), \"f\"(w0), \"f\"(w1), \"f\"(w2), \"f\"(w3));\n";
+
+// One asm statement holding `count` FFMAs numbered first..first+count-1.
+std::string asm_block(uint32_t first, int count, bool immediate) {
+  std::string text = "  asm volatile(\n";
+  for (int k = 0; k < count; ++k) {
+    text += "      \"";
+    text += immediate ? ffma_immediate(first + k) : ffma_register(first + k);
+    text += "\"\n";
+  }
+  return text + kAsmOperands;
+}
+
+// Chunk c of the ring: a case label (and chunk_0, entered directly without the switch's compare
+// tree), its FFMAs, then the segment counter. The cases fall through into each
+// other so that consecutive chunks are one straight line of code (see ffma_icache.cu).
+std::string ring_case(int c, int chunk_ffma, int chunks) {
+  std::ostringstream out;
+  out << "case " << c << ":\n" << (c == 0 ? "chunk_0:\n" : "") << asm_block(uint32_t(c) * chunk_ffma, chunk_ffma, true);
+  out << "  if (--left == 0) goto segment_done;\n";
+  out << (c + 1 < chunks ? "  [[fallthrough]];\n" : "  break;\n");
+  return out.str();
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) {
+    std::fprintf(stderr, "gen_ffma: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: gen_ffma OUT_DIR [--chunks N] [--chunk-ffma K]\n");
+  return 64;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  const std::string out_dir = argv[1];
+  int chunks = 256, chunk_ffma = 256;  // 256 chunks of 256 FFMAs: 1 MiB of FFMA code
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return usage();
+    if (arg == "--chunks")
+      chunks = std::atoi(argv[++i]);
+    else if (arg == "--chunk-ffma")
+      chunk_ffma = std::atoi(argv[++i]);
+    else
+      return usage();
+  }
+  if (chunks < 1 || chunk_ffma < kAccumulators || chunk_ffma % kAccumulators != 0) return usage();
+
+  std::ostringstream config;
+  config << "// generated by gen_ffma: the ring of ring_cases.inc\n#pragma once\n"
+         << "constexpr int kRingChunks = " << chunks << ";\n"
+         << "constexpr int kChunkFfma = " << chunk_ffma << ";\n";
+  std::string cases = "// generated by gen_ffma: " + std::to_string(chunks) + " chunks of " +
+                      std::to_string(chunk_ffma) + " FFMAs with immediates\n";
+  for (int c = 0; c < chunks; ++c) cases += ring_case(c, chunk_ffma, chunks);
+
+  // The issue-rate block uses instruction numbers after the ring's, so its immediates are new.
+  const uint32_t issue_first = uint32_t(chunks) * chunk_ffma;
+  const bool ok = write_file(out_dir + "/ring_config.h", config.str()) &&
+                  write_file(out_dir + "/ring_cases.inc", cases) &&
+                  write_file(out_dir + "/issue_imm.inc", asm_block(issue_first, 256, true)) &&
+                  write_file(out_dir + "/issue_reg.inc", asm_block(issue_first, 256, false));
+  return ok ? 0 : 73;
+}
