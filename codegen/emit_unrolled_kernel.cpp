@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <set>
@@ -12,58 +13,22 @@
 
 #include "codegen/embedded_templates.h"
 #include "codegen/fill_template.h"
+#include "codegen/kernel_program.h"
+#include "codegen/print_tile_ptx.h"
 #include "compiler/diagnostics.h"
 
 namespace spmmc {
 namespace {
 
-struct Entry {
-  int32_t col;
-  int32_t slot;  // the row's accumulator within the tile
-  float value;
-};
-
-// Code of one tile: rows[i] is the original index of accumulator acc<i>.
-void append_tile(fmt::memory_buffer& out, int32_t id, const Csr& a, const int32_t* rows, int32_t count,
-                 EmittedKernel& stats) {
-  auto emit = [&](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };
-  std::vector<Entry> entries;
-  for (int32_t i = 0; i < count; ++i)
-    for (int32_t p = a.row_ptr[rows[i]]; p < a.row_ptr[rows[i] + 1]; ++p) entries.push_back({a.col_idx[p], i, a.values[p]});
-  // By column, then by row: each column of B is loaded once and used by every row needing it.
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.col < y.col; });
-
-  emit("__device__ __forceinline__ void tile_{}(const float* __restrict__ b, float* __restrict__ c, int64_t n) {{\n", id);
-  if (!entries.empty()) {
-    emit("  float");
-    for (int32_t i = 0; i < count; ++i) emit("{} acc{} = 0.0f", i ? "," : "", i);
-    emit(";\n");
-    // x holds the current column of B, y the prefetched next one (Algorithm 2, lines 14-18);
-    // a tile of one column needs no y (an unused variable is a warning).
-    const bool one_column = entries.front().col == entries.back().col;
-    emit("  float x = __ldg(b + {} * n){};\n", entries.front().col, one_column ? "" : ", y");
-    ++stats.loads;
-    for (size_t k = 0; k < entries.size();) {
-      const int32_t col = entries[k].col;
-      size_t end = k;
-      while (end < entries.size() && entries[end].col == col) ++end;
-      if (end < entries.size()) {
-        emit("  y = __ldg(b + {} * n);\n", entries[end].col);
-        ++stats.loads;
-      }
-      for (; k < end; ++k) {
-        emit("  acc{0} = fmaf({1}, x, acc{0});\n", entries[k].slot, float_literal(entries[k].value));
-        ++stats.fmas;
-      }
-      if (end < entries.size()) emit("  x = y;\n");
-    }
-    for (int32_t i = 0; i < count; ++i) emit("  c[{} * n] = acc{};\n", rows[i], i);
-  } else {
-    emit("  (void)b;\n");
-    for (int32_t i = 0; i < count; ++i) emit("  c[{} * n] = 0.0f;\n", rows[i]);
+// "a, b, c" of `values` formatted by `format_one`, wrapped every 16 values.
+template <typename T, typename F>
+std::string joined(const std::vector<T>& values, F format_one) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += i % 16 == 0 ? ",\n    " : ", ";
+    out += format_one(values[i]);
   }
-  stats.stores += count;
-  emit("}}\n");
+  return out.empty() ? std::string("0") : out;
 }
 
 std::string comment_lines(const std::string& text) {
@@ -110,24 +75,19 @@ bool is_c_identifier(const std::string& name) {
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
-  SPMMC_CHECK(tile.cols_per_thread == 1, "the unrolled emitter computes one column per thread");
-  SPMMC_CHECK(tiling.m1 == tile.m1, "the tiling was made for another M1");
+  const KernelProgram program = build_kernel_program(a, tiling, tile);
+  const int32_t v = program.launch.cols_per_thread;
   EmittedKernel k;
-  fmt::memory_buffer tiles, dispatch;
-  int32_t id = 0;
-  for (int32_t t = 0; t < tiling.num_tiles(); ++t, ++id) {
-    append_tile(tiles, id, a, &tiling.rows[tiling.tile_ptr[t]], tiling.tile_ptr[t + 1] - tiling.tile_ptr[t], k);
-    fmt::format_to(std::back_inserter(dispatch), "      case {0}: tile_{0}(B + col, C + col, n); break;\n", id);
+  std::string tiles, dispatch;
+  for (size_t id = 0; id < program.tiles.size(); ++id) {
+    print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v);
+    fmt::format_to(std::back_inserter(dispatch), "      case {0}: spmmc_tile_{0}(b, c, ld); break;\n", id);
   }
-  // Rows of A without non-zeros: tiles of at most M1 rows that store zeros.
-  for (size_t first = 0; first < tiling.empty_rows.size(); first += static_cast<size_t>(tile.m1), ++id) {
-    const int32_t count = static_cast<int32_t>(std::min<size_t>(static_cast<size_t>(tile.m1), tiling.empty_rows.size() - first));
-    append_tile(tiles, id, a, &tiling.empty_rows[first], count, k);
-    fmt::format_to(std::back_inserter(dispatch), "      case {0}: tile_{0}(B + col, C + col, n); break;\n", id);
-  }
-  k.tiles = id;
+  k.tiles = static_cast<int32_t>(program.tiles.size());
+  k.fmas = program.fmas();
+  k.loads = program.loads();
+  k.stores = a.rows;
   k.kernel_symbol = options.name + "_kernel";
-  SPMMC_CHECK(k.stores == a.rows, "every row of C must be written exactly once");
 
   const std::string comment = comment_lines(options.provenance);
   const std::map<std::string, std::string> header_values = {
@@ -141,12 +101,14 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.h = fill_template(embedded_template("kernel.h"), header_values, "kernel.h");
   const std::map<std::string, std::string> device_values = {
       {"HEADER_COMMENT", ""},
-      {"M1", std::to_string(tile.m1)},
-      {"N1", std::to_string(tile.n1)},
+      {"M1", std::to_string(program.launch.m1)},
+      {"THREADS", std::to_string(program.launch.threads)},
+      {"V", std::to_string(v)},
+      {"MIN_BLOCKS", std::to_string(program.launch.min_blocks_per_sm)},
       {"A_TILES", std::to_string(k.tiles)},
-      {"TILE_FUNCTIONS", fmt::to_string(tiles)},
+      {"TILE_FUNCTIONS", tiles},
       {"KERNEL", k.kernel_symbol},
-      {"DISPATCH", fmt::to_string(dispatch)},
+      {"DISPATCH", dispatch},
   };
   const std::string device_code = fill_template(embedded_template("kernel_device.cuh"), device_values, "kernel_device.cuh");
   const std::map<std::string, std::string> kernel_values = {
@@ -157,6 +119,13 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"M", std::to_string(a.rows)},
+      {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
+      {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
+      {"WEIGHT_BITS", joined(a.values, [](float x) {
+         uint32_t bits = 0;
+         std::memcpy(&bits, &x, sizeof bits);
+         return fmt::format("0x{:08x}u", bits);
+       })},
       {"K", std::to_string(a.cols)},
       {"NNZ", std::to_string(a.nnz())},
       {"ARCH", options.arch},

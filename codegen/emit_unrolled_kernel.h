@@ -1,8 +1,10 @@
-// The emitter of LO-SpMM §6.1 (Algorithm 2): one straight-line function per A-tile, every
-// weight an immediate operand of an FMA, B loaded once per non-empty column of the tile and
-// prefetched one column ahead, each row stored at its original index; rows of A without
-// non-zeros become tiles that store zeros. Fills codegen/templates/kernel.cu, kernel_device.cuh
-// and kernel.h (and kernel_nvrtc.cu on request).
+// The emitter of LO-SpMM §6.1, in the design of docs/design/kernel.md: builds the kernel
+// program (codegen/kernel_program.h: per A-tile its loads, FMAs and stores, plus the launch
+// mapping) and prints each tile as one straight-line inline-PTX function (codegen/print_tile_ptx.h),
+// every weight an immediate operand of an FMA, B loaded once per non-empty column of the tile
+// (V floats per thread), each row stored at its original index; rows of A without non-zeros
+// become tiles that store zeros. Fills codegen/templates/kernel.cu, kernel_device.cuh and
+// kernel.h (and kernel_nvrtc.cu on request), with A's CSR arrays for the generic path.
 #pragma once
 
 #include <cstdint>
@@ -30,13 +32,14 @@ struct EmittedKernel {
   std::string nvrtc_cu;
   std::string kernel_symbol;  // NAME_kernel: the __global__ function (signature B, C, int64 n)
   int32_t tiles = 0;       // thread-block functions, zero-row tiles included
-  int64_t fmas = 0;        // one per non-zero
+  int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows) and
-// the block width tile.n1. Deterministic: the same inputs give the same text.
+// the block of tile.n1 columns, tile.cols_per_thread per thread, launch bounds
+// (tile.threads_per_block(), tile.min_blocks_per_sm). Deterministic: the same inputs give the same text.
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options);
 

@@ -1,28 +1,43 @@
 #include "codegen/size_guard.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "compiler/diagnostics.h"
 
 namespace spmmc {
 namespace {
 
-// Measured on emitted kernels (docs/emitted-code.md): bytes of source per FMA line, per load
-// line, per stored row and per tile function. nvcc's time grows faster than linearly with the
-// FMAs of the one kernel function (26k FMAs: 39-55 s; 52k: over 9 minutes), so the estimate is
-// quadratic, fitted to the 26k point; it still underestimates beyond it, which only makes the
-// guard refuse sooner than needed.
-constexpr double kBytesPerFma = 40.0, kBytesPerLoad = 44.0, kBytesPerRow = 22.0, kBytesPerTile = 260.0;
-constexpr double kNvccSecondsPerFmaSquared = 8.0e-8, kNvccStartSeconds = 2.0;
+// Bytes of NAME.cu, measured on emitted kernels: per non-zero its generic-path CSR entry (13)
+// and one FMA statement per column of a thread (40 x V); per B load (one per non-empty column
+// of a tile) and per stored row; per tile function; the fixed part.
+constexpr double kBytesPerNonZero = 13.0, kBytesPerFmaLane = 40.0, kBytesPerLoad = 68.0, kBytesPerRow = 40.0,
+                 kBytesPerTile = 300.0, kBytesFixed = 8192.0;
+
+// nvcc -O3 -arch=sm_90 time of one process on the H100 machine's cores (docs/design/kernel.md,
+// "Compile time"): cicc takes 0.4-1.5 s whatever the size (the tile bodies are inline PTX it
+// passes through), ptxas the rest. ptxas's time, fitted over 19 kernels of 13k-79k non-zeros
+// with the 64-register budget (max error 30%), is
+//   e^-7.681 x nnz^0.688 x NNC_sum^0.690 x M1^-0.718,
+// times V^0.6 for V columns per thread (V FMAs per non-zero), times 1.5 so that the guard errs
+// on the side of refusing: ptxas grows faster than linearly with the tiles of one kernel, and one
+// kernel (59k non-zeros, K = 2304, M1 = 16) ran past 240 s where this says 210.
+constexpr double kNvccStartSeconds = 2.0, kPtxasScale = 1.5;
 
 }  // namespace
 
-SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling) {
+SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile) {
   SizeEstimate e;
-  e.fmas = a.nnz();
+  const double v = tile.cols_per_thread;
+  e.fmas = a.nnz() * tile.cols_per_thread;
   e.loads = tiling.nnc_sum;
-  e.source_bytes = static_cast<int64_t>(kBytesPerFma * static_cast<double>(e.fmas) + kBytesPerLoad * static_cast<double>(e.loads) +
-                                        kBytesPerRow * a.rows + kBytesPerTile * tiling.tiles) + 4096;
-  const double fmas = static_cast<double>(e.fmas);
-  e.nvcc_seconds = kNvccStartSeconds + kNvccSecondsPerFmaSquared * fmas * fmas;
+  const auto nnz = static_cast<double>(a.nnz()), loads = static_cast<double>(std::max<int64_t>(tiling.nnc_sum, 1));
+  e.source_bytes = static_cast<int64_t>((kBytesPerNonZero + kBytesPerFmaLane * v) * nnz + kBytesPerLoad * loads +
+                                        kBytesPerRow * static_cast<double>(a.rows) +
+                                        kBytesPerTile * static_cast<double>(tiling.tiles) + kBytesFixed);
+  const double ptxas = std::exp(-7.681) * std::pow(std::max(nnz, 1.0), 0.688) * std::pow(loads, 0.690) *
+                       std::pow(static_cast<double>(tile.m1), -0.718) * std::pow(v, 0.6);
+  e.nvcc_seconds = kNvccStartSeconds + kPtxasScale * ptxas;
   return e;
 }
 

@@ -1,31 +1,32 @@
-// The size guard: unrolled code grows with nnz and so does nvcc's time (design.md: 2-6 ms per
-// non-zero for naive code), so spmmc estimates both before emitting and refuses above a limit
-// rather than start an hour-long compile.
+// The size guard: unrolled code grows with nnz and so does nvcc's time (ptxas's, since the tile
+// bodies are inline PTX: docs/design/kernel.md), so spmmc estimates both before emitting and
+// refuses above a limit rather than start an hour-long compile.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "compiler/csr.h"
+#include "compiler/tile_space.h"
 #include "compiler/tiling_stats.h"
 
 namespace spmmc {
 
 struct SizeEstimate {
-  int64_t fmas = 0;          // one per non-zero
+  int64_t fmas = 0;          // FMA instructions: V per non-zero
   int64_t loads = 0;         // NNC_sum: one B load per non-empty column per tile
   int64_t source_bytes = 0;  // of NAME.cu
   double nvcc_seconds = 0;   // nvcc -O3 -arch=sm_90, one process
 };
 
 struct SizeLimits {
-  double max_nvcc_seconds = 120.0;
+  double max_nvcc_seconds = 600.0;
   int64_t max_source_bytes = int64_t{256} << 20;
 };
 
-// Estimates the emitted kernel's size and compile time from the tiling (rows and tiles,
-// non-zeros and non-empty columns). Constants: docs/emitted-code.md (measured).
-SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling);
+// Estimates the kernel that `tile` gives: its size and compile time from the tiling (rows and
+// tiles, non-zeros and non-empty columns), M1 and V. Constants: measured, see size_guard.cpp.
+SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile);
 
 // Throws a data error (naming `file`) when the estimate exceeds a limit: what the estimate is,
 // what the limit is, and the flag that raises it.

@@ -1,12 +1,28 @@
 #include "compiler/choose_tile.h"
 
+#include <algorithm>
 #include <tuple>
 
 #include <fmt/format.h>
 
 namespace spmmc {
 
-const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target, std::string& why) {
+const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
+                                                 const std::function<bool(const PlannedCandidate&)>& fits, std::string& why) {
+  const int64_t warps = (plan.shape.n + target.warp_size - 1) / target.warp_size;
+  const int64_t n1 = std::min<int64_t>(warps * target.warp_size, std::min<int64_t>(1024, target.max_threads_per_block));
+  for (const int32_t m1 : {16, 32}) {
+    for (const PlannedCandidate& c : plan.candidates) {
+      if (c.tile.m1 != m1 || c.tile.n1 != n1 || c.tile.cols_per_thread != 1 || c.verdict.rejected_by == Constraint::kRegister)
+        continue;
+      if (!fits(c)) break;
+      why = fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (n rounded up to the warp "
+                        "size, at most 1024), {} blocks per SM of launch bounds (64 registers per thread), M1 = {}{}",
+                        n1, c.tile.min_blocks_per_sm, m1,
+                        m1 == 16 ? "" : " (M1 = 16 would exceed the compile-time limit)");
+      return &c;
+    }
+  }
   std::vector<const PlannedCandidate*> pool = plan.survivors();
   std::string origin = "the survivors";
   if (pool.empty()) {

@@ -1,7 +1,8 @@
-// The tile choice of `spmmc compile --tune none`: a documented heuristic over the planning
-// survivors, until the ranker and proxies (later issues) replace it.
+// The tile choice of `spmmc compile --tune none`: a documented heuristic over the planned
+// candidates, until the ranker (a later issue) replaces it.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "compiler/plan_tiles.h"
@@ -9,16 +10,20 @@
 
 namespace spmmc {
 
-// Prefers survivors with M1 <= 64 and N1 <= 256 that launch at least one thread block per SM
-// in waves that keep the SMs busy (blocks >= 90% of waves x SMs); among those, the largest tile area M1 x N1 (each loaded element of B serves M1 rows, each warp
-// loads wide rows of B), then the fewest loads of B (smallest NNC_sum), then the larger N1. The
-// rule comes from a tile sweep on the GPU (docs/emitted-code.md): on 512-row layers, tiles of
-// 8192 outputs (32x256, 64x128) ran 1.5-2.9x faster than smaller ones and M1 = 128 was slower.
-// The preference widens step by step when nothing qualifies (drop the block and wave rule,
-// then the size caps). When nothing survived the constraints (small or irregular matrices), candidates
-// rejected only for too few thread blocks or for load balance compete instead: a kernel is
-// always produced. Returns nullptr only when even the register constraint removed everything;
-// `why` says what decided.
-const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target, std::string& why);
+// The design's default first (docs/design/kernel.md, measured on an H100): V = 1, N1 = threads
+// per block = n rounded up to the warp size, at most 1024, the register budget's minimum blocks
+// per SM (64 registers per thread), and M1 = 16 rows per tile, which ran fastest; M1 = 32 (about
+// 0.85x the speed, 3x faster to compile) where M1 = 16 does not `fit` (the size guard's compile
+// time). Candidates rejected by the register constraint never qualify; one rejected for load
+// balance or too few blocks does: the design's mapping loops blocks over B-tiles, so it keeps
+// the SMs busy either way.
+// When neither qualifies, the older rule over the planning survivors (docs/emitted-code.md): M1
+// <= 64 and N1 <= 256 in full waves, the largest tile area M1 x N1, then the fewest loads of B
+// (smallest NNC_sum), then the larger N1, widening step by step; when nothing survived the
+// constraints, candidates rejected only for too few thread blocks or for load balance compete
+// instead. Returns nullptr only when the register constraint removed everything; `why` says what
+// decided.
+const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
+                                                 const std::function<bool(const PlannedCandidate&)>& fits, std::string& why);
 
 }  // namespace spmmc

@@ -1,5 +1,7 @@
 #include "compiler/constraints.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace spmmc {
@@ -19,6 +21,13 @@ Verdict check_register_resource(const TileCandidate& c, const Target& target, co
   if (per_block > target.max_registers_per_block)
     return reject(Constraint::kRegister, fmt::format("{} registers per block ({} threads x {}) exceed the limit of {}", per_block,
                                                      c.threads_per_block(), allocated, target.max_registers_per_block));
+  // __launch_bounds__(threads, min_blocks) caps ptxas at what min_blocks blocks leave each thread:
+  // accumulators beyond that cap spill to local memory (docs/design/kernel.md).
+  const int64_t cap = target.registers_per_sm / (int64_t{c.threads_per_block()} * std::max(c.min_blocks_per_sm, 1));
+  if (target.registers_per_sm > 0 && per_thread > cap)
+    return reject(Constraint::kRegister,
+                  fmt::format("{} registers per thread exceed the {} that {} blocks of {} threads per SM leave (launch bounds)",
+                              per_thread, cap, c.min_blocks_per_sm, c.threads_per_block()));
   return {};
 }
 

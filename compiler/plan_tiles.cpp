@@ -65,7 +65,7 @@ Plan plan_tiles(const Csr& a, const Target& target, const PlanOptions& options) 
   plan.shape = {a.rows, a.cols, options.n};
   plan.nnz = a.nnz();
   plan.per_m1 = reorder_per_m1(a, axes.m1, options.reorder, options.threads);
-  for (const TileCandidate& tile : build_tile_space(axes)) {
+  for (const TileCandidate& tile : build_tile_space(axes, target.registers_per_sm)) {
     const TilingStats& tiling = plan.for_m1(tile.m1).after;
     PlannedCandidate c{tile, check_constraints(tile, plan.shape, target, tiling, options.constraints),
                        compute_features(tile, plan.shape, plan.nnz, tiling)};

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "compiler/tile_space.h"
 #include "proxy/align_occupancy.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/tuning.h"
@@ -14,9 +15,11 @@ namespace spmmc {
 // Eq. 5-6 inputs from the driver's device attributes.
 SmResources sm_resources(const DeviceInfo& device);
 
-// The grid the emitted kernels use: x = `blocks_x` A-tiles, y = B-tiles of n1 columns, at most
-// 65535 (the kernels loop over the rest); n1 threads per block.
-LaunchShape tile_launch_shape(int64_t blocks_x, int64_t n, int32_t n1);
+// The grid the emitted kernels use (codegen/templates/kernel.cu, spmmc_grid_y): x = `blocks_x`
+// A-tiles; y = enough B-tile columns of blocks for one wave of `resident_blocks` (the blocks of
+// the kernel the whole GPU holds at once: SMs x active blocks per SM), at most the B-tiles of
+// n1 columns and 65535 (the blocks loop over the rest); N1 / V threads per block.
+LaunchShape tile_launch_shape(int64_t blocks_x, int64_t n, const TileCandidate& tile, int64_t resident_blocks);
 
 // `count` floats uniform in [-1, 1) from a fixed generator seeded with `seed`.
 std::vector<float> random_floats(size_t count, uint64_t seed);

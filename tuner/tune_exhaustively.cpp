@@ -95,14 +95,23 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
       const KernelAttributes attributes = kernel.attributes();
       m.registers_per_thread = attributes.registers_per_thread;
       m.local_bytes_per_thread = attributes.local_bytes_per_thread;
-      if (attributes.max_threads_per_block < tile.n1) {
+      if (attributes.max_threads_per_block < tile.threads_per_block()) {
         m.outcome = Outcome::kInvalid;
         m.detail = fmt::format("the kernel can launch at most {} threads per block ({} registers per thread)",
                                attributes.max_threads_per_block, attributes.registers_per_thread);
         continue;
       }
-      const LaunchShape shape = tile_launch_shape(plan.for_m1(tile.m1).tiling.num_blocks(), options.n, tile.n1);
-      m.blocks_per_sm = kernel.active_blocks_per_sm(tile.n1, 0);
+      // No local memory, ever (docs/design/kernel.md): a candidate whose registers spill is slow
+      // by construction and is not what --tune should pick.
+      if (attributes.local_bytes_per_thread > 0) {
+        m.outcome = Outcome::kInvalid;
+        m.detail = fmt::format("registers spill: {} bytes of local memory per thread at {} registers",
+                               attributes.local_bytes_per_thread, attributes.registers_per_thread);
+        continue;
+      }
+      m.blocks_per_sm = kernel.active_blocks_per_sm(tile.threads_per_block(), 0);
+      const LaunchShape shape = tile_launch_shape(plan.for_m1(tile.m1).tiling.num_blocks(), options.n, tile,
+                                                  int64_t{gpu.device().sm_count} * m.blocks_per_sm);
       uint64_t b_ptr = b.address(), c_ptr = c.address();
       int64_t n = options.n;
       void* args[] = {&b_ptr, &c_ptr, &n};

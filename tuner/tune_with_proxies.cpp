@@ -69,7 +69,9 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
     int64_t max_blocks = 1;
     for (size_t i : g.members) {
       const TileCandidate& t = result.candidates[i].tile;
-      const LaunchShape shape = tile_launch_shape(functions, options.n, t.n1);
+      // Resident blocks before compiling: bounded by threads alone (registers are not known yet).
+      const int64_t resident = int64_t{sm.sm_count} * std::max<int64_t>(1, sm.max_threads_per_sm / t.threads_per_block());
+      const LaunchShape shape = tile_launch_shape(functions, options.n, t, resident);
       const int64_t registers = estimate_registers_per_thread(t, ConstraintSettings{});
       max_blocks = std::max(max_blocks, align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, t.n1,
                                                         std::max<int64_t>(1, registers), 0).real_blocks_per_sm);
@@ -142,7 +144,8 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
                                  attributes.max_threads_per_block, attributes.registers_per_thread);
           continue;
         }
-        LaunchShape shape = tile_launch_shape(static_cast<int64_t>(table.size()), options.n, r.tile.n1);
+        LaunchShape shape = tile_launch_shape(static_cast<int64_t>(table.size()), options.n, r.tile,
+                                              int64_t{sm.sm_count} * kernel.active_blocks_per_sm(r.tile.n1, 0));
         // Occupancy alignment; the real kernel's registers are taken to be the proxy's (same
         // M1, same launch-bound class, same loop block up to the truncation).
         const OccupancyAlignment aligned =

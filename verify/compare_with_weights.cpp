@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
-#include <utility>
+#include <map>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,12 +18,24 @@ namespace {
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
 
-// One store of a row of C by one block.
+uint32_t bits_of(float f) {
+  uint32_t b = 0;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// One store of a lane of a row of C by one block.
 struct Write {
   const AnalyzedTile* tile;
   const AnalyzedStore* store;
   int64_t block;
 };
+
+std::string lanes_text(const std::vector<int32_t>& lanes) {
+  std::string out = lanes.size() == 1 ? "lane " : "lanes ";
+  for (size_t i = 0; i < lanes.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", lanes[i]);
+  return out;
+}
 
 class Comparison {
  public:
@@ -34,7 +49,11 @@ class Comparison {
       if (code_.errors.empty()) report({code_.file, 0, 0}, "the code could not be analysed");
       return;
     }
+    lanes_ = code_.columns.found ? std::max<int64_t>(1, code_.columns.cols_per_thread) : 1;
     check_info();
+    check_columns();
+    check_generic_path();
+    check_tiles();
     std::vector<std::vector<Write>> writes(static_cast<size_t>(w_.rows));
     for (const AnalyzedBlock& block : code_.blocks)
       for (int32_t t : block.tiles) {
@@ -43,6 +62,13 @@ class Comparison {
           if (store.row < 0 || store.row >= w_.rows) {
             report(store.where, fmt::format("{} stores row {} of C, but {} has {} rows (0-based indices)", tile.function,
                                             store.row, options_.weights_name, w_.rows));
+            continue;
+          }
+          if (store.lane < 0 || store.lane >= lanes_) {
+            report(store.where, fmt::format("{} stores C({}, col + {}), but a thread has {} column{} (col .. col + {}): it "
+                                            "writes another thread's column",
+                                            tile.function, store.row, store.lane, lanes_, lanes_ == 1 ? "" : "s",
+                                            lanes_ - 1));
             continue;
           }
           writes[static_cast<size_t>(store.row)].push_back({&tile, &store, block.block});
@@ -68,6 +94,14 @@ class Comparison {
 
   CodeLocation whole_file() const { return {code_.file, 0, 0}; }
 
+  // " (lane 1)" when a message concerns some lanes of a thread's columns only.
+  std::string lane_suffix(const std::vector<int32_t>& lanes, size_t present) const {
+    if (lanes_ == 1 || lanes.size() == present) return {};
+    return " (" + lanes_text(lanes) + ")";
+  }
+
+  // ---- whole-file checks -----------------------------------------------------------------------
+
   void check_count(const InfoField<int64_t>& field, const char* name, int64_t want, const std::string& what) {
     if (!field.value) {
       report(field.where.file.empty() ? code_.info.where : field.where,
@@ -88,6 +122,46 @@ class Comparison {
     check_count(info.k, "k", w_.cols, fmt::format("{} has {} columns", weights, w_.cols));
     check_count(info.nnz, "nnz", w_.nnz(), fmt::format("{} has {} non-zeros", weights, w_.nnz()));
     check_count(info.a_tiles, "a_tiles", code_.grid_x, fmt::format("the launch has {} blocks along x", code_.grid_x));
+    if (code_.columns.found) {
+      check_count(info.cols_per_thread, "cols_per_thread", code_.columns.cols_per_thread,
+                  fmt::format("each thread of {} computes {} column{} (threadIdx.x * {})", code_.kernel,
+                              code_.columns.cols_per_thread, code_.columns.cols_per_thread == 1 ? "" : "s",
+                              code_.columns.cols_per_thread));
+      check_count(info.n1, "n1", code_.columns.n1,
+                  fmt::format("a block of {} computes {} columns per B-tile", code_.kernel, code_.columns.n1));
+    }
+    if (info.m1.value) {
+      for (const AnalyzedTile& tile : code_.tiles) {
+        std::set<int64_t> rows;
+        for (const AnalyzedStore& s : tile.stores) rows.insert(s.row);
+        if (static_cast<int64_t>(rows.size()) > *info.m1.value) {
+          report(info.m1.where, fmt::format("the info object says m1 = {}, but {} stores {} rows", *info.m1.value,
+                                            tile.function, rows.size()));
+          break;
+        }
+      }
+    }
+    if (!info.name.value) {
+      report(info.where, "cannot read the info object's name");
+    } else if (!code_.entry_point.empty() && *info.name.value != code_.entry_point) {
+      report(info.name.where, fmt::format("the info object's name is '{}', but the entry point that launches {} is '{}'",
+                                          *info.name.value, code_.kernel, code_.entry_point));
+    }
+    // What the analysis assumed: A compiled in, B and C row-major (row r at r x n), float32.
+    const std::pair<const InfoField<std::string>*, std::pair<const char*, const char*>> described[] = {
+        {&info.a_format, {"a_format", "unrolled-constants"}},
+        {&info.b_layout, {"b_layout", "row-major"}},
+        {&info.c_layout, {"c_layout", "row-major"}},
+        {&info.dtype, {"dtype", "float32"}}};
+    for (const auto& [field, what] : described) {
+      if (!field->value)
+        report(field->where.file.empty() ? info.where : field->where,
+               fmt::format("cannot read the info object's {}", what.first));
+      else if (*field->value != what.second)
+        report(field->where, fmt::format("the info object says {} = '{}', but the code is '{}' (A's weights are "
+                                         "immediates, B and C row-major float32)",
+                                         what.first, *field->value, what.second));
+    }
     const std::string hash = weights_sha256(w_);
     if (!info.weights_sha256.value) {
       report(info.where, "cannot read the info object's weights_sha256");
@@ -98,6 +172,112 @@ class Comparison {
     }
   }
 
+  // The thread's columns: the B-tiles, the block and the lanes cover every column of C once.
+  void check_columns() {
+    const ColumnMapping& c = code_.columns;
+    if (!c.found) return;
+    if (c.b_tile_columns != c.n1)
+      report(c.where, fmt::format("the loop counts B-tiles of {} columns, but col advances {} per B-tile: {}",
+                                  c.b_tile_columns, c.n1,
+                                  c.b_tile_columns > c.n1 ? "the last columns of C are never computed"
+                                                          : "blocks compute B-tiles past the end of C"));
+    if (c.threads < 1 || c.threads > 1024)
+      report(c.launch_where, fmt::format("the launch has {} threads per block (CUDA allows 1 to 1024)", c.threads));
+    else if (c.threads * c.cols_per_thread != c.n1)
+      report(c.launch_where,
+             fmt::format("the launch has blocks of {} threads of {} column{} each ({} columns), but col advances {} per "
+                         "B-tile: {}",
+                         c.threads, c.cols_per_thread, c.cols_per_thread == 1 ? "" : "s", c.threads * c.cols_per_thread,
+                         c.n1,
+                         c.threads * c.cols_per_thread < c.n1 ? "some columns of C are never computed"
+                                                              : "threads of neighbouring B-tiles compute the same columns"));
+    if (c.max_threads > 0 && c.threads > c.max_threads)
+      report(c.launch_where, fmt::format("the launch has {} threads per block, more than {}'s __launch_bounds__({}): it "
+                                         "would fail to launch",
+                                         c.threads, code_.kernel, c.max_threads));
+    if (!c.guarded)
+      report(c.where, fmt::format("no `if (col >= n) continue;` before the dispatch of {}: threads past the last column "
+                                  "would read and write outside B and C",
+                                  code_.kernel));
+  }
+
+  // One array of the generic path against what the weights give, element by element.
+  void check_array(const char* name, const IntegerArray& array, const std::vector<int64_t>& want, const char* what,
+                   const std::function<std::string(size_t)>& describe,
+                   const std::function<std::string(int64_t)>& spell) {
+    if (!array.found) {
+      report(whole_file(), fmt::format("no {} ({} of the generic path) in the code", name, what));
+      return;
+    }
+    const bool placeholder = want.empty() && array.values.size() == 1;  // C++ has no empty arrays
+    if (!placeholder && array.values.size() != want.size()) {
+      report(array.where, fmt::format("{} has {} elements, but {} needs {} ({})", name, array.values.size(),
+                                      options_.weights_name, want.size(), what));
+      return;
+    }
+    if (placeholder) return;
+    size_t first = want.size(), differing = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (array.values[i] != want[i]) {
+        if (first == want.size()) first = i;
+        ++differing;
+      }
+    if (!differing) return;
+    const CodeLocation where{code_.file, array.lines[first], array.columns[first]};
+    report(where, fmt::format("{}[{}] is {}, but {} in {}{}", name, first, spell(array.values[first]), describe(first),
+                              options_.weights_name,
+                              differing > 1 ? fmt::format(" ({} elements of {} differ)", differing, name) : ""));
+  }
+
+  // The row of non-zero p of the weights.
+  int32_t row_of(size_t p) const {
+    const auto it = std::upper_bound(w_.row_ptr.begin(), w_.row_ptr.end(), static_cast<int32_t>(p));
+    return static_cast<int32_t>(it - w_.row_ptr.begin()) - 1;
+  }
+
+  void check_generic_path() {
+    const GenericPath& g = code_.generic;
+    const auto decimal = [](int64_t v) { return std::to_string(v); };
+    std::vector<int64_t> row_ptr(w_.row_ptr.begin(), w_.row_ptr.end());
+    check_array("spmmc_row_ptr", g.row_ptr, row_ptr, "the offsets of A's rows", [&](size_t i) {
+      return i == 0 ? std::string("the first row starts at 0")
+                    : fmt::format("row {} of A ends at {}", i - 1, w_.row_ptr[i]);
+    }, decimal);
+    std::vector<int64_t> col_idx(w_.col_idx.begin(), w_.col_idx.end());
+    check_array("spmmc_col_idx", g.col_idx, col_idx, "the columns of A's non-zeros", [&](size_t i) {
+      return fmt::format("non-zero {} is A({}, {})", i, row_of(i), w_.col_idx[i]);
+    }, decimal);
+    std::vector<int64_t> bits;
+    for (float v : w_.values) bits.push_back(bits_of(v));
+    check_array("spmmc_weight_bits", g.weight_bits, bits, "the bits of A's non-zeros", [&](size_t i) {
+      return fmt::format("A({}, {}) is {} (0x{:08x})", row_of(i), w_.col_idx[i], hex_float(w_.values[i]), bits_of(w_.values[i]));
+    }, [](int64_t v) {
+      const auto b = static_cast<uint32_t>(v);
+      float f = 0.0f;
+      std::memcpy(&f, &b, sizeof f);
+      return fmt::format("0x{:08x} ({})", b, hex_float(f));
+    });
+  }
+
+  // Loads of the tiles the blocks run: rows within B, lanes within the thread's columns.
+  void check_tiles() {
+    for (const AnalyzedTile& tile : code_.tiles) {
+      if (tile.blocks.empty()) continue;
+      for (const AnalyzedLoad& load : tile.load_sites) {
+        if (load.row < 0 || load.row >= w_.cols)
+          report(load.where, fmt::format("{} loads row {} of B, but B has {} rows (A has {} columns in {})", tile.function,
+                                         load.row, w_.cols, w_.cols, options_.weights_name));
+        if (load.first_lane + load.lanes > lanes_)
+          report(load.where, fmt::format("{} loads B({}, col + {}), but a thread has {} column{} (col .. col + {}): it "
+                                         "reads another thread's column",
+                                         tile.function, load.row, load.first_lane + load.lanes - 1, lanes_,
+                                         lanes_ == 1 ? "" : "s", lanes_ - 1));
+      }
+    }
+  }
+
+  // ---- rows of C ---------------------------------------------------------------------------------
+
   void check_row(int32_t r, const std::vector<Write>& writes) {
     if (writes.empty()) {
       const auto [where, why] = why_never_written(r);
@@ -107,25 +287,103 @@ class Comparison {
                                 why));
       return;
     }
-    if (writes.size() > 1) {
-      std::string by;
-      for (size_t i = 0; i < writes.size() && i < 4; ++i)
-        by += fmt::format("{}{} in block {} at {}", i ? ", " : "", writes[i].tile->function, writes[i].block,
-                          writes[i].store->where.str());
-      if (writes.size() > 4) by += ", ...";
-      report(writes[1].store->where, fmt::format("row {} of C is written {} times ({})", r, writes.size(), by));
+    std::vector<std::vector<const Write*>> by_lane(static_cast<size_t>(lanes_));
+    for (const Write& w : writes) by_lane[static_cast<size_t>(w.store->lane)].push_back(&w);
+    std::vector<int32_t> present;
+    for (int32_t l = 0; l < lanes_; ++l) {
+      if (!by_lane[static_cast<size_t>(l)].empty()) {
+        present.push_back(l);
+        continue;
+      }
+      const Write& any = writes.front();
+      report(any.store->where, fmt::format("C({}, col + {}) is never written: {} stores {} of row {} only", r, l,
+                                           any.tile->function, lanes_text(lanes_of(writes)), r));
     }
-    const AnalyzedStore& store = *writes[0].store;
-    std::vector<AnalyzedProduct> products = store.products;
-    out_.code_nnz += static_cast<int64_t>(products.size());
+    check_rewrites(r, by_lane, present);
     out_.rows_written += 1;
+    const std::vector<AnalyzedProduct>& first = by_lane[static_cast<size_t>(present[0])][0]->store->products;
+    out_.code_nnz += static_cast<int64_t>(first.size());
+    // Lanes mixed, and the order of the sums (when the columns are right: a wrong column is
+    // reported as such, not also as out of order).
+    bool order_reported = false;
+    for (int32_t l : present) {
+      const AnalyzedStore& store = *by_lane[static_cast<size_t>(l)][0]->store;
+      for (const AnalyzedProduct& p : store.products)
+        if (p.lane != l)
+          report(p.where, fmt::format("A({}, {}) multiplies B({}, col + {}) into C({}, col + {}): the lanes are mixed", r,
+                                      p.column, p.column, p.lane, r, l));
+      if (order_reported || !same_columns(r, store.products)) continue;
+      for (size_t i = 1; i < store.products.size(); ++i)
+        if (store.products[i].column < store.products[i - 1].column) {
+          report(store.products[i].where,
+                 fmt::format("A({}, {}) is summed into row {} of C after A({}, {}) (at {}): not in column order, so the "
+                             "rounding differs from the generic path and the CPU reference{}",
+                             r, store.products[i].column, r, r, store.products[i - 1].column,
+                             store.products[i - 1].where.str(), lane_suffix({l}, present.size())));
+          order_reported = true;
+          break;
+        }
+    }
+    // Lanes with the same products (columns and bits, in any order) are compared once.
+    std::vector<std::pair<std::vector<std::pair<int64_t, uint32_t>>, std::vector<int32_t>>> groups;
+    for (int32_t l : present) {
+      std::vector<std::pair<int64_t, uint32_t>> key;
+      for (const AnalyzedProduct& p : by_lane[static_cast<size_t>(l)][0]->store->products)
+        key.emplace_back(p.column, bits_of(p.value));
+      std::sort(key.begin(), key.end());
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+      if (it == groups.end()) groups.push_back({std::move(key), {l}});
+      else it->second.push_back(l);
+    }
+    for (const auto& group : groups)
+      compare_products(r, *by_lane[static_cast<size_t>(group.second[0])][0]->store,
+                       lane_suffix(group.second, present.size()));
+  }
+
+  static std::vector<int32_t> lanes_of(const std::vector<Write>& writes) {
+    std::set<int32_t> lanes;
+    for (const Write& w : writes) lanes.insert(w.store->lane);
+    return {lanes.begin(), lanes.end()};
+  }
+
+  // Lanes written more than once: one message when every lane is written equally often.
+  void check_rewrites(int32_t r, const std::vector<std::vector<const Write*>>& by_lane, const std::vector<int32_t>& present) {
+    const auto describe = [](const std::vector<const Write*>& ws) {
+      std::string by;
+      for (size_t i = 0; i < ws.size() && i < 4; ++i)
+        by += fmt::format("{}{} in block {} at {}", i ? ", " : "", ws[i]->tile->function, ws[i]->block,
+                          ws[i]->store->where.str());
+      if (ws.size() > 4) by += ", ...";
+      return by;
+    };
+    const size_t times = by_lane[static_cast<size_t>(present[0])].size();
+    const bool uniform = present.size() == static_cast<size_t>(lanes_) &&
+                         std::all_of(present.begin(), present.end(),
+                                     [&](int32_t l) { return by_lane[static_cast<size_t>(l)].size() == times; });
+    if (uniform) {
+      if (times > 1) {
+        const auto& ws = by_lane[static_cast<size_t>(present[0])];
+        report(ws[1]->store->where, fmt::format("row {} of C is written {} times ({})", r, times, describe(ws)));
+      }
+      return;
+    }
+    for (int32_t l : present) {
+      const auto& ws = by_lane[static_cast<size_t>(l)];
+      if (ws.size() > 1)
+        report(ws[1]->store->where, fmt::format("C({}, col + {}) is written {} times ({})", r, l, ws.size(), describe(ws)));
+    }
+  }
+
+  // The products of one store against row r of the weights, merged by column.
+  void compare_products(int32_t r, const AnalyzedStore& store, const std::string& suffix) {
+    std::vector<AnalyzedProduct> products = store.products;
     std::stable_sort(products.begin(), products.end(),
                      [](const AnalyzedProduct& a, const AnalyzedProduct& b) { return a.column < b.column; });
     const int32_t length = w_.row_length(r);
-    if (static_cast<int64_t>(products.size()) != length)
-      report(store.where, fmt::format("row {} of A has {} non-zero{} in {}, {} in {}", r, length, length == 1 ? "" : "s",
-                                      options_.weights_name, products.size(), code_.file));
     const std::string& weights = options_.weights_name;
+    if (static_cast<int64_t>(products.size()) != length)
+      report(store.where, fmt::format("row {} of A has {} non-zero{} in {}, {} in {}{}", r, length, length == 1 ? "" : "s",
+                                      weights, products.size(), code_.file, suffix));
     size_t i = 0;
     int32_t p = w_.row_ptr[r];
     const int32_t end = w_.row_ptr[r + 1];
@@ -133,31 +391,40 @@ class Comparison {
       if (p == end || (i < products.size() && products[i].column < w_.col_idx[p])) {
         const AnalyzedProduct& extra = products[i++];
         if (extra.column < 0 || extra.column >= w_.cols)
-          report(extra.where, fmt::format("A({}, {}) = {}: column {} is outside A, which has {} columns in {}", r,
-                                          extra.column, hex_float(extra.value), extra.column, w_.cols, weights));
+          report(extra.where, fmt::format("A({}, {}) = {}: column {} is outside A, which has {} columns in {}{}", r,
+                                          extra.column, hex_float(extra.value), extra.column, w_.cols, weights, suffix));
         else
-          report(extra.where, fmt::format("A({}, {}) = {} is in the code but not in {}", r, extra.column,
-                                          hex_float(extra.value), weights));
+          report(extra.where, fmt::format("A({}, {}) = {} is in the code but not in {}{}", r, extra.column,
+                                          hex_float(extra.value), weights, suffix));
         continue;
       }
       if (i == products.size() || w_.col_idx[p] < products[i].column) {
-        report(store.where, fmt::format("missing: A({}, {}) = {} ({}) is never multiplied into row {} of C", r,
-                                        w_.col_idx[p], hex_float(w_.values[p]), weights, r));
+        report(store.where, fmt::format("missing: A({}, {}) = {} ({}) is never multiplied into row {} of C{}", r,
+                                        w_.col_idx[p], hex_float(w_.values[p]), weights, r, suffix));
         ++p;
         continue;
       }
       const AnalyzedProduct& first = products[i];
       if (!same_bits(first.value, w_.values[p]))
-        report(first.where, fmt::format("A({}, {}) is {} in the code but {} in {}", r, first.column,
-                                        hex_float(first.value), hex_float(w_.values[p]), weights));
+        report(first.where, fmt::format("A({}, {}) is {} in the code but {} in {}{}", r, first.column,
+                                        hex_float(first.value), hex_float(w_.values[p]), weights, suffix));
       size_t same = i + 1;
       while (same < products.size() && products[same].column == first.column) ++same;
       if (same - i > 1)
-        report(products[i + 1].where, fmt::format("A({}, {}) is multiplied into row {} of C {} times (first at {})", r,
-                                                  first.column, r, same - i, first.where.str()));
+        report(products[i + 1].where, fmt::format("A({}, {}) is multiplied into row {} of C {} times (first at {}){}", r,
+                                                  first.column, r, same - i, first.where.str(), suffix));
       i = same;
       ++p;
     }
+  }
+
+  // True when `products` have exactly the columns of row r of the weights (in any order).
+  bool same_columns(int32_t r, const std::vector<AnalyzedProduct>& products) const {
+    if (static_cast<int64_t>(products.size()) != w_.row_length(r)) return false;
+    std::vector<int64_t> columns;
+    for (const AnalyzedProduct& p : products) columns.push_back(p.column);
+    std::sort(columns.begin(), columns.end());
+    return std::equal(columns.begin(), columns.end(), w_.col_idx.begin() + w_.row_ptr[r]);
   }
 
   // True when `products` are exactly row r of the weights (columns and bits, in any order).
@@ -193,6 +460,7 @@ class Comparison {
   const Csr& w_;
   const CompareOptions& options_;
   WeightsComparison& out_;
+  int64_t lanes_ = 1;  // V: the thread's columns
   size_t sha_difference_ = std::numeric_limits<size_t>::max();  // its index in out_.differences
 };
 

@@ -1,8 +1,11 @@
 // The second stage of `spmmc verify`: compare what an emitted kernel computes (as
-// analyze_emitted_kernel reconstructed it) with the weights it claims: every non-zero exactly
-// once with the same float bits, in the right row of C; every row of C written exactly once
-// (rows without non-zeros store 0.0f); and the info object's M, K, NNZ, tile count and weights
-// SHA-256 (compiler/sha256.h) agree with the matrix and the code.
+// analyze_emitted_kernel reconstructed it) with the weights it claims: for every lane l of a
+// thread's V columns, every non-zero exactly once with the same float bits, multiplied by lane l
+// of B and summed in column order into lane l of the right row of C; every row and lane of C
+// written exactly once (rows without non-zeros store +0), no load outside B, no store outside C;
+// the column mapping (B-tiles, block size, V) covering the columns of C; the generic path's CSR
+// arrays equal to the weights; and the info object's m, k, nnz, m1, n1, cols_per_thread,
+// a_tiles, name and weights SHA-256 (compiler/sha256.h) agreeing with the matrix and the code.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +30,8 @@ struct WeightsComparison {
   int64_t total_differences = 0;
   int64_t rows_differing = 0;     // rows of C with at least one difference
   int64_t weights_nnz = 0;        // non-zeros of the weights
-  int64_t code_nnz = 0;           // products the code sums into stored rows (each store once)
-  int64_t rows_written = 0;       // rows of C stored at least once
+  int64_t code_nnz = 0;           // products the code sums into stored rows (each row's lowest stored lane once)
+  int64_t rows_written = 0;       // rows of C stored at least once (in some lane)
 };
 
 // Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no

@@ -7,10 +7,31 @@ namespace {
 
 /*@DEVICE_CODE*/#include "kernel_device.cuh"
 /*@*/
+// The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
+// B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n): A as CSR data, one thread per
+// element of C, the row's products summed in column order like the unrolled code.
+constexpr int spmmc_rows = /*@M*/1/*@*/;
+__device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
+__device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
+__device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
+constexpr int spmmc_generic_threads = 128;
+
+__global__ void __launch_bounds__(spmmc_generic_threads)
+    spmmc_generic_kernel(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * spmmc_generic_threads + threadIdx.x;
+  if (col >= n) return;
+  for (int row = static_cast<int>(blockIdx.y); row < spmmc_rows; row += static_cast<int>(gridDim.y)) {
+    float acc = 0.0f;
+    for (int p = spmmc_row_ptr[row]; p < spmmc_row_ptr[row + 1]; ++p)
+      acc = fmaf(__uint_as_float(spmmc_weight_bits[p]), __ldg(B + static_cast<int64_t>(spmmc_col_idx[p]) * n + col), acc);
+    C[static_cast<int64_t>(row) * n + col] = acc;
+  }
+}
+
 const spmmc_kernel_info spmmc_info = {
     SPMMC_KERNEL_ABI_VERSION,
     "/*@NAME*/spmmc_template/*@*/",
-    /*@M*/0/*@*/,
+    spmmc_rows,
     /*@K*/0/*@*/,
     /*@NNZ*/0/*@*/,
     "unrolled-constants",
@@ -20,23 +41,50 @@ const spmmc_kernel_info spmmc_info = {
     "/*@ARCH*/sm_90/*@*/",
     spmmc_m1,
     spmmc_n1,
-    1,
+    spmmc_v,
     spmmc_a_tiles,
     "/*@REORDER*/none/*@*/",
     "/*@SHA256*//*@*/",
     "/*@VERSION*//*@*/",
 };
 
+// grid.y of the unrolled kernel: enough B-tile columns of blocks to fill every SM of the current
+// device with as many blocks as fit at once (one wave), each block looping over its share of the
+// B-tiles. Blocks per SM depend on the architecture only: asked once (a thread-safe static);
+// the SM count is asked at every launch (cheap), so GPUs of one kind but different sizes work.
+int64_t spmmc_grid_y(int64_t b_tiles) {
+  static const int per_sm = [] {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, /*@KERNEL*/spmmc_template_kernel/*@*/, spmmc_threads, 0) !=
+            cudaSuccess || blocks < 1)
+      blocks = 1;
+    return blocks;
+  }();
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      sms < 1)
+    sms = 1;
+  const int64_t y = (int64_t{sms} * per_sm + spmmc_a_tiles - 1) / spmmc_a_tiles;
+  return y < 1 ? 1 : y > b_tiles ? b_tiles : y > spmmc_max_grid_y ? spmmc_max_grid_y : y;
+}
+
 }  // namespace
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
-  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
-  const dim3 grid(static_cast<unsigned>(spmmc_a_tiles), static_cast<unsigned>(b_tiles < spmmc_max_grid_y ? b_tiles : spmmc_max_grid_y));
-  const dim3 block(spmmc_n1);
   void* args[] = {const_cast<float**>(&B), &C, &n};
-  return cudaLaunchKernel(reinterpret_cast<const void*>(&/*@KERNEL*/spmmc_template_kernel/*@*/), grid, block, args, 0,
-                          stream);
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4u * spmmc_v) == 0; };
+  if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) {
+    const int64_t x = (n + spmmc_generic_threads - 1) / spmmc_generic_threads;
+    if (x > 0x7fffffff) return cudaErrorInvalidValue;
+    const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(spmmc_rows < 65535 ? spmmc_rows : 65535));
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel), grid, dim3(spmmc_generic_threads), args,
+                            0, stream);
+  }
+  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
+  const dim3 grid(static_cast<unsigned>(spmmc_a_tiles), static_cast<unsigned>(spmmc_grid_y(b_tiles)));
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&/*@KERNEL*/spmmc_template_kernel/*@*/), grid, dim3(spmmc_threads),
+                          args, 0, stream);
 }
 
 extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &spmmc_info; }

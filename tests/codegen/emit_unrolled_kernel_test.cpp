@@ -1,6 +1,11 @@
-// The unrolled emitter (codegen/emit_unrolled_kernel.h) on hand-computed tiny cases and on
-// properties of larger ones: one FMA per non-zero with its exact literal, one load per
-// non-empty column of a tile, stores to the original rows, zero tiles, determinism.
+// The unrolled emitter (codegen/emit_unrolled_kernel.h, kernel_program.h, print_tile_ptx.h) on
+// hand-computed tiny cases and on properties of larger ones, for V = 1, 2 and 4 columns per
+// thread: the kernel program (one FMA per non-zero with its exact weight, one load per non-empty
+// column of a tile, every row stored once at its original index, zero tiles for empty rows); the
+// inline PTX printed from it, read back by the tests' PTX interpreter
+// (tests/cuda_emulation/ptx_subset.h): V FMAs per non-zero, one .vV load per tile column and one
+// .vV store per row; what that PTX computes for one thread, run by the interpreter and compared
+// bit for bit with the fmaf chain; the launch constants; determinism.
 #include "codegen/emit_unrolled_kernel.h"
 
 #include <cfloat>
@@ -10,35 +15,52 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <regex>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "codegen/fill_template.h"
+#include "codegen/kernel_program.h"
+#include "codegen/print_tile_ptx.h"
 #include "compiler/diagnostics.h"
+#include "tests/codegen/emitted_kernel_util.h"
+#include "tests/cuda_emulation/ptx_subset.h"
 #include "tests/test_util.h"
 
 namespace spmmc {
 namespace {
 
+namespace emu = spmmc_emulation;
+
 // A 3 x 4 matrix: row 0 = (1.5 at 0, -2 at 3), row 1 empty, row 2 = (0.25 at 0, 3 at 2).
 Csr tiny() { return test::csr_from_dense(3, 4, {1.5f, 0, 0, -2, 0, 0, 0, 0, 0.25f, 0, 3, 0}); }
 
-EmittedKernel emit(const Csr& a, int32_t m1, ReorderMethod method, int32_t n1 = 32, RowTiling* out = nullptr) {
-  const RowTiling tiling = tile_rows(a, m1, method);
-  if (out) *out = tiling;
+TileCandidate make_tile(int32_t m1, int32_t n1, int32_t v) {
   TileCandidate tile;
   tile.m1 = m1;
   tile.n1 = n1;
+  tile.cols_per_thread = v;
+  return tile;
+}
+
+EmittedKernel emit(const Csr& a, int32_t m1, ReorderMethod method, int32_t n1 = 32, int32_t v = 1,
+                   RowTiling* out = nullptr) {
+  const RowTiling tiling = tile_rows(a, m1, method);
+  if (out) *out = tiling;
   EmitOptions options;
   options.name = "k";
   options.provenance = "test";
   options.weights_sha256 = "abc";
-  return emit_unrolled_kernel(a, tiling, tile, options);
+  return emit_unrolled_kernel(a, tiling, make_tile(m1, n1, v), options);
 }
 
-// The text of tile_<id>'s function, from its signature to its closing brace.
+KernelProgram program_of(const Csr& a, int32_t m1, ReorderMethod method, int32_t n1 = 32, int32_t v = 1) {
+  return build_kernel_program(a, tile_rows(a, m1, method), make_tile(m1, n1, v));
+}
+
+// The text of spmmc_tile_<id>'s function, from its signature to its closing brace.
 std::string tile_function(const std::string& cu, int id) {
-  const std::string head = "__device__ __forceinline__ void tile_" + std::to_string(id) + "(";
+  const std::string head = "__device__ __forceinline__ void spmmc_tile_" + std::to_string(id) + "(";
   const size_t start = cu.find(head);
   if (start == std::string::npos) return {};
   return cu.substr(start, cu.find("\n}\n", start) + 3 - start);
@@ -50,28 +72,118 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+emu::Program parse(const std::string& ptx) { return emu::parse_ptx(ptx, {64, 64, 32}); }
+
+// A tile's PTX as the interpreter decoded it: the rows of B loaded (COL of `mad.wide.u32
+// pJ,%2,COL,%0` feeding each load) and the rows of C stored (ROW of `...,ROW,%1`), in order.
+struct TileSummary {
+  std::vector<int64_t> loaded_cols, stored_rows;
+  int64_t fmas = 0;
+  std::multiset<uint32_t> fma_weights;  // the immediate of each fma, as bits
+  int64_t wrong_width = 0;              // loads or stores that are not .vV (V floats)
+  int64_t cached_loads = 0;             // loads without .nc
+  int64_t other_addresses = 0;          // accesses whose address is not b + COL x ld or c + ROW x ld
+};
+
+TileSummary summarize(const emu::Program& p, int32_t v) {
+  TileSummary s;
+  std::map<int32_t, std::pair<int32_t, int64_t>> address;  // register -> (operand %0 or %1, row)
+  for (const emu::Instr& in : p.code) {
+    if (in.op == emu::Op::kMadWide && !in.is_signed && in.src[0].what == emu::Src::kParam && in.src[0].index == 2 &&
+        in.src[1].what == emu::Src::kImm && in.src[2].what == emu::Src::kParam && in.src[2].index <= 1) {
+      address[in.dst] = {in.src[2].index, static_cast<int64_t>(in.src[1].imm)};
+      continue;
+    }
+    if (in.dst >= 0) address.erase(in.dst);
+    if (in.op == emu::Op::kFma) {
+      ++s.fmas;
+      s.fma_weights.insert(static_cast<uint32_t>(in.src[1].imm));
+      if (in.src[1].what != emu::Src::kImm || in.src[0].what != emu::Src::kReg || in.src[2].what != emu::Src::kReg ||
+          in.src[2].index != in.dst)
+        ++s.other_addresses;  // not acc = x * weight + acc: counted as a wrong shape
+    }
+    if (in.op != emu::Op::kLd && in.op != emu::Op::kSt) continue;
+    if (in.vec != v) ++s.wrong_width;
+    const auto it = in.src[0].what == emu::Src::kReg ? address.find(in.src[0].index) : address.end();
+    const int32_t want = in.op == emu::Op::kLd ? 0 : 1;
+    if (it == address.end() || it->second.first != want || in.offset != 0) {
+      ++s.other_addresses;
+      continue;
+    }
+    if (in.op == emu::Op::kLd) {
+      s.loaded_cols.push_back(it->second.second);
+      if (!in.non_coherent) ++s.cached_loads;
+    } else {
+      s.stored_rows.push_back(it->second.second);
+    }
+  }
+  return s;
+}
+
+// Runs a tile's PTX for the thread whose first column is col0 (B is K x n, C is M x n, both
+// row-major), inside the interpreter's memory bounds.
+void run_tile(const std::string& ptx, const std::vector<float>& b, std::vector<float>& c, int64_t n, int64_t col0) {
+  const emu::Program p = parse(ptx);
+  const uint64_t params[3] = {reinterpret_cast<uintptr_t>(b.data() + col0), reinterpret_cast<uintptr_t>(c.data() + col0),
+                              static_cast<uint64_t>(n) * 4u};
+  emu::set_memory_bounds(b.data(), b.size() * sizeof(float), c.data(), c.size() * sizeof(float));
+  emu::execute(p, params);
+  emu::set_memory_bounds(nullptr, 0, nullptr, 0);
+}
+
+std::vector<float> nans(size_t count) { return std::vector<float>(count, std::numeric_limits<float>::quiet_NaN()); }
+
+// B of 4 x 3 for the hand-computed cases: B[k][j] = 3k + j + 1.
+std::vector<float> b_4x3() { return {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}; }
+
 TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[codegen][emit]") {
+  const KernelProgram p = program_of(tiny(), 2, ReorderMethod::kNone);
+  CHECK(p.m == 3);
+  CHECK(p.k == 4);
+  CHECK(p.launch.m1 == 2);
+  CHECK(p.launch.threads == 32);
+  CHECK(p.launch.cols_per_thread == 1);
+  CHECK(p.launch.min_blocks_per_sm == 1);
+  CHECK(p.launch.n1() == 32);
+  REQUIRE(p.tiles.size() == 2);
+  CHECK(p.tiles[0].rows == std::vector<int32_t>{0, 1});
+  REQUIRE(p.tiles[0].columns.size() == 2);
+  CHECK(p.tiles[0].columns[0].col == 0);
+  CHECK(p.tiles[0].columns[1].col == 3);
+  REQUIRE(p.tiles[0].columns[0].fmas.size() == 1);
+  REQUIRE(p.tiles[0].columns[1].fmas.size() == 1);
+  CHECK(p.tiles[0].columns[0].fmas[0].slot == 0);
+  CHECK(p.tiles[0].columns[0].fmas[0].weight == 1.5f);
+  CHECK(p.tiles[0].columns[1].fmas[0].slot == 0);
+  CHECK(p.tiles[0].columns[1].fmas[0].weight == -2.0f);
+  CHECK(p.tiles[1].rows == std::vector<int32_t>{2});
+  REQUIRE(p.tiles[1].columns.size() == 2);
+  CHECK(p.tiles[1].columns[0].col == 0);
+  CHECK(p.tiles[1].columns[1].col == 2);
+  CHECK(p.tiles[1].columns[0].fmas[0].weight == 0.25f);
+  CHECK(p.tiles[1].columns[1].fmas[0].weight == 3.0f);
+  CHECK(p.fmas() == 4);
+  CHECK(p.loads() == 4);
+
   const EmittedKernel k = emit(tiny(), 2, ReorderMethod::kNone);
+  // The printed form of the program: one inline-PTX statement per tile (the format the PTX
+  // interpreter and `spmmc verify` read).
   CHECK(tile_function(k.cu, 0) ==
-        "__device__ __forceinline__ void tile_0(const float* __restrict__ b, float* __restrict__ c, int64_t n) {\n"
-        "  float acc0 = 0.0f, acc1 = 0.0f;\n"
-        "  float x = __ldg(b + 0 * n), y;\n"
-        "  y = __ldg(b + 3 * n);\n"
-        "  acc0 = fmaf(0x1.8p+0f, x, acc0);\n"
-        "  x = y;\n"
-        "  acc0 = fmaf(-0x1p+1f, x, acc0);\n"
-        "  c[0 * n] = acc0;\n"
-        "  c[1 * n] = acc1;\n"
-        "}\n");
-  CHECK(tile_function(k.cu, 1) ==
-        "__device__ __forceinline__ void tile_1(const float* __restrict__ b, float* __restrict__ c, int64_t n) {\n"
-        "  float acc0 = 0.0f;\n"
-        "  float x = __ldg(b + 0 * n), y;\n"
-        "  y = __ldg(b + 2 * n);\n"
-        "  acc0 = fmaf(0x1p-2f, x, acc0);\n"
-        "  x = y;\n"
-        "  acc0 = fmaf(0x1.8p+1f, x, acc0);\n"
-        "  c[2 * n] = acc0;\n"
+        "__device__ __forceinline__ void spmmc_tile_0(const float* __restrict__ b, float* __restrict__ c, unsigned ld) {\n"
+        "  SPMMC_TILE_ASM(\n"
+        "    \"{.reg .f32 a<2>;.reg .f32 x<2>;.reg .b64 p<4>;\\n\"\n"
+        "    \"mov.b32 a0,0f00000000;mov.b32 a1,0f00000000;\\n\"\n"
+        "    \"mad.wide.u32 p0,%2,0,%0;ld.global.nc.f32 x0,[p0];fma.rn.f32 a0,x0,0f3FC00000,a0;\\n\"\n"
+        "    \"mad.wide.u32 p1,%2,3,%0;ld.global.nc.f32 x1,[p1];fma.rn.f32 a0,x1,0fC0000000,a0;\\n\"\n"
+        "    \"mad.wide.u32 p2,%2,0,%1;st.global.f32 [p2],a0;\\n\"\n"
+        "    \"mad.wide.u32 p3,%2,1,%1;st.global.f32 [p3],a1;\\n\"\n"
+        "    \"}\");\n"
         "}\n");
   CHECK(tile_function(k.cu, 2).empty());
   CHECK(k.tiles == 2);
@@ -80,20 +192,44 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(k.stores == 3);
   CHECK(count(k.cu, "constexpr int spmmc_a_tiles = 2;") == 1);
   CHECK(count(k.cu, "constexpr int spmmc_m1 = 2;") == 1);
-  CHECK(count(k.cu, "constexpr int spmmc_n1 = 32;") == 1);
-  CHECK(count(k.cu, "      case 0: tile_0(B + col, C + col, n); break;\n") == 1);
-  CHECK(count(k.cu, "      case 1: tile_1(B + col, C + col, n); break;\n") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_threads = 32;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_v = 1;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_min_blocks = 1;") == 1);
+  CHECK(count(k.cu, "      case 0: spmmc_tile_0(b, c, ld); break;\n") == 1);
+  CHECK(count(k.cu, "      case 1: spmmc_tile_1(b, c, ld); break;\n") == 1);
   CHECK(count(k.cu, "case ") == 2);
+  // The generic path's copy of A (CSR, weights as bits).
+  CHECK(count(k.cu, "constexpr int spmmc_rows = 3;") == 1);
+  CHECK(count(k.cu, "spmmc_row_ptr[] = {0, 2, 2, 4};") == 1);
+  CHECK(count(k.cu, "spmmc_col_idx[] = {0, 3, 0, 2};") == 1);
+  CHECK(count(k.cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
   CHECK(count(k.cu, "\"none\"") == 1);  // the reorder field of k_info()
   CHECK(count(k.cu, "extern \"C\" cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream)") == 1);
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_n1)\n    k_kernel(const float* __restrict__ B") == 1);
+  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel(const float* __restrict__ B") == 1);
   CHECK(count(k.cu, "/*@") == 0);  // every marker filled
   CHECK(count(k.h, "/*@") == 0);
   CHECK(count(k.h, "#ifndef SPMMC_k_H\n#define SPMMC_k_H\n") == 1);
   CHECK(count(k.h, "cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream);") == 1);
   CHECK(count(k.h, "const spmmc_kernel_info* k_info(void);") == 1);
   CHECK(count(k.h, "#define SPMMC_KERNEL_ABI_VERSION 1") == 1);
+
+  // What the PTX computes for the thread of column 1 of a 3-column B, by hand:
+  // row 0 = 1.5 x 2 - 2 x 11 = -19, row 1 = 0, row 2 = 0.25 x 2 + 3 x 8 = 24.5.
+  const std::vector<std::string> ptx = test::tile_ptx_texts(k.cu);
+  REQUIRE(ptx.size() == 2);
+  const std::vector<float> b = b_4x3();
+  std::vector<float> c = nans(9);
+  run_tile(ptx[0], b, c, 3, 1);
+  CHECK(c[0 * 3 + 1] == -19.0f);
+  CHECK(bits_of(c[1 * 3 + 1]) == 0u);  // +0.0f: an empty row stores the accumulator's start
+  CHECK(std::isnan(c[2 * 3 + 1]));     // tile 1's row
+  run_tile(ptx[1], b, c, 3, 1);
+  CHECK(c[2 * 3 + 1] == 24.5f);
+  for (int32_t r = 0; r < 3; ++r) {
+    CHECK(std::isnan(c[static_cast<size_t>(r) * 3 + 0]));  // other threads' columns untouched
+    CHECK(std::isnan(c[static_cast<size_t>(r) * 3 + 2]));
+  }
 }
 
 TEST_CASE("emitter: names differing only in case get distinct include guards", "[codegen][emit]") {
@@ -112,52 +248,103 @@ TEST_CASE("emitter: names differing only in case get distinct include guards", "
 
 TEST_CASE("emitter: overlap tiling shares loads and gives empty rows a zero tile", "[codegen][emit]") {
   RowTiling tiling;
-  const EmittedKernel k = emit(tiny(), 2, ReorderMethod::kColumnOverlap, 64, &tiling);
+  const EmittedKernel k = emit(tiny(), 2, ReorderMethod::kColumnOverlap, 64, 1, &tiling);
   REQUIRE(tiling.rows == std::vector<int32_t>{0, 2});
   REQUIRE(tiling.empty_rows == std::vector<int32_t>{1});
-  CHECK(tile_function(k.cu, 0) ==
-        "__device__ __forceinline__ void tile_0(const float* __restrict__ b, float* __restrict__ c, int64_t n) {\n"
-        "  float acc0 = 0.0f, acc1 = 0.0f;\n"
-        "  float x = __ldg(b + 0 * n), y;\n"
-        "  y = __ldg(b + 2 * n);\n"
-        "  acc0 = fmaf(0x1.8p+0f, x, acc0);\n"
-        "  acc1 = fmaf(0x1p-2f, x, acc1);\n"
-        "  x = y;\n"
-        "  y = __ldg(b + 3 * n);\n"
-        "  acc1 = fmaf(0x1.8p+1f, x, acc1);\n"
-        "  x = y;\n"
-        "  acc0 = fmaf(-0x1p+1f, x, acc0);\n"
-        "  c[0 * n] = acc0;\n"
-        "  c[2 * n] = acc1;\n"
-        "}\n");
-  CHECK(tile_function(k.cu, 1) ==
-        "__device__ __forceinline__ void tile_1(const float* __restrict__ b, float* __restrict__ c, int64_t n) {\n"
-        "  (void)b;\n"
-        "  c[1 * n] = 0.0f;\n"
-        "}\n");
+  const KernelProgram p = program_of(tiny(), 2, ReorderMethod::kColumnOverlap, 64);
+  REQUIRE(p.tiles.size() == 2);
+  CHECK(p.tiles[0].rows == std::vector<int32_t>{0, 2});
+  REQUIRE(p.tiles[0].columns.size() == 3);  // columns 0 (both rows), 2 and 3: column 0 loaded once
+  CHECK(p.tiles[0].columns[0].col == 0);
+  REQUIRE(p.tiles[0].columns[0].fmas.size() == 2);
+  CHECK(p.tiles[0].columns[0].fmas[0].slot == 0);
+  CHECK(p.tiles[0].columns[0].fmas[0].weight == 1.5f);
+  CHECK(p.tiles[0].columns[0].fmas[1].slot == 1);
+  CHECK(p.tiles[0].columns[0].fmas[1].weight == 0.25f);
+  CHECK(p.tiles[0].columns[1].col == 2);
+  CHECK(p.tiles[0].columns[2].col == 3);
+  CHECK(p.tiles[1].rows == std::vector<int32_t>{1});
+  CHECK(p.tiles[1].columns.empty());
   CHECK(k.tiles == 2);
   CHECK(k.loads == 3);
   CHECK(k.fmas == 4);
   CHECK(k.stores == 3);
-  CHECK(count(k.cu, "constexpr int spmmc_n1 = 64;") == 1);
+  CHECK(count(k.cu, "constexpr int spmmc_threads = 64;") == 1);
   CHECK(count(k.cu, "\"overlap\"") == 1);
+
+  const std::vector<std::string> ptx = test::tile_ptx_texts(k.cu);
+  REQUIRE(ptx.size() == 2);
+  const TileSummary shared = summarize(parse(ptx[0]), 1);
+  CHECK(shared.loaded_cols == std::vector<int64_t>{0, 2, 3});
+  CHECK(shared.stored_rows == std::vector<int64_t>{0, 2});
+  CHECK(shared.fmas == 4);
+  const TileSummary zero = summarize(parse(ptx[1]), 1);
+  CHECK(zero.loaded_cols.empty());
+  CHECK(zero.fmas == 0);
+  CHECK(zero.stored_rows == std::vector<int64_t>{1});
+  CHECK(zero.other_addresses == 0);
+
+  const std::vector<float> b = b_4x3();
+  std::vector<float> c = nans(9);
+  run_tile(ptx[1], b, c, 3, 2);
+  CHECK(bits_of(c[1 * 3 + 2]) == 0u);  // +0.0f
+  CHECK(std::isnan(c[0 * 3 + 2]));
+  CHECK(std::isnan(c[2 * 3 + 2]));
+  run_tile(ptx[0], b, c, 3, 2);
+  CHECK(c[0 * 3 + 2] == 1.5f * 3 - 2.0f * 12);  // -19.5
+  CHECK(c[2 * 3 + 2] == 0.25f * 3 + 3.0f * 9);  // 27.75
 }
 
-TEST_CASE("emitter: a tile of one column declares no prefetch register", "[codegen][emit]") {
+TEST_CASE("emitter: V columns per thread load and store .vV, with V FMAs per non-zero", "[codegen][emit]") {
+  // Column 1 only: rows 0 and 1 weigh it 0.5 and -4.
   const Csr a = test::csr_from_dense(2, 3, {0, 0.5f, 0, 0, -4, 0});
-  const EmittedKernel k = emit(a, 2, ReorderMethod::kNone);
-  CHECK(tile_function(k.cu, 0) ==
-        "__device__ __forceinline__ void tile_0(const float* __restrict__ b, float* __restrict__ c, int64_t n) {\n"
-        "  float acc0 = 0.0f, acc1 = 0.0f;\n"
-        "  float x = __ldg(b + 1 * n);\n"
-        "  acc0 = fmaf(0x1p-1f, x, acc0);\n"
-        "  acc1 = fmaf(-0x1p+2f, x, acc1);\n"
-        "  c[0 * n] = acc0;\n"
-        "  c[1 * n] = acc1;\n"
+  const EmittedKernel k2 = emit(a, 2, ReorderMethod::kNone, 64, 2);
+  CHECK(tile_function(k2.cu, 0) ==
+        "__device__ __forceinline__ void spmmc_tile_0(const float* __restrict__ b, float* __restrict__ c, unsigned ld) {\n"
+        "  SPMMC_TILE_ASM(\n"
+        "    \"{.reg .f32 a<4>;.reg .f32 x<2>;.reg .b64 p<3>;\\n\"\n"
+        "    \"mov.b32 a0,0f00000000;mov.b32 a1,0f00000000;mov.b32 a2,0f00000000;mov.b32 a3,0f00000000;\\n\"\n"
+        "    \"mad.wide.u32 p0,%2,1,%0;ld.global.nc.v2.f32 {x0,x1},[p0];fma.rn.f32 a0,x0,0f3F000000,a0;"
+        "fma.rn.f32 a1,x1,0f3F000000,a1;fma.rn.f32 a2,x0,0fC0800000,a2;fma.rn.f32 a3,x1,0fC0800000,a3;\\n\"\n"
+        "    \"mad.wide.u32 p1,%2,0,%1;st.global.v2.f32 [p1],{a0,a1};\\n\"\n"
+        "    \"mad.wide.u32 p2,%2,1,%1;st.global.v2.f32 [p2],{a2,a3};\\n\"\n"
+        "    \"}\");\n"
         "}\n");
+  CHECK(count(k2.cu, "constexpr int spmmc_threads = 32;") == 1);
+  CHECK(count(k2.cu, "constexpr int spmmc_v = 2;") == 1);
+  CHECK(k2.loads == 1);  // per thread: one float2
+  CHECK(k2.fmas == 2);   // per non-zero
+
+  const EmittedKernel k4 = emit(a, 2, ReorderMethod::kNone, 128, 4);
+  CHECK(count(k4.cu, "constexpr int spmmc_threads = 32;") == 1);
+  CHECK(count(k4.cu, "constexpr int spmmc_v = 4;") == 1);
+  const std::vector<std::string> ptx = test::tile_ptx_texts(k4.cu);
+  REQUIRE(ptx.size() == 1);
+  const TileSummary s = summarize(parse(ptx[0]), 4);
+  CHECK(s.loaded_cols == std::vector<int64_t>{1});
+  CHECK(s.stored_rows == std::vector<int64_t>{0, 1});
+  CHECK(s.fmas == 8);
+  CHECK(s.wrong_width == 0);
+  CHECK(s.other_addresses == 0);
+  CHECK(s.cached_loads == 0);
+  // The thread of columns 4..7 of a 12-column B.
+  std::vector<float> b(3 * 12);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i) * 0.5f - 3.0f;
+  std::vector<float> c = nans(2 * 12);
+  run_tile(ptx[0], b, c, 12, 4);
+  for (int j = 0; j < 12; ++j) {
+    INFO("column " << j);
+    if (j >= 4 && j < 8) {
+      CHECK(c[static_cast<size_t>(j)] == 0.5f * b[12 + static_cast<size_t>(j)]);
+      CHECK(c[12 + static_cast<size_t>(j)] == -4.0f * b[12 + static_cast<size_t>(j)]);
+    } else {
+      CHECK(std::isnan(c[static_cast<size_t>(j)]));
+      CHECK(std::isnan(c[12 + static_cast<size_t>(j)]));
+    }
+  }
 }
 
-// Properties on a seeded random matrix with empty rows and columns, for every method and M1.
+// Properties on a seeded random matrix with empty rows and columns, for every method, M1 and V.
 TEST_CASE("emitter: one FMA per non-zero, one load per non-empty tile column, every row stored once", "[codegen][emit]") {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> value(-3.0f, 3.0f);
@@ -172,69 +359,131 @@ TEST_CASE("emitter: one FMA per non-zero, one load per non-empty tile column, ev
   for (int32_t r = 0; r < rows; ++r) empty_rows += a.row_length(r) == 0;
   REQUIRE(empty_rows >= 6);
 
-  const std::regex load(R"(__ldg\(b \+ (\d+) \* n\))"), store(R"(c\[(\d+) \* n\] = )");
   for (const ReorderMethod method : {ReorderMethod::kColumnOverlap, ReorderMethod::kNone, ReorderMethod::kRowLength})
-    for (const int32_t m1 : {1, 3, 8, 64}) {
-      INFO(std::string(reorder_method_name(method)) << ", M1 = " << m1);
-      RowTiling tiling;
-      const EmittedKernel k = emit(a, m1, method, 32, &tiling);
-      CHECK(count(k.cu, "fmaf(") == static_cast<size_t>(a.nnz()));
-      CHECK(k.fmas == a.nnz());
-      CHECK(k.stores == rows);
-      int64_t loads = 0;
-      std::multiset<int32_t> stored;
-      int32_t zero_tiles = 0;
-      for (int32_t t = 0; t < k.tiles; ++t) {
-        const std::string f = tile_function(k.cu, t);
-        REQUIRE(!f.empty());
-        // The tile's rows, in accumulator order, from its stores.
-        std::vector<int32_t> tile_rows_seen;
-        for (std::sregex_iterator it(f.begin(), f.end(), store), end; it != end; ++it) tile_rows_seen.push_back(std::stoi((*it)[1]));
-        REQUIRE(!tile_rows_seen.empty());
-        REQUIRE(static_cast<int32_t>(tile_rows_seen.size()) <= m1);
-        stored.insert(tile_rows_seen.begin(), tile_rows_seen.end());
-        // Expected FMAs (as lines, a multiset) and columns of the tile.
-        std::multiset<std::string> want_fmas, got_fmas;
-        std::set<int32_t> want_cols;
-        for (size_t slot = 0; slot < tile_rows_seen.size(); ++slot) {
-          const int32_t r = tile_rows_seen[slot];
-          for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
-            want_cols.insert(a.col_idx[p]);
-            want_fmas.insert("acc" + std::to_string(slot) + " = fmaf(" + float_literal(a.values[p]) + ", x, acc" + std::to_string(slot) + ");");
+    for (const int32_t m1 : {1, 3, 8, 64})
+      for (const auto& [n1, v] : {std::pair<int32_t, int32_t>{32, 1}, {64, 2}, {128, 4}}) {
+        INFO(std::string(reorder_method_name(method)) << ", M1 = " << m1 << ", N1 = " << n1 << ", V = " << v);
+        const KernelProgram p = program_of(a, m1, method, n1, v);
+        RowTiling tiling;
+        const EmittedKernel k = emit(a, m1, method, n1, v, &tiling);
+        CHECK(p.launch.threads == n1 / v);
+        CHECK(p.launch.cols_per_thread == v);
+        CHECK(k.fmas == a.nnz());
+        CHECK(p.fmas() == a.nnz());
+        CHECK(k.stores == rows);
+        CHECK(k.loads == p.loads());
+        REQUIRE(k.tiles == static_cast<int32_t>(p.tiles.size()));
+        CHECK(count(k.cu, "constexpr int spmmc_v = " + std::to_string(v) + ";") == 1);
+        CHECK(count(k.cu, "constexpr int spmmc_threads = " + std::to_string(n1 / v) + ";") == 1);
+        const std::vector<std::string> ptx = test::tile_ptx_texts(k.cu);
+        REQUIRE(ptx.size() == p.tiles.size());
+        CHECK(tile_function(k.cu, k.tiles).empty());
+
+        // B for the numbers: n = 4V columns; threads of the first and the last V columns.
+        const int64_t n = 4 * v;
+        const std::vector<float> b = test::seeded_b(cols, n, 99);
+        const std::vector<float> want = test::fmaf_spmm(a, b, n);
+
+        std::multiset<int32_t> stored;
+        int32_t zero_tiles = 0;
+        int64_t loads = 0;
+        for (size_t t = 0; t < p.tiles.size(); ++t) {
+          INFO("tile " << t);
+          const TileProgram& tile = p.tiles[t];
+          REQUIRE(!tile.rows.empty());
+          CHECK(static_cast<int32_t>(tile.rows.size()) <= m1);
+          stored.insert(tile.rows.begin(), tile.rows.end());
+          // The program: the tile's non-zeros, each once, by ascending column then slot.
+          std::multiset<std::tuple<int32_t, int32_t, uint32_t>> want_entries, got_entries;  // (row, col, weight bits)
+          std::multiset<uint32_t> want_weights;
+          for (const int32_t r : tile.rows)
+            for (int32_t q = a.row_ptr[r]; q < a.row_ptr[r + 1]; ++q) {
+              want_entries.insert({r, a.col_idx[q], bits_of(a.values[q])});
+              for (int32_t lane = 0; lane < v; ++lane) want_weights.insert(bits_of(a.values[q]));
+            }
+          std::vector<int64_t> want_cols;
+          for (size_t j = 0; j < tile.columns.size(); ++j) {
+            const TileColumn& col = tile.columns[j];
+            if (j > 0) CHECK(col.col > tile.columns[j - 1].col);
+            CHECK(!col.fmas.empty());
+            want_cols.push_back(col.col);
+            for (size_t f = 0; f < col.fmas.size(); ++f) {
+              if (f > 0) CHECK(col.fmas[f].slot > col.fmas[f - 1].slot);
+              REQUIRE(col.fmas[f].slot >= 0);
+              REQUIRE(col.fmas[f].slot < static_cast<int32_t>(tile.rows.size()));
+              got_entries.insert({tile.rows[static_cast<size_t>(col.fmas[f].slot)], col.col, bits_of(col.fmas[f].weight)});
+            }
           }
-          CHECK(count(f, "c[" + std::to_string(r) + " * n] = ") == 1);
+          CHECK(got_entries == want_entries);
+          loads += static_cast<int64_t>(tile.columns.size());
+          if (tile.columns.empty()) ++zero_tiles;
+
+          // The PTX: V FMAs per non-zero with its weight, one .vV load per column, one .vV store per row.
+          const TileSummary s = summarize(parse(ptx[t]), v);
+          CHECK(s.loaded_cols == want_cols);
+          CHECK(s.stored_rows == std::vector<int64_t>(tile.rows.begin(), tile.rows.end()));
+          CHECK(s.fmas == v * tile.fmas());
+          CHECK(s.fma_weights == want_weights);
+          CHECK(s.wrong_width == 0);
+          CHECK(s.cached_loads == 0);
+          CHECK(s.other_addresses == 0);
+
+          // The numbers: the tile's rows of this thread's V columns, bit for bit; nothing else written.
+          for (const int64_t col0 : {int64_t{0}, n - v}) {
+            INFO("thread of columns " << col0 << ".." << col0 + v - 1);
+            std::vector<float> c = nans(static_cast<size_t>(rows * n));
+            run_tile(ptx[t], b, c, n, col0);
+            const std::set<int32_t> mine(tile.rows.begin(), tile.rows.end());
+            size_t wrong = 0, written_elsewhere = 0;
+            for (int32_t r = 0; r < rows; ++r)
+              for (int64_t j = 0; j < n; ++j) {
+                const size_t i = static_cast<size_t>(r * n + j);
+                if (mine.count(r) && j >= col0 && j < col0 + v) wrong += bits_of(c[i]) != bits_of(want[i]);
+                else written_elsewhere += !std::isnan(c[i]);
+              }
+            CHECK(wrong == 0);
+            CHECK(written_elsewhere == 0);
+          }
         }
-        for (size_t p = f.find("acc"); p != std::string::npos; p = f.find("\n  acc", p + 1)) {
-          const size_t line = f.find("acc", p);
-          const std::string text = f.substr(line, f.find('\n', line) - line);
-          if (text.find("fmaf(") != std::string::npos) got_fmas.insert(text);
-        }
-        CHECK(got_fmas == want_fmas);
-        std::multiset<int32_t> loaded;
-        for (std::sregex_iterator it(f.begin(), f.end(), load), end; it != end; ++it) loaded.insert(std::stoi((*it)[1]));
-        CHECK(loaded == std::multiset<int32_t>(want_cols.begin(), want_cols.end()));  // each column once, no other
-        loads += static_cast<int64_t>(loaded.size());
-        if (want_cols.empty()) {
-          ++zero_tiles;
-          CHECK(count(f, " = 0.0f;\n") == tile_rows_seen.size());
-          CHECK(count(f, "__ldg") == 0);
-        } else {
-          for (size_t slot = 0; slot < tile_rows_seen.size(); ++slot)
-            CHECK(count(f, "c[" + std::to_string(tile_rows_seen[slot]) + " * n] = acc" + std::to_string(slot) + ";\n") == 1);
-        }
+        CHECK(loads == k.loads);
+        std::multiset<int32_t> all_rows;
+        for (int32_t r = 0; r < rows; ++r) all_rows.insert(r);
+        CHECK(stored == all_rows);  // every row exactly once, at its original index
+        if (method != ReorderMethod::kNone) CHECK(zero_tiles == (empty_rows + m1 - 1) / m1);
+        if (method == ReorderMethod::kNone) CHECK(k.tiles == (rows + m1 - 1) / m1);
+        // Deterministic: the same inputs give the same bytes.
+        const EmittedKernel again = emit(a, m1, method, n1, v);
+        CHECK(again.cu == k.cu);
+        CHECK(again.h == k.h);
       }
-      CHECK(tile_function(k.cu, k.tiles).empty());
-      CHECK(loads == k.loads);
-      std::multiset<int32_t> all_rows;
-      for (int32_t r = 0; r < rows; ++r) all_rows.insert(r);
-      CHECK(stored == all_rows);  // every row exactly once, at its original index
-      if (method != ReorderMethod::kNone) CHECK(zero_tiles == (empty_rows + m1 - 1) / m1);
-      if (method == ReorderMethod::kNone) CHECK(k.tiles == (rows + m1 - 1) / m1);
-      // Deterministic: the same inputs give the same bytes.
-      const EmittedKernel again = emit(a, m1, method);
-      CHECK(again.cu == k.cu);
-      CHECK(again.h == k.h);
-    }
+}
+
+TEST_CASE("emitter: ptx_float_literal spells the float's exact bits", "[codegen][emit]") {
+  CHECK(ptx_float_literal(1.5f) == "0f3FC00000");
+  CHECK(ptx_float_literal(-2.0f) == "0fC0000000");
+  CHECK(ptx_float_literal(0.0f) == "0f00000000");
+  CHECK(ptx_float_literal(-0.0f) == "0f80000000");
+  CHECK(ptx_float_literal(std::numeric_limits<float>::denorm_min()) == "0f00000001");
+  CHECK(ptx_float_literal(FLT_MAX) == "0f7F7FFFFF");
+  CHECK(ptx_float_literal(-FLT_MIN) == "0f80800000");
+  std::mt19937 rng(777);
+  int failures = 0, checked = 0;
+  for (int i = 0; i < 100000; ++i) {
+    uint32_t bits = static_cast<uint32_t>(rng());
+    if (i % 4 == 0) bits &= 0x807fffffu;  // subnormals (and zeros)
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (!std::isfinite(v)) continue;
+    ++checked;
+    const std::string text = ptx_float_literal(v);
+    const bool ok = text.size() == 10 && text.compare(0, 2, "0f") == 0 &&
+                    std::strtoul(text.c_str() + 2, nullptr, 16) == bits;
+    if (!ok && ++failures <= 5) UNSCOPED_INFO("bits " << bits << " -> " << text);
+  }
+  CHECK(checked > 80000);
+  CHECK(failures == 0);
+  CHECK_THROWS_AS(ptx_float_literal(std::numeric_limits<float>::infinity()), InternalError);
+  CHECK_THROWS_AS(ptx_float_literal(std::numeric_limits<float>::quiet_NaN()), InternalError);
 }
 
 TEST_CASE("emitter: float_literal reads back as the same float, bit for bit", "[codegen][emit]") {
@@ -308,17 +557,17 @@ TEST_CASE("emitter: fill_template replaces spans and refuses missing or unknown 
 TEST_CASE("emitter: refuses bad inputs with InternalError", "[codegen][emit]") {
   const Csr a = tiny();
   const RowTiling tiling = tile_rows(a, 2, ReorderMethod::kNone);
-  TileCandidate tile;
-  tile.m1 = 2;
   EmitOptions options;
   options.name = "3bad";
-  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, tile, options), InternalError);
+  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, make_tile(2, 32, 1), options), InternalError);
   options.name = "ok";
-  tile.m1 = 4;  // the tiling was made for M1 = 2
-  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, tile, options), InternalError);
-  tile.m1 = 2;
-  tile.cols_per_thread = 2;
-  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, tile, options), InternalError);
+  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, make_tile(4, 32, 1), options), InternalError);   // tiling made for M1 = 2
+  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, make_tile(2, 96, 3), options), InternalError);   // V must be 1, 2 or 4
+  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, make_tile(2, 256, 8), options), InternalError);
+  CHECK_THROWS_AS(emit_unrolled_kernel(a, tiling, make_tile(2, 66, 4), options), InternalError);   // V must divide N1
+  CHECK_THROWS_AS(build_kernel_program(a, tiling, make_tile(2, 96, 3)), InternalError);
+  CHECK_NOTHROW(emit_unrolled_kernel(a, tiling, make_tile(2, 64, 2), options));
+  CHECK_NOTHROW(emit_unrolled_kernel(a, tiling, make_tile(2, 128, 4), options));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
-// Kernels emitted by `spmmc compile`, built as host C++ through tests/cuda_emulation and run on
-// the CPU: every element of C against the float64 reference (relative Frobenius error < 1e-5)
-// and bit for bit against the fmaf chain the kernel must perform, C pre-filled with NaN so that
-// an unwritten element fails, and NAME_info() against the matrix.
+// Kernels emitted by `spmmc compile`, built as host C++ through tests/cuda_emulation (the tile
+// bodies' inline PTX run by its interpreter) and run on the CPU: every element of C against the
+// float64 reference (relative Frobenius error < 1e-5) and bit for bit against the fmaf chain the
+// kernel must perform, C pre-filled with NaN and guarded on both sides so that an unwritten or
+// stray element fails; for V = 1, 2 and 4 columns per thread and several block sizes, with B and
+// C aligned and offset by one float, so that both the unrolled kernel (and its loop over
+// B-tiles beyond grid.y) and the generic CSR path run; and NAME_info() against the matrix.
 #include <algorithm>
 #include <atomic>
 #include <cfloat>
@@ -69,9 +72,11 @@ std::vector<Built> build_all(const std::vector<KernelCase>& cases, const fs::pat
 }
 
 // Builds and checks every case: the compile and the host build succeed, NAME_info() describes
-// the matrix and the tile NAME.json reports, and C is right for every n.
-void run_cases(const std::vector<KernelCase>& cases, const fs::path& root) {
+// the matrix and the tile NAME.json reports, and C is right for every n and placement of B and
+// C (test::check_emulated_kernel). Returns which paths ran.
+test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path& root, bool misaligned = true) {
   const std::vector<Built> built = build_all(cases, root);
+  test::PathCounts paths;
   for (size_t i = 0; i < cases.size(); ++i) {
     const KernelCase& c = cases[i];
     const Built& b = built[i];
@@ -91,10 +96,18 @@ void run_cases(const std::vector<KernelCase>& cases, const fs::path& root) {
     INFO(error);
     REQUIRE(kernel);
     test::check_kernel_info(*kernel->info(), c.name, a, report["choice"]["m1"].get<int32_t>(),
-                            report["choice"]["n1"].get<int32_t>(), c.reorder);
+                            report["choice"]["n1"].get<int32_t>(), report["choice"]["cols_per_thread"].get<int32_t>(),
+                            c.reorder);
     CHECK(kernel->info()->a_tiles == report["kernel"]["tiles"].get<int32_t>());
-    test::check_emulated_kernel(*kernel, a, c.ns, c.name);
+    // A forced tile is the one built: M1 x N1, with x V when V > 1.
+    const spmmc_kernel_info& info = *kernel->info();
+    const std::string label = fmt::format("{}x{}", info.m1, info.n1) +
+                              (info.cols_per_thread > 1 ? fmt::format("x{}", info.cols_per_thread) : "");
+    for (size_t arg = 0; arg + 1 < c.args.size(); ++arg)
+      if (c.args[arg] == "--tile") CHECK(c.args[arg + 1] == label);
+    paths += test::check_emulated_kernel(*kernel, a, c.ns, c.name, misaligned);
   }
+  return paths;
 }
 
 // A matrix from a predicate on (row, col): the value is `value(r, c)` where nonzero.
@@ -163,7 +176,44 @@ TEST_CASE("emitted kernel on the CPU: edge shapes", "[codegen][emulation]") {
       {"--tile", "8x32"});
   add("one_row_only_none", make_matrix(50, 40, [](int32_t r, int32_t c) { return r == 27 && c % 3 == 1 ? 0.25f * static_cast<float>(c) : 0.0f; }),
       {"--tile", "8x32", "--reorder", "none"});
-  run_cases(cases, dir.path);
+  // The same shapes with 2 and 4 columns per thread: n = 1, 5, 31, 33 (and misplaced B or C)
+  // take the generic path.
+  add("ragged_m1_8_v2", ragged, {"--tile", "8x64x2"});
+  add("ragged_m1_4_none_v4", ragged, {"--tile", "4x128x4", "--reorder", "none"}, {1, 4, 63, 64, 65, 68, 200});
+  add("empty_rows_cols_v4", holey, {"--tile", "4x128x4"});
+  add("empty_rows_cols_none_v2", holey, {"--tile", "2x64x2", "--reorder", "none"});
+  add("one_by_one_v4", make_matrix(1, 1, [](int32_t, int32_t) { return 3.0f; }), {"--tile", "1x128x4"}, {1, 4, 8, 12, 1000});
+  add("k_is_one_v2", make_matrix(16, 1, [](int32_t r, int32_t) { return r % 3 == 0 ? 0.0f : static_cast<float>(r) - 7.5f; }),
+      {"--tile", "4x64x2"});
+  add("one_row_only_v4", make_matrix(50, 40, [](int32_t r, int32_t c) { return r == 27 && c % 3 == 1 ? 0.25f * static_cast<float>(c) : 0.0f; }),
+      {"--tile", "8x128x4"}, {1, 4, 32, 64, 100, 516});
+  const test::PathCounts paths = run_cases(cases, dir.path);
+  CHECK(paths.unrolled > 0);
+  CHECK(paths.generic > 0);
+  CHECK(paths.looped > 0);
+}
+
+TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several block sizes", "[codegen][emulation]") {
+  // N1 = threads x V: 64 x 1, 64 x 2, 64 x 4, 128 x 4, 32 x 2 and 256 x 4; widths that are and are
+  // not multiples of V, below one B-tile and many B-tiles past grid.y.
+  test::TempDir dir;
+  const fs::path path = dir.path / "uniform.mtx";
+  const auto g = run_spmmc({"gen", "uniform", "--rows", "70", "--cols", "60", "--sparsity", "0.85", "--seed", "5", "-q", "-o",
+                            path.string()});
+  INFO(g.err);
+  REQUIRE(g.exit_code == 0);
+  const std::vector<int64_t> ns = {1, 2, 3, 4, 6, 8, 100, 128, 130, 256, 1028, 4100};
+  std::vector<KernelCase> cases;
+  for (const char* tile : {"32x64", "8x128x2", "16x256x4", "4x512x4", "2x64x2", "64x1024x4"}) {
+    std::string name = std::string("threads_") + tile;
+    for (char& ch : name) ch = ch == 'x' ? '_' : ch;
+    cases.push_back({name, path, {"--tile", tile}, ns, 1024, "overlap"});
+  }
+  cases.push_back({"threads_8x128x2_none", path, {"--tile", "8x128x2", "--reorder", "none"}, ns, 1024, "none"});
+  const test::PathCounts paths = run_cases(cases, dir.path);
+  CHECK(paths.unrolled > 0);
+  CHECK(paths.generic > 0);
+  CHECK(paths.looped > 0);
 }
 
 TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codegen][emulation]") {
@@ -212,16 +262,21 @@ TEST_CASE("emitted kernel on the CPU: negative, subnormal and large weights roun
   REQUIRE(a.nnz() == 19);
   const fs::path path = write_mtx(dir.path, "weights", a);
   run_cases({{"weights", path, {"--tile", "2x32"}, {1, 2, 33}, 32, "overlap"},
-             {"weights_none", path, {"--tile", "1x32", "--reorder", "none"}, {3, 40}, 32, "none"}},
+             {"weights_none", path, {"--tile", "1x32", "--reorder", "none"}, {3, 40}, 32, "none"},
+             {"weights_v4", path, {"--tile", "2x128x4"}, {4, 36, 37}, 32, "overlap"}},
             dir.path);
 }
 
 TEST_CASE("emitted kernel on the CPU: widths past the grid's y limit", "[codegen][emulation]") {
-  // n > 65535 * N1: the blocks loop over B-tiles beyond grid.y (the emulation refuses a grid.y
-  // above 65535, as a GPU does).
+  // n > 65535 * N1: more B-tiles than grid.y may ever hold (the emulation refuses a grid.y above
+  // 65535, as a GPU does); the few blocks of the one-wave grid loop over all of them. Aligned B
+  // and C only: with V = 1 the unrolled kernel runs either way, and this case is the costly one.
   test::TempDir dir;
   const fs::path path = write_mtx(dir.path, "tiny", make_matrix(3, 2, [](int32_t r, int32_t c) { return r == 1 ? 0.0f : static_cast<float>(r + 2 * c + 1); }));
-  run_cases({{"wide", path, {"--tile", "1x32"}, {int64_t{65535} * 32 + 33}, 32, "overlap"}}, dir.path);
+  const test::PathCounts paths =
+      run_cases({{"wide", path, {"--tile", "1x32"}, {int64_t{65535} * 32 + 33}, 32, "overlap"}}, dir.path, false);
+  CHECK(paths.unrolled == 1);
+  CHECK(paths.looped == 1);
 }
 
 TEST_CASE("emitted kernel on the CPU: shared DLMC and MobileNet matrices", "[codegen][emulation][shared]") {
@@ -247,8 +302,12 @@ TEST_CASE("emitted kernel on the CPU: shared DLMC and MobileNet matrices", "[cod
   }
   // And one with a forced small tile (many tiles, zero tiles for its empty rows).
   const fs::path p = rn50 / "bottleneck_3_block_group2_1_1.smtx";
-  if (fs::exists(p)) cases.push_back({"rn50_forced_4x32", p, {"--tile", "4x32"}, ns, 784, "overlap"});
-  run_cases(cases, dir.path);
+  if (fs::exists(p)) {
+    cases.push_back({"rn50_forced_4x32", p, {"--tile", "4x32"}, ns, 784, "overlap"});
+    cases.push_back({"rn50_forced_8x256x4", p, {"--tile", "8x256x4"}, ns, 784, "overlap"});
+  }
+  const test::PathCounts paths = run_cases(cases, dir.path);
+  if (!cases.empty()) CHECK(paths.unrolled > 0);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
-// Kernels emitted by `spmmc compile` build with nvcc without a single warning, and two layers
-// emitted into one folder link into one program (everything but the C ABI has internal
-// linkage) and compute both their products when run together through the CPU emulation.
+// Kernels emitted by `spmmc compile` build with nvcc without a single warning (nvcc -c also runs
+// ptxas over the tiles' inline PTX: a statement it rejects fails here), for 1, 2 and 4 columns
+// per thread, and two layers emitted into one folder link into one program (everything but the
+// C ABI has internal linkage) and compute both their products when run together through the CPU
+// emulation.
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -78,7 +80,8 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   const std::string nvcc = nvcc_or_skip();
   if (nvcc.empty()) return;
   test::TempDir dir;
-  // One non-zero (one column: no prefetch), empty rows and columns (zero tiles), and a real layer.
+  // One non-zero (one column, V = 1), empty rows and columns (zero tiles, V = 4), and a real layer
+  // (V = 2).
   const fs::path one = dir.path / "one.mtx";
   test::write_file(one, "%%MatrixMarket matrix coordinate real general\n5 7 1\n4 5 -1.25\n");
   const fs::path holes = gen(dir.path, "holes.mtx", {"uniform", "--rows", "40", "--cols", "64", "--sparsity", "0.97", "--seed", "3"});
@@ -86,8 +89,8 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   if (test::shared_data_dir().empty() || !fs::exists(layer))
     layer = gen(dir.path, "layer.mtx", {"magnitude", "--rows", "64", "--cols", "256", "--sparsity", "0.98", "--seed", "1"});
   compile_kernel(one, "single_nonzero", dir.path, {"--tile", "2x32"});
-  compile_kernel(holes, "sparse_holes", dir.path, {"--tile", "4x64"});
-  compile_kernel(layer, "rn50_layer", dir.path, {"--tile", "16x64"});
+  compile_kernel(holes, "sparse_holes", dir.path, {"--tile", "4x128x4"});
+  compile_kernel(layer, "rn50_layer", dir.path, {"--tile", "16x128x2"});
   std::vector<Job> jobs;
   for (const char* name : {"single_nonzero", "sparse_holes", "rn50_layer"})
     jobs.emplace_back(nvcc_compile_command(nvcc, dir.path / (std::string(name) + ".cu"), dir.path / (std::string(name) + ".o")));
@@ -104,8 +107,8 @@ TEST_CASE("two emitted layers link into one program and both compute", "[codegen
   const fs::path a_matrix = gen(dir.path, "a.mtx", {"uniform", "--rows", "48", "--cols", "40", "--sparsity", "0.8", "--seed", "21"});
   const fs::path b_matrix = gen(dir.path, "b.mtx", {"patterns", "--rows", "30", "--cols", "50", "--patterns", "3", "--sparsity", "0.7", "--seed", "22"});
   const fs::path out = dir.path / "layers";
-  compile_kernel(a_matrix, "layer_a", out, {"--tile", "8x32"});
-  compile_kernel(b_matrix, "layer_b", out, {"--tile", "4x64", "--reorder", "none"});
+  compile_kernel(a_matrix, "layer_a", out, {"--tile", "8x64x2"});
+  compile_kernel(b_matrix, "layer_b", out, {"--tile", "4x256x4", "--reorder", "none"});
   test::write_file(out / "main.cu",
                    "// Both layers in one program: both headers, both entry points, both info functions.\n"
                    "#include <stdio.h>\n"
@@ -137,10 +140,13 @@ TEST_CASE("two emitted layers link into one program and both compute", "[codegen
     INFO(error);
     REQUIRE(ka);
     REQUIRE(kb);
-    test::check_kernel_info(*ka->info(), "layer_a", a, 8, 32, "overlap");
-    test::check_kernel_info(*kb->info(), "layer_b", b, 4, 64, "none");
-    test::check_emulated_kernel(*ka, a, {1, 32, 70}, "layer_a");
-    test::check_emulated_kernel(*kb, b, {1, 64, 70}, "layer_b");
+    test::check_kernel_info(*ka->info(), "layer_a", a, 8, 64, 2, "overlap");
+    test::check_kernel_info(*kb->info(), "layer_b", b, 4, 256, 4, "none");
+    test::PathCounts paths = test::check_emulated_kernel(*ka, a, {1, 32, 70, 130}, "layer_a");
+    paths += test::check_emulated_kernel(*kb, b, {1, 64, 70, 260}, "layer_b");
+    CHECK(paths.unrolled > 0);
+    CHECK(paths.generic > 0);
+    CHECK(paths.looped > 0);
   }
 
   SECTION("nvcc: compile both, link with a main, run the info functions") {

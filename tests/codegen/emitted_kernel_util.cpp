@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -52,8 +54,15 @@ std::unique_ptr<EmulatedKernel> EmulatedKernel::load(const std::filesystem::path
   // POSIX guarantees that a dlsym result converts to a function pointer.
   k->entry = reinterpret_cast<Entry>(dlsym(k->handle_, name.c_str()));
   k->info = reinterpret_cast<Info>(dlsym(k->handle_, (name + "_info").c_str()));
+  k->last_launch = reinterpret_cast<LastLaunch>(dlsym(k->handle_, "spmmc_emulation_last_launch"));
+  k->set_bounds = reinterpret_cast<SetBounds>(dlsym(k->handle_, "spmmc_emulation_set_bounds"));
   if (!k->entry || !k->info) {
     error = "no symbol " + name + " or " + name + "_info in " + so.string();
+    return nullptr;
+  }
+  if (!k->last_launch || !k->set_bounds) {
+    error = "no spmmc_emulation_last_launch or spmmc_emulation_set_bounds in " + so.string() +
+            " (not built against tests/cuda_emulation?)";
     return nullptr;
   }
   return k;
@@ -83,39 +92,131 @@ std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed) {
   return b;
 }
 
-void check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
-                           const std::string& label) {
+namespace {
+
+constexpr size_t kGuard = 16;               // floats on each side of B and C
+constexpr uint32_t kGuardBits = 0x7fc0dead;  // a quiet NaN no computation produces
+
+float guard_value() {
+  float f;
+  std::memcpy(&f, &kGuardBits, sizeof f);
+  return f;
+}
+
+// A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with kGuard
+// guard floats on each side.
+struct GuardedBuffer {
+  GuardedBuffer(size_t count, size_t offset) : storage(count + 2 * kGuard + offset + 4, guard_value()), size(count) {
+    size_t first = 0;
+    while (reinterpret_cast<uintptr_t>(storage.data() + first) % 16 != 0) ++first;
+    data = storage.data() + first + kGuard + offset;
+    begin_guard = data - kGuard;
+  }
+  // Guard floats that no longer hold kGuardBits.
+  size_t damaged_guards() const {
+    size_t damaged = 0;
+    for (size_t i = 0; i < kGuard; ++i) {
+      damaged += std::memcmp(begin_guard + i, &kGuardBits, sizeof(float)) != 0;
+      damaged += std::memcmp(data + size + i, &kGuardBits, sizeof(float)) != 0;
+    }
+    return damaged;
+  }
+  std::vector<float> storage;
+  size_t size;
+  float* data = nullptr;
+  float* begin_guard = nullptr;
+};
+
+int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+}  // namespace
+
+PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
+                                 const std::string& label, bool misaligned) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  const spmmc_kernel_info& info = *kernel.info();
+  const int64_t v = info.cols_per_thread, n1 = info.n1, a_tiles = info.a_tiles;
+  PathCounts paths;
+  REQUIRE((v == 1 || v == 2 || v == 4));
+  REQUIRE(n1 % v == 0);
+  std::vector<std::pair<size_t, size_t>> offsets = {{0, 0}};  // (B, C) in floats
+  if (misaligned) offsets.insert(offsets.end(), {{1, 1}, {1, 0}, {0, 1}});
   for (const int64_t n : ns) {
-    INFO(label << ", n = " << n);
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
-    std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), nan);
-    REQUIRE(kernel.entry(b.data(), c.data(), n, nullptr) == 0);
-    size_t nans = 0, differing = 0;
     const std::vector<float> exact = fmaf_spmm(a, b, n);
-    for (size_t i = 0; i < c.size(); ++i) {
-      if (std::isnan(c[i])) ++nans;
-      if (std::memcmp(&c[i], &exact[i], sizeof(float)) != 0) ++differing;
-    }
-    CHECK(nans == 0);
-    CHECK(differing == 0);
     const std::vector<double> want = reference_spmm(a, b, n, 1);
-    CHECK(relative_frobenius_error(c.data(), want.data(), static_cast<int64_t>(c.size())) < 1e-5);
+    const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
+    for (const auto& [b_offset, c_offset] : offsets) {
+      INFO(label << ", n = " << n << ", B and C " << b_offset << " and " << c_offset << " floats past 16-byte boundaries");
+      GuardedBuffer gb(b.size(), b_offset), gc(c_size, c_offset);
+      std::copy(b.begin(), b.end(), gb.data);
+      std::fill(gc.data, gc.data + c_size, nan);
+      unsigned grid[3], block[3];
+      unsigned long long launches_before = 0, launches = 0, runs = 0;
+      kernel.last_launch(grid, block, &launches_before, &runs);
+      kernel.set_bounds(gb.data, b.size() * sizeof(float), gc.data, c_size * sizeof(float));
+      const int status = kernel.entry(gb.data, gc.data, n, nullptr);
+      kernel.set_bounds(nullptr, 0, nullptr, 0);
+      REQUIRE(status == 0);
+      kernel.last_launch(grid, block, &launches, &runs);
+      CHECK(launches == launches_before + 1);  // one kernel per call
+
+      size_t nans = 0, differing = 0;
+      for (size_t i = 0; i < c_size; ++i) {
+        if (std::isnan(gc.data[i])) ++nans;
+        if (std::memcmp(&gc.data[i], &exact[i], sizeof(float)) != 0) ++differing;
+      }
+      CHECK(nans == 0);
+      CHECK(differing == 0);
+      CHECK(gc.damaged_guards() == 0);  // nothing written outside C
+      CHECK(gb.damaged_guards() == 0);
+      CHECK(relative_frobenius_error(gc.data, want.data(), static_cast<int64_t>(c_size)) < 1e-5);
+
+      // The path: unrolled exactly when n % V == 0 and B, C are aligned to 4 x V bytes.
+      const auto aligned = [v](const float* p) { return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(4 * v) == 0; };
+      const bool unrolled = n % v == 0 && aligned(gb.data) && aligned(gc.data);
+      if (unrolled) {
+        ++paths.unrolled;
+        const int64_t b_tiles = ceil_div(n, n1);
+        const int64_t y = std::clamp<int64_t>(ceil_div(kEmulatedSmCount * kEmulatedBlocksPerSm, a_tiles), 1,
+                                              std::min<int64_t>(b_tiles, 65535));
+        paths.looped += b_tiles > y;
+        CHECK(grid[0] == static_cast<unsigned>(a_tiles));
+        CHECK(grid[1] == static_cast<unsigned>(y));
+        CHECK(grid[2] == 1);
+        CHECK(block[0] == static_cast<unsigned>(n1 / v));
+        CHECK(block[1] * block[2] == 1);
+        // Every A-tile ran once for every group of V columns: the loop over B-tiles covers each once.
+        CHECK(runs == static_cast<unsigned long long>(a_tiles * (n / v)));
+      } else {
+        ++paths.generic;
+        CHECK(runs == 0);  // no inline PTX ran
+        CHECK(static_cast<int64_t>(grid[0]) * block[0] >= n);
+        CHECK(grid[1] >= 1);
+        CHECK(grid[1] <= 65535);
+      }
+    }
   }
   // Refusals: no launch, C untouched.
   INFO(label);
   const std::vector<float> b = seeded_b(a.cols, 1, 1);
   std::vector<float> c(static_cast<size_t>(a.rows), nan);
+  unsigned grid[3], block[3];
+  unsigned long long launches_before = 0, launches = 0, runs = 0;
+  kernel.last_launch(grid, block, &launches_before, &runs);
   CHECK(kernel.entry(nullptr, c.data(), 1, nullptr) == kInvalidValue);
   CHECK(kernel.entry(b.data(), nullptr, 1, nullptr) == kInvalidValue);
   CHECK(kernel.entry(b.data(), c.data(), 0, nullptr) == kInvalidValue);
   CHECK(kernel.entry(b.data(), c.data(), -5, nullptr) == kInvalidValue);
+  kernel.last_launch(grid, block, &launches, &runs);
+  CHECK(launches == launches_before);
   CHECK(std::isnan(c[0]));
+  return paths;
 }
 
 void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, const Csr& a, int32_t m1, int32_t n1,
-                       const std::string& reorder) {
+                       int32_t v, const std::string& reorder) {
   INFO(name);
   CHECK(info.abi_version == SPMMC_KERNEL_ABI_VERSION);
   CHECK(info.abi_version == 1);
@@ -125,7 +226,7 @@ void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, c
   CHECK(info.nnz == a.nnz());
   CHECK(info.m1 == m1);
   CHECK(info.n1 == n1);
-  CHECK(info.cols_per_thread == 1);
+  CHECK(info.cols_per_thread == v);
   CHECK(info.a_tiles >= (a.rows + m1 - 1) / m1);
   CHECK(info.a_tiles <= a.rows);
   CHECK(std::string(info.a_format) == "unrolled-constants");
@@ -136,6 +237,45 @@ void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, c
   CHECK(std::string(info.reorder) == reorder);
   CHECK(std::string(info.weights_sha256) == weights_sha256(a));
   CHECK(std::string(info.spmmc_version) == SPMMC_VERSION);
+}
+
+std::vector<std::string> tile_ptx_texts(const std::string& cu) {
+  std::vector<std::string> texts;
+  const std::string call = "SPMMC_TILE_ASM(";
+  for (size_t at = cu.find(call); at != std::string::npos; at = cu.find(call, at + call.size())) {
+    size_t i = at + call.size();
+    const auto skip_space = [&] {
+      while (i < cu.size() && std::isspace(static_cast<unsigned char>(cu[i]))) ++i;
+    };
+    skip_space();
+    if (i >= cu.size() || cu[i] != '"') continue;  // the macro's definition, not a use
+    std::string text;
+    while (i < cu.size() && cu[i] == '"') {
+      for (++i; i < cu.size() && cu[i] != '"'; ++i) {
+        if (cu[i] != '\\') {
+          text += cu[i];
+          continue;
+        }
+        ++i;
+        REQUIRE(i < cu.size());
+        switch (cu[i]) {
+          case 'n': text += '\n'; break;
+          case 't': text += '\t'; break;
+          case '\\': text += '\\'; break;
+          case '"': text += '"'; break;
+          case '\'': text += '\''; break;
+          default: FAIL("unexpected escape \\" << cu[i] << " in an SPMMC_TILE_ASM string");
+        }
+      }
+      REQUIRE(i < cu.size());
+      ++i;  // the closing quote
+      skip_space();
+    }
+    REQUIRE(i < cu.size());
+    CHECK(cu[i] == ')');
+    texts.push_back(text);
+  }
+  return texts;
 }
 
 }  // namespace spmmc::test

@@ -1,5 +1,6 @@
 // Helpers for the tests that build kernels emitted by `spmmc compile` and run them on the CPU
-// through tests/cuda_emulation (emitted_kernel_cpu_test.cpp, emitted_kernel_nvcc_test.cpp).
+// through tests/cuda_emulation (emitted_kernel_cpu_test.cpp, emitted_kernel_nvcc_test.cpp), and
+// for the tests that read the inline PTX of the tile functions (emit_unrolled_kernel_test.cpp).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,12 @@ class EmulatedKernel {
   // The entry point's C ABI: cudaError_t is an int-sized enum, cudaStream_t a pointer.
   using Entry = int (*)(const float* b, float* c, int64_t n, void* stream);
   using Info = const spmmc_kernel_info* (*)();
+  // The emulation's hooks (tests/cuda_emulation/cuda_runtime.h).
+  using LastLaunch = void (*)(unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* ptx_runs);
+  using SetBounds = void (*)(const void* read_only, size_t read_only_bytes, void* read_write, size_t read_write_bytes);
 
-  // dlopens `so` (RTLD_NOW | RTLD_LOCAL) and finds NAME and NAME_info; `error` says why not.
+  // dlopens `so` (RTLD_NOW | RTLD_LOCAL) and finds NAME, NAME_info and the emulation's hooks;
+  // `error` says why not.
   static std::unique_ptr<EmulatedKernel> load(const std::filesystem::path& so, const std::string& name, std::string& error);
   ~EmulatedKernel();
   EmulatedKernel(const EmulatedKernel&) = delete;
@@ -40,11 +45,18 @@ class EmulatedKernel {
 
   Entry entry = nullptr;
   Info info = nullptr;
+  LastLaunch last_launch = nullptr;
+  SetBounds set_bounds = nullptr;
 
  private:
   EmulatedKernel() = default;
   void* handle_ = nullptr;
 };
+
+// What the emulated device reports (tests/cuda_emulation/cuda_runtime.h): the launch code's
+// grid.y is ceil(SMs x blocks per SM / A-tiles), at most the B-tiles and 65535.
+constexpr int kEmulatedSmCount = 4;
+constexpr int kEmulatedBlocksPerSm = 2;
 
 // C = A * B the way every emitted kernel computes each element: fmaf over the row's non-zeros
 // in column order, from 0.0f. The emitted code must match it bit for bit.
@@ -53,15 +65,37 @@ std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t 
 // Seeded B (K x n) with values uniform in [-1, 1].
 std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);
 
-// Runs `kernel` for each n in `ns` on seeded B (C filled with NaN first) and checks C against
-// reference_spmm (relative Frobenius error < 1e-5), fmaf_spmm (bit for bit) and for NaN, with
-// Catch2 CHECKs labelled `label`. Also checks that null B, null C and n < 1 are refused
-// without touching C.
-void check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
-                           const std::string& label);
+// Which code ran, over the calls of check_emulated_kernel.
+struct PathCounts {
+  int unrolled = 0;  // runs that took the unrolled kernel (inline PTX)
+  int generic = 0;   // runs that took the generic CSR kernel
+  int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
+  PathCounts& operator+=(const PathCounts& o) {
+    unrolled += o.unrolled, generic += o.generic, looped += o.looped;
+    return *this;
+  }
+};
 
-// Checks NAME_info(): ABI version, name, shapes, nnz, tile, layouts, dtype, reorder, weights SHA-256.
+// Runs `kernel` for each n in `ns` on seeded B, with B and C aligned to 16 bytes and, when
+// `misaligned` is set, also with B, C or both offset by one float (C filled with NaN first and
+// guarded by NaN-filled floats on both sides), and checks with Catch2 CHECKs labelled `label`:
+// C against reference_spmm (relative Frobenius error < 1e-5), against fmaf_spmm (bit for bit),
+// for NaN and for writes outside C; the path the entry point took (the unrolled kernel exactly
+// when n is a multiple of V and B and C are aligned to 4 x V bytes, the generic one otherwise)
+// and its launch (grid, block, and one tile execution per A-tile and group of V columns); the
+// inline PTX confined to B (loads) and C (stores) through the emulation's bounds. Also checks
+// that null B, null C and n < 1 are refused without touching C.
+PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
+                                 const std::string& label, bool misaligned = true);
+
+// Checks NAME_info(): ABI version, name, shapes, nnz, tile (M1, N1, V), layouts, dtype, reorder,
+// weights SHA-256.
 void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, const Csr& a, int32_t m1, int32_t n1,
-                       const std::string& reorder);
+                       int32_t v, const std::string& reorder);
+
+// The inline-PTX text of every tile function of an emitted NAME.cu, in the order of the file
+// (spmmc_tile_0, spmmc_tile_1, ...): the C string literals of each SPMMC_TILE_ASM(...)
+// concatenated and unescaped, as the compiler would pass them on.
+std::vector<std::string> tile_ptx_texts(const std::string& cu);
 
 }  // namespace spmmc::test

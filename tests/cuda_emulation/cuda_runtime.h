@@ -1,23 +1,42 @@
 // CUDA emulation for tests: lets a kernel that spmmc emits (NAME.cu) compile as host C++
 // (g++ -std=c++17 -x c++ -I tests/cuda_emulation NAME.cu) and run on the CPU, so that CI
-// machines without a GPU check the numbers the emitted code computes (design.md, "Testing
-// without a GPU").
+// machines without a GPU check the numbers the emitted code computes (tests/codegen).
 //
-// Just enough of the runtime for the unrolled family: the execution-space qualifiers are no-ops,
-// blockIdx/threadIdx/blockDim/gridDim are thread-local globals, and cudaLaunchKernel runs the
-// kernel once per (block, thread), sequentially. There is no shared memory, synchronisation or
-// warp intrinsic: the unrolled kernels use none, and a kernel that did would not compile here.
-// fmaf is the C library's fused multiply-add (one rounding), bit-exact with the GPU's FFMA; the
-// default host floating point keeps subnormals, like nvcc without --use_fast_math.
+// Just enough of the runtime for the unrolled family and its generic fallback: the
+// execution-space qualifiers are no-ops, blockIdx/threadIdx/blockDim/gridDim are thread-local
+// globals, and cudaLaunchKernel runs the kernel once per (block, thread), sequentially. There is
+// no shared memory, synchronisation or warp intrinsic: the kernels use none, and a kernel that
+// did would not compile here (or, in inline PTX, would abort in the interpreter). fmaf is the C
+// library's fused multiply-add (one rounding), bit-exact with the GPU's FFMA; the default host
+// floating point keeps subnormals, like nvcc without --use_fast_math.
+//
+// The tile bodies are inline PTX written through SPMMC_TILE_ASM (codegen/print_tile_ptx.h):
+// defined here, before the emitted code's own #ifndef sees it, to run the same text through the
+// PTX-subset interpreter of ptx_subset.h (operands b, c and ld of the tile function). Its errors
+// (unknown instruction, undeclared or unwritten register, misaligned or out-of-bounds access)
+// abort the process with a message naming the PTX statement.
+//
+// The device queries of the launch code answer as a small GPU would: device 0 with
+// kEmulatedSmCount SMs, kEmulatedBlocksPerSm blocks of any kernel per SM, so that grid.y stays
+// small and the blocks loop over the B-tiles. For the tests, two C functions are exported
+// (dlsym them from the shared object): spmmc_emulation_last_launch (the last launch's grid,
+// block and number of PTX executions) and spmmc_emulation_set_bounds (ptx_subset.h's memory
+// bounds).
 //
 // Everything has external linkage and inline definitions (one copy however many emitted .cu
-// files are linked together), so the launcher and every kernel see the same blockIdx.
+// files are linked together), so the launcher and every kernel see the same blockIdx; only the
+// cache of parsed PTX is per translation unit (ptx_subset.h, run_ptx).
 #ifndef SPMMC_TESTS_CUDA_EMULATION_CUDA_RUNTIME_H
 #define SPMMC_TESTS_CUDA_EMULATION_CUDA_RUNTIME_H
 
 #include <math.h>  // fmaf
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "ptx_subset.h"
+
+#define SPMMC_TILE_ASM(ptx) ::spmmc_emulation::run_ptx((ptx), b, c, ld)
 
 #define __global__
 #define __device__
@@ -37,12 +56,66 @@ inline thread_local dim3 blockDim{1, 1, 1};
 inline thread_local dim3 gridDim{1, 1, 1};
 
 // Values as in the CUDA runtime's driver_types.h.
-enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorInvalidConfiguration = 9 };
+enum cudaError {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidDeviceFunction = 98,
+  cudaErrorInvalidDevice = 101
+};
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 
 // The read-only data cache load: a plain load on the host.
 inline float __ldg(const float* p) { return *p; }
+
+inline float __uint_as_float(unsigned x) {
+  float f;
+  memcpy(&f, &x, sizeof f);
+  return f;
+}
+
+inline unsigned __float_as_uint(float f) {
+  unsigned x;
+  memcpy(&x, &f, sizeof x);
+  return x;
+}
+
+// The emulated device: one, with few SMs (see the header comment).
+constexpr int kEmulatedSmCount = 4;
+constexpr int kEmulatedBlocksPerSm = 2;
+
+inline cudaError_t cudaGetDevice(int* device) {
+  if (device == nullptr) return cudaErrorInvalidValue;
+  *device = 0;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (value == nullptr) return cudaErrorInvalidValue;
+  if (device != 0) return cudaErrorInvalidDevice;
+  if (attr != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;  // not emulated
+  *value = kEmulatedSmCount;
+  return cudaSuccess;
+}
+
+// As the runtime's C++ template: any kernel pointer; a block of 1 to 1024 threads.
+template <class T>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, T func, int block_size, size_t dynamic_smem) {
+  if (num_blocks == nullptr || dynamic_smem != 0) return cudaErrorInvalidValue;
+  if (func == nullptr) return cudaErrorInvalidDeviceFunction;
+  if (block_size < 1 || block_size > 1024) return cudaErrorInvalidValue;
+  *num_blocks = kEmulatedBlocksPerSm;
+  return cudaSuccess;
+}
+
+// The last launch, for the tests (see spmmc_emulation_last_launch).
+struct EmulatedLaunch {
+  dim3 grid{0, 0, 0}, block{0, 0, 0};
+  unsigned long long launches = 0;
+};
+inline EmulatedLaunch emulated_last_launch;
 
 // Runs `func`, a kernel `void(const float* B, float* C, int64_t n)` (the signature of every
 // emitted kernel), over grid x block, block by block and thread by thread. Rejects what a GPU
@@ -63,6 +136,10 @@ inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, voi
   const int64_t n = *static_cast<const int64_t*>(args[2]);
   gridDim = grid;
   blockDim = block;
+  emulated_last_launch.grid = grid;
+  emulated_last_launch.block = block;
+  ++emulated_last_launch.launches;
+  spmmc_emulation::ptx_runs().store(0);
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx)
@@ -74,6 +151,25 @@ inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, voi
               kernel(b, c, n);
             }
   return cudaSuccess;
+}
+
+// For the tests, found with dlsym in the emulated shared object. The last successful launch:
+// grid and block (3 values each), launches so far and how many inline-PTX statements (tile
+// bodies) it ran: 0 for a kernel without inline PTX, such as the generic path.
+extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_last_launch(
+    unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* ptx_runs) {
+  const EmulatedLaunch& l = emulated_last_launch;
+  grid[0] = l.grid.x, grid[1] = l.grid.y, grid[2] = l.grid.z;
+  block[0] = l.block.x, block[1] = l.block.y, block[2] = l.block.z;
+  *launches = l.launches;
+  *ptx_runs = spmmc_emulation::ptx_runs().load();
+}
+
+// Restricts the PTX's loads to [read_only, +read_only_bytes) and [read_write, +read_write_bytes),
+// its ld.nc to the first and its stores to the second; all null: no restriction.
+extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_set_bounds(
+    const void* read_only, size_t read_only_bytes, void* read_write, size_t read_write_bytes) {
+  spmmc_emulation::set_memory_bounds(read_only, read_only_bytes, read_write, read_write_bytes);
 }
 
 #endif  // SPMMC_TESTS_CUDA_EMULATION_CUDA_RUNTIME_H

@@ -60,7 +60,23 @@ TEST_CASE("compile cli: bad names and bad tiles are usage errors", "[cli][compil
     CHECK(r.exit_code == 64);
     CHECK_THAT(r.err, Catch::Contains(std::string("--name '") + name + "'"));
   }
-  for (const char* tile : {"32", "0x32", "x32", "8x", "8x-32", "2000x32", "4x1056", "8x32x1", "axb"}) {
+  // Names the emitted code cannot own (compiler/reserved_names.h), each naming the clash.
+  for (const auto& [name, clash] : std::vector<std::pair<std::string, std::string>>{
+           {"threadIdx", "a CUDA built-in variable"},
+           {"printf", "a name the C library declares in <stdio.h>"},
+           {"malloc", "a name the C library declares in <stdlib.h>"},
+           {"fmaf", "a function the C library declares in <math.h>"},
+           {"cudaMalloc", "the CUDA toolkit's names"},
+           {"main", "the entry point of every C and C++ program"},
+           {"open", "a function or variable the C library exports"},
+           {"math", "a header of the C library"},
+           {"layer_info", "the layer_info function of a kernel named 'layer'"}}) {
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", name, "-o", out});
+    INFO(name << ": " << r.err);
+    CHECK(r.exit_code == 64);
+    CHECK_THAT(r.err, Catch::Contains("--name '" + name + "' clashes with " + clash));
+  }
+  for (const char* tile : {"32", "0x32", "x32", "8x", "8x-32", "2000x32", "4x1056", "8x32x3", "8x96x4", "axb"}) {
     const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out, "--tile", tile});
     INFO(tile << ": " << r.err);
     CHECK(r.exit_code == 64);
@@ -143,7 +159,12 @@ TEST_CASE("compile cli: --reproducible output is byte-identical, and the report"
   CHECK(j["choice"]["why"] != "--tile");
   const std::string cu = test::read_file(dir.path / "one" / "layer.cu");
   CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_m1 = " + std::to_string(m1) + ";"));
-  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_n1 = " + std::to_string(n1) + ";"));
+  const int threads = j["choice"]["threads_per_block"], v = j["choice"]["cols_per_thread"];
+  CHECK(threads * v == n1);
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_threads = " + std::to_string(threads) + ";"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_v = " + std::to_string(v) + ";"));
+  // The register budget: threads x min blocks per SM = 1024 (64 registers per thread).
+  CHECK(threads * j["choice"]["min_blocks_per_sm"].get<int>() == 1024);
   CHECK(j["kernel"]["source_bytes"] == cu.size());
 
   // Without --reproducible the report has the timings; the sources stay identical.
@@ -167,8 +188,34 @@ TEST_CASE("compile cli: --tile 8x64 is honoured", "[cli][compile]") {
   CHECK(j["choice"]["why"] == "--tile");
   const std::string cu = test::read_file(dir.path / "out" / "k.cu");
   CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_m1 = 8;"));
-  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_n1 = 64;"));
-  CHECK_THAT(cu, Catch::Contains("--tile 8x64"));  // the regenerate line of the header comment
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_threads = 64;"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_v = 1;"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_min_blocks = 16;"));  // the register budget: 1024 / 64
+  CHECK_THAT(cu, Catch::Contains("--tile 8x64 --reorder"));  // the regenerate line of the header comment
+  CHECK(j["choice"]["min_blocks_per_sm"] == 16);
+}
+
+TEST_CASE("compile cli: --tile M1xN1xV and --min-blocks-per-sm are honoured", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  const auto r = run_spmmc({"compile", a, "--n", "256", "--name", "k", "-o", (dir.path / "out").string(), "--tile", "4x256x2",
+                            "--min-blocks-per-sm", "3", "--quiet"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(test::read_file(dir.path / "out" / "k.json"));
+  CHECK(j["choice"]["m1"] == 4);
+  CHECK(j["choice"]["n1"] == 256);
+  CHECK(j["choice"]["cols_per_thread"] == 2);
+  CHECK(j["choice"]["threads_per_block"] == 128);
+  CHECK(j["choice"]["min_blocks_per_sm"] == 3);
+  const std::string cu = test::read_file(dir.path / "out" / "k.cu");
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_threads = 128;"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_v = 2;"));
+  CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_min_blocks = 3;"));
+  CHECK_THAT(cu, Catch::Contains("--tile 4x256x2 --min-blocks-per-sm 3 --reorder"));
+  // --min-blocks-per-sm needs --tile; V must divide N1.
+  CHECK(run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "x").string(), "--min-blocks-per-sm", "2"}).exit_code == 64);
+  CHECK(run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "x").string(), "--tile", "4x96x4"}).exit_code == 64);
   // 64 rows with 8 per tile: at least 8 tiles.
   CHECK(j["kernel"]["tiles"].get<int>() >= 8);
 }

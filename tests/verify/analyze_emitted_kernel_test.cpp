@@ -1,13 +1,16 @@
 // analyze_emitted_kernel (verify/): what it reconstructs from emitted kernels of awkward shapes
-// (compared with what the emitter says it wrote), a hand-computed kernel in full, the prelude
-// standing in for a missing header, and its refusals: unrecognised code, truncated files,
-// missing files.
+// with 1, 2 and 4 columns per thread (compared with what the emitter says it wrote), hand-computed
+// kernels in full, the prelude standing in for a missing header, and its refusals: unrecognised
+// C++ and PTX, truncated files, missing files.
 #include "verify/analyze_emitted_kernel.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <random>
 #include <regex>
+
+#include <fmt/format.h>
 
 #include "compiler/read_matrix.h"
 #include "tests/test_util.h"
@@ -38,44 +41,65 @@ std::function<float(int32_t, int32_t)> random_entries(double density, uint32_t s
   };
 }
 
-// Checks that the analysis of `files` matches `a` and agrees with the emitter's own counts.
-void check_matches(const test::EmittedFiles& files, const Csr& a, const std::string& label) {
-  INFO(label);
-  const test::Verified v = test::verify_file(files.cu, a);
-  INFO(v.messages);
-  for (const auto& e : v.code.errors) INFO(e.where.str() << ": " << e.message);
-  REQUIRE(v.code.parsed);
-  REQUIRE(v.code.analyzed);
-  CHECK(v.result.match);
-  CHECK(v.result.total_differences == 0);
-  CHECK(v.result.code_nnz == a.nnz());
-  CHECK(v.result.rows_written == a.rows);
-  CHECK(v.code.grid_x == files.kernel.tiles);
-  REQUIRE(v.code.tiles.size() == static_cast<size_t>(files.kernel.tiles));
-  CHECK(v.code.uncalled_tiles.empty());
+// Checks that the analysis of `files` (V = v columns per thread, N1 = n1) matches `a` and agrees
+// with the emitter's own counts.
+void check_matches(const test::EmittedFiles& files, const Csr& a, const std::string& label, int32_t v = 1,
+                   int32_t n1 = 32) {
+  INFO(label << ", V = " << v);
+  const test::Verified result = test::verify_file(files.cu, a);
+  INFO(result.messages);
+  for (const auto& e : result.code.errors) INFO(e.where.str() << ": " << e.message);
+  REQUIRE(result.code.parsed);
+  REQUIRE(result.code.analyzed);
+  CHECK(result.result.match);
+  CHECK(result.result.total_differences == 0);
+  CHECK(result.result.code_nnz == a.nnz());
+  CHECK(result.result.rows_written == a.rows);
+  CHECK(result.code.grid_x == files.kernel.tiles);
+  CHECK(result.code.columns.found);
+  CHECK(result.code.columns.cols_per_thread == v);
+  CHECK(result.code.columns.n1 == n1);
+  CHECK(result.code.columns.b_tile_columns == n1);
+  CHECK(result.code.columns.threads == n1 / v);
+  CHECK(result.code.columns.max_threads == n1 / v);
+  CHECK(result.code.columns.guarded);
+  REQUIRE(result.code.tiles.size() == static_cast<size_t>(files.kernel.tiles));
+  CHECK(result.code.uncalled_tiles.empty());
   int64_t loads = 0, fmas = 0, stores = 0;
-  for (size_t i = 0; i < v.code.tiles.size(); ++i) {
-    const AnalyzedTile& t = v.code.tiles[i];
-    CHECK(t.function == "tile_" + std::to_string(i));
+  for (size_t i = 0; i < result.code.tiles.size(); ++i) {
+    const AnalyzedTile& t = result.code.tiles[i];
+    CHECK(t.function == "spmmc_tile_" + std::to_string(i));
     CHECK(t.blocks == std::vector<int64_t>{static_cast<int64_t>(i)});
     CHECK(t.dead_loads == 0);
     CHECK(t.unstored.empty());
-    CHECK(t.statements >= static_cast<int64_t>(t.stores.size()) + t.loads - 1 + t.fmas);
+    // Per column a row address, a load and its FMAs; per row of C an address, a store.
+    CHECK(t.statements >= 2 * t.loads + t.fmas + 2 * static_cast<int64_t>(t.stores.size()) / v);
+    for (const AnalyzedStore& store : t.stores) {
+      CHECK(store.lane >= 0);
+      CHECK(store.lane < v);
+      for (const AnalyzedProduct& p : store.products) CHECK(p.lane == store.lane);
+    }
     loads += t.loads;
     fmas += t.fmas;
     stores += static_cast<int64_t>(t.stores.size());
   }
   CHECK(loads == files.kernel.loads);
-  CHECK(fmas == files.kernel.fmas);
-  CHECK(stores == files.kernel.stores);
-  CHECK(v.code.info.found);
-  CHECK(v.code.info.m.value == std::optional<int64_t>(a.rows));
-  CHECK(v.code.info.k.value == std::optional<int64_t>(a.cols));
-  CHECK(v.code.info.nnz.value == std::optional<int64_t>(a.nnz()));
-  CHECK(v.code.info.a_tiles.value == std::optional<int64_t>(files.kernel.tiles));
+  CHECK(fmas == files.kernel.fmas * v);  // one FMA instruction per non-zero and lane
+  CHECK(stores == files.kernel.stores * v);
+  CHECK(result.code.info.found);
+  CHECK(result.code.info.m.value == std::optional<int64_t>(a.rows));
+  CHECK(result.code.info.k.value == std::optional<int64_t>(a.cols));
+  CHECK(result.code.info.nnz.value == std::optional<int64_t>(a.nnz()));
+  CHECK(result.code.info.a_tiles.value == std::optional<int64_t>(files.kernel.tiles));
+  CHECK(result.code.info.cols_per_thread.value == std::optional<int64_t>(v));
+  CHECK(result.code.info.n1.value == std::optional<int64_t>(n1));
+  CHECK(result.code.generic.row_ptr.values.size() == static_cast<size_t>(a.rows) + 1);
+  CHECK(result.code.generic.col_idx.values.size() == std::max<size_t>(1, static_cast<size_t>(a.nnz())));
+  CHECK(result.code.generic.weight_bits.values.size() == std::max<size_t>(1, static_cast<size_t>(a.nnz())));
+  CHECK(result.code.entry_point == result.code.info.name.value.value_or("?"));
 }
 
-TEST_CASE("verify: emitted kernels of awkward shapes match their weights", "[verify]") {
+TEST_CASE("verify: emitted kernels of awkward shapes match their weights, V = 1, 2, 4", "[verify]") {
   test::TempDir dir;
   std::vector<ShapeCase> cases;
   const Csr ragged = test::make_matrix(37, 20, random_entries(0.3, 1));
@@ -92,7 +116,8 @@ TEST_CASE("verify: emitted kernels of awkward shapes match their weights", "[ver
   cases.push_back({"single_nonzero", test::make_matrix(5, 7, [](int32_t r, int32_t c) { return r == 3 && c == 4 ? -1.25f : 0.0f; }),
                    2, ReorderMethod::kColumnOverlap});
   cases.push_back({"one_by_one", test::make_matrix(1, 1, [](int32_t, int32_t) { return 3.0f; }), 1, ReorderMethod::kNone});
-  // Every row uses column 3 only: one-column tiles (no prefetch register).
+  cases.push_back({"all_zero", test::make_matrix(6, 3, [](int32_t, int32_t) { return 0.0f; }), 4, ReorderMethod::kNone});
+  // Every row uses column 3 only: one-column tiles.
   cases.push_back({"one_column_tiles", test::make_matrix(9, 5, [](int32_t r, int32_t c) { return c == 3 ? 0.5f + static_cast<float>(r) : 0.0f; }),
                    4, ReorderMethod::kNone});
   cases.push_back({"m1_above_m", test::make_matrix(5, 6, random_entries(0.5, 3)), 64, ReorderMethod::kColumnOverlap});
@@ -108,11 +133,14 @@ TEST_CASE("verify: emitted kernels of awkward shapes match their weights", "[ver
                    }),
                    2, ReorderMethod::kNone});
   cases.push_back({"random_64x48_n1_128", test::make_matrix(64, 48, random_entries(0.2, 4)), 16, ReorderMethod::kColumnOverlap, 128});
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const ShapeCase& c = cases[i];
-    const fs::path folder = dir.path / c.name;
-    fs::create_directories(folder);
-    check_matches(test::emit_kernel_files(folder, "k" + std::to_string(i), c.a, c.m1, c.method, c.n1), c.a, c.name);
+  for (const int32_t v : {1, 2, 4}) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const ShapeCase& c = cases[i];
+      const fs::path folder = dir.path / fmt::format("{}_v{}", c.name, v);
+      fs::create_directories(folder);
+      check_matches(test::emit_kernel_files(folder, "k" + std::to_string(i), c.a, c.m1, c.method, c.n1 * v, v), c.a,
+                    c.name, v, c.n1 * v);
+    }
   }
 }
 
@@ -130,6 +158,7 @@ TEST_CASE("verify: duplicates and explicit zeros of the file are checked as the 
   REQUIRE(v.code.tiles[0].stores.size() == 2);
   REQUIRE(v.code.tiles[0].stores[0].products.size() == 1);
   CHECK(v.code.tiles[0].stores[0].products[0].value == 0.75f);
+  CHECK(v.code.generic.weight_bits.values == std::vector<int64_t>{0x3f400000, 0x3a83126f});
 }
 
 TEST_CASE("verify: the hand-computed 3 x 4 kernel, product by product", "[verify]") {
@@ -138,18 +167,31 @@ TEST_CASE("verify: the hand-computed 3 x 4 kernel, product by product", "[verify
   test::TempDir dir;
   const auto files = test::emit_kernel_files(dir.path, "tiny", a, 2, ReorderMethod::kNone);
   const EmittedKernelAnalysis code = analyze_emitted_kernel(files.cu.string());
+  for (const auto& e : code.errors) INFO(e.where.str() << ": " << e.message);
   REQUIRE(code.analyzed);
   CHECK(code.kernel == "tiny_kernel");
+  CHECK(code.entry_point == "tiny");
   CHECK(code.grid_x == 2);
+  CHECK(code.columns.cols_per_thread == 1);
+  CHECK(code.columns.threads == 32);
   REQUIRE(code.blocks.size() == 2);
   CHECK(code.blocks[0].tiles == std::vector<int32_t>{0});
   CHECK(code.blocks[1].tiles == std::vector<int32_t>{1});
   REQUIRE(code.tiles.size() == 2);
   const AnalyzedTile& t0 = code.tiles[0];
-  // float acc0.., float x.., y = .., fmaf, x = y, fmaf, two stores
-  CHECK(t0.statements == 8);
+  // 2 x mov; per column: mad, ld, fma; per row: mad, st (and whatever else the emitter adds).
+  const size_t asm_start = files.kernel.cu.find("SPMMC_TILE_ASM(\n", files.kernel.cu.find("void spmmc_tile_0("));
+  const size_t asm_end = files.kernel.cu.find("}\");", asm_start);
+  const std::string ptx = files.kernel.cu.substr(asm_start, asm_end - asm_start);
+  int64_t directives = 0;
+  for (size_t at = ptx.find(".reg"); at != std::string::npos; at = ptx.find(".reg", at + 1)) ++directives;
+  CHECK(t0.statements == static_cast<int64_t>(std::count(ptx.begin(), ptx.end(), ';')) - directives);
+  CHECK(t0.statements >= 12);
   CHECK(t0.loads == 2);
   CHECK(t0.fmas == 2);
+  REQUIRE(t0.load_sites.size() == 2);
+  CHECK(t0.load_sites[1].row == 3);
+  CHECK(t0.load_sites[1].lanes == 1);
   REQUIRE(t0.stores.size() == 2);
   CHECK(t0.stores[0].row == 0);
   REQUIRE(t0.stores[0].products.size() == 2);
@@ -159,12 +201,16 @@ TEST_CASE("verify: the hand-computed 3 x 4 kernel, product by product", "[verify
   CHECK(t0.stores[0].products[1].value == -2.0f);
   CHECK(t0.stores[1].row == 1);
   CHECK(t0.stores[1].products.empty());
-  // Locations: the first FMA's statement, on its line of the file.
-  const size_t at = files.kernel.cu.find("acc0 = fmaf(0x1.8p+0f");
+  // Locations: the first FMA instruction, inside the PTX string literal, on its line and column.
+  const size_t at = files.kernel.cu.find("fma.rn.f32 a0,x0,0f3FC00000,a0;");
   REQUIRE(at != std::string::npos);
   CHECK(t0.stores[0].products[0].where.line == test::line_of(files.kernel.cu, at));
-  CHECK(t0.stores[0].products[0].where.column == 3);
+  CHECK(t0.stores[0].products[0].where.column == test::column_of(files.kernel.cu, at));
   CHECK(t0.stores[0].products[0].where.file == files.cu.string());
+  const size_t store = files.kernel.cu.find("st.global.f32 [p3],a1;");
+  REQUIRE(store != std::string::npos);
+  CHECK(t0.stores[1].where.line == test::line_of(files.kernel.cu, store));
+  CHECK(t0.stores[1].where.column == test::column_of(files.kernel.cu, store));
   const AnalyzedTile& t1 = code.tiles[1];
   REQUIRE(t1.stores.size() == 1);
   CHECK(t1.stores[0].row == 2);
@@ -174,7 +220,39 @@ TEST_CASE("verify: the hand-computed 3 x 4 kernel, product by product", "[verify
   CHECK(code.info.name.value == std::optional<std::string>("tiny"));
   CHECK(code.info.m1.value == std::optional<int64_t>(2));
   CHECK(code.info.n1.value == std::optional<int64_t>(32));
+  CHECK(code.info.cols_per_thread.value == std::optional<int64_t>(1));
+  CHECK(code.generic.row_ptr.values == std::vector<int64_t>{0, 2, 2, 4});
+  CHECK(code.generic.col_idx.values == std::vector<int64_t>{0, 3, 0, 2});
   CHECK(code.notes.empty());
+}
+
+TEST_CASE("verify: V = 4 lanes, product by product", "[verify]") {
+  const Csr a = test::csr_from_dense(3, 4, {1.5f, 0, 0, -2, 0, 0, 0, 0, 0.25f, 0, 3, 0});
+  test::TempDir dir;
+  const auto files = test::emit_kernel_files(dir.path, "wide", a, 2, ReorderMethod::kNone, 128, 4);
+  const EmittedKernelAnalysis code = analyze_emitted_kernel(files.cu.string());
+  REQUIRE(code.analyzed);
+  CHECK(code.columns.cols_per_thread == 4);
+  CHECK(code.columns.n1 == 128);
+  CHECK(code.columns.threads == 32);
+  const AnalyzedTile& t0 = code.tiles[0];
+  CHECK(t0.loads == 2);
+  CHECK(t0.fmas == 8);
+  REQUIRE(t0.load_sites.size() == 2);
+  CHECK(t0.load_sites[0].lanes == 4);
+  CHECK(t0.load_sites[0].first_lane == 0);
+  REQUIRE(t0.stores.size() == 8);  // 2 rows x 4 lanes
+  for (int32_t lane = 0; lane < 4; ++lane) {
+    const AnalyzedStore& s = t0.stores[static_cast<size_t>(lane)];
+    CHECK(s.row == 0);
+    CHECK(s.lane == lane);
+    REQUIRE(s.products.size() == 2);
+    CHECK(s.products[0].lane == lane);
+    CHECK(s.products[1].column == 3);
+    CHECK(s.products[1].value == -2.0f);
+    CHECK(t0.stores[static_cast<size_t>(4 + lane)].row == 1);
+    CHECK(t0.stores[static_cast<size_t>(4 + lane)].products.empty());
+  }
 }
 
 TEST_CASE("verify: without NAME.h beside it the prelude stands in, and says so", "[verify]") {
@@ -215,17 +293,50 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
   const auto files = test::emit_kernel_files(dir.path, "odd", a, 2, ReorderMethod::kNone);
   struct Case {
     std::string name, from, to, message;
+    bool at_edit = true;  // the error is reported on the edited line, at the start of `to`
   };
+  const std::string fma = "fma.rn.f32 a0,x0,0f3FC00000,a0;";
   const std::vector<Case> cases = {
-      {"compound assignment", "  x = y;\n", "  x = y;\n  acc0 += 1.0f;\n", "unrecognised statement 'acc0 += 1.0f' in tile_0"},
-      {"a loop", "  x = y;\n", "  x = y;\n  for (int i = 0; i < 2; ++i) acc0 = fmaf(1.0f, x, acc0);\n", "unrecognised statement 'for"},
-      {"two registers", "acc0 = fmaf(0x1.8p+0f, x, acc0)", "acc0 = fmaf(y, x, acc0)", "neither factor of 'fmaf(y, x, acc0)' is a constant in tile_0"},
-      {"a constant stored", "c[1 * n] = acc1;", "c[1 * n] = 1.0f;", "unrecognised constant '1.0f' (only 0.0f starts a sum) in tile_0"},
-      {"a load of C", "y = __ldg(b + 3 * n);", "y = __ldg(c + 3 * n);", "unrecognised load"},
-      {"another call", "case 1: tile_1(B + col, C + col, n); break;", "case 1: tile_1(B + col, C + col, n + 1); break;",
-       "unrecognised arguments of tile_1"},
-      {"a read before a write", "  float x = __ldg(b + 0 * n), y;\n", "  float x = __ldg(b + 0 * n), y;\n  x = y;\n",
-       "'y' is read before it is assigned in tile_0"},
+      {"an add", fma, "add.f32 a0,a0,x0;", "unrecognised instruction 'add.f32' (only add.s64 and add.u64 of addresses are "
+                                           "understood) in 'add.f32 a0,a0,x0;' (PTX statement "},
+      {"a loop", "mov.b32 a0,0f00000000;", "$Lback:mov.b32 a0,0f00000000;bra.uni $Lback;",
+       "a backward branch to $Lback (a loop) in 'bra.uni $Lback;'"},
+      {"two registers", fma, "fma.rn.f32 a0,x0,x0,a0;", "neither factor is an immediate weight (0fHHHHHHHH)"},
+      {"a decimal weight", fma, "fma.rn.f32 a0,x0,1.5,a0;", "unrecognised immediate '1.5'"},
+      {"another rounding", fma, "fma.rz.f32 a0,x0,0f3FC00000,a0;", "unrecognised instruction 'fma.rz.f32'"},
+      {"a constant stored", "mov.b32 a1,0f00000000;", "mov.b32 a1,0f3F800000;",
+       "unrecognised constant '0f3F800000' (only +0, 0f00000000, starts a sum) in 'mov.b32 a1,0f3F800000;'"},
+      {"a load of C", "mad.wide.u32 p1,%2,3,%0;", "mad.wide.u32 p1,%2,3,%1;", "a load of C (only B is read)", false},
+      {"a store to B", "mad.wide.u32 p3,%2,1,%1;", "mad.wide.u32 p3,%2,1,%0;", "a store to B (only C is written)", false},
+      {"a read before a write", fma, "fma.rn.f32 a0,x1,0f3FC00000,a0;", "'x1' is read before it is written"},
+      {"an undeclared register", fma, "fma.rn.f32 a0,x7,0f3FC00000,a0;", "'x7' is not a declared register"},
+      {"an element stored", "st.global.f32 [p3],a1;", "st.global.f32 [p3],x1;",
+       "the value stored to row 1 of C ('x1') is not a sum of products"},
+      {"a predicate it cannot decide", "mov.b32 a0,0f00000000;",
+       ".reg .pred r;setp.eq.u32 r,%2,4;@r bra.uni $Lout;mov.b32 a0,0f00000000;$Lout:", "cannot decide this comparison"},
+      {"a guard it cannot decide", "mov.b32 a0,0f00000000;", ".reg .pred r;@r bra.uni $Lout;mov.b32 a0,0f00000000;$Lout:",
+       "cannot decide the guard @r"},
+      {"a branch to nowhere", "mov.b32 a0,0f00000000;", "bra.uni $Lnowhere;mov.b32 a0,0f00000000;",
+       "a branch to $Lnowhere, a label not defined in a scope it can reach"},
+      {"a branch never taken, to nowhere", "mov.b32 a0,0f00000000;",
+       ".reg .pred r;setp.eq.u32 r,%2,0;@r bra.uni $Lnowhere;mov.b32 a0,0f00000000;",
+       "a branch to $Lnowhere, a label not defined in a scope it can reach"},
+      {"a branch into a scope", "mov.b32 a0,0f00000000;", "bra.uni $Linside;{$Linside:}mov.b32 a0,0f00000000;",
+       "a branch to $Linside, a label not defined in a scope it can reach"},
+      {"a misaligned access", "ld.global.nc.f32 x0,[p0];", "ld.global.nc.f32 x0,[p0+2];",
+       "a misaligned access: byte offset 2 of a 4-byte access"},
+      {"an unsupported modifier", "ld.global.nc.f32 x0,[p0];", "ld.global.nc.L1.f32 x0,[p0];",
+       "unsupported modifier .L1 of ld"},
+      {"a brace never closed", "}\");\n}\n__device__", "\");\n}\n__device__", "1 '{' never closed"},
+      {"a statement beside the asm", "unsigned ld) {\n", "unsigned ld) {\n  (void)b;\n",
+       "unrecognised statement '(void)b' (a tile's body is one inline-PTX asm statement) in spmmc_tile_0"},
+      {"the asm's pointers swapped", "\"l\"(b), \"l\"(c)", "\"l\"(c), \"l\"(b)", "a load of C", false},
+      {"no memory clobber", "\"r\"(ld) : \"memory\")", "\"r\"(ld))", "does not clobber \"memory\"", false},
+      {"another stride", "case 1: spmmc_tile_1(b, c, ld); break;", "case 1: spmmc_tile_1(b, c, ld + 1); break;",
+       "unrecognised arguments of spmmc_tile_1"},
+      {"a loop not over gridDim.y", "bt += gridDim.y", "bt += 1", "the loop does not step by gridDim.y"},
+      {"a store in the kernel", "    switch (blockIdx.x) {", "    C[col] = 0.0f;\n    switch (blockIdx.x) {",
+       "unrecognised statement 'C[col] = 0.0f' in the loop of odd_kernel"},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -239,10 +350,54 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
     CHECK_FALSE(v.result.match);
     REQUIRE_FALSE(v.code.errors.empty());
     CHECK_THAT(v.code.errors[0].message, Catch::Contains(c.message));
+    CHECK(v.code.errors[0].where.column > 0);
+    if (!c.at_edit) continue;
     const size_t at = text.find(c.to);
     CHECK(v.code.errors[0].where.line >= test::line_of(text, at));
     CHECK(v.code.errors[0].where.line <= test::line_of(text, at + c.to.size()));
-    CHECK(v.code.errors[0].where.column > 0);
+  }
+  // A PTX error points at the very instruction, inside the string literal, and counts statements.
+  const std::string text = test::replace_first(files.kernel.cu, fma, "add.f32 a0,a0,x0;");
+  test::write_file(dir.path / "odd.cu", text);
+  const test::Verified v = test::verify_file(dir.path / "odd.cu", a);
+  REQUIRE_FALSE(v.code.errors.empty());
+  const size_t at = text.find("add.f32 a0,a0,x0;");
+  CHECK(v.code.errors[0].where.line == test::line_of(text, at));
+  CHECK(v.code.errors[0].where.column == test::column_of(text, at));
+  const size_t asm_start = text.find("SPMMC_TILE_ASM(\n", text.find("void spmmc_tile_0("));
+  const auto index = std::count(text.begin() + static_cast<std::ptrdiff_t>(asm_start),
+                                text.begin() + static_cast<std::ptrdiff_t>(at), ';') + 1;
+  CHECK_THAT(v.code.errors[0].message, Catch::EndsWith(fmt::format("(PTX statement {} of spmmc_tile_0)", index)));
+}
+
+TEST_CASE("verify: PTX it reads beyond what the emitter writes today", "[verify]") {
+  // Equivalent spellings of the same tile must verify: the reading is by meaning, not by text.
+  const Csr a = test::csr_from_dense(3, 4, {1.5f, 0, 0, -2, 0, 0, 0, 0, 0.25f, 0, 3, 0});
+  test::TempDir dir;
+  const auto files = test::emit_kernel_files(dir.path, "same", a, 2, ReorderMethod::kNone);
+  struct Case {
+    std::string name, from, to;
+  };
+  const std::vector<Case> cases = {
+      {"an early exit on ld == 0, never taken", "mov.b32 a0,0f00000000;",
+       ".reg .pred r;setp.eq.u32 r,%2,0;@r bra.uni $Lskip;mov.b32 a0,0f00000000;$Lskip:"},
+      {"a branch on ld != 0 over nothing", "mov.b32 a0,0f00000000;",
+       ".reg .pred r;setp.ne.u32 r,0,%2;@!r bra $Lskip;@r bra.uni $Lskip;$Lskip:mov.b32 a0,0f00000000;"},
+      {"the weight first", "fma.rn.f32 a0,x0,0f3FC00000,a0;", "fma.rn.f32 a0,0f3FC00000,x0,a0;"},
+      {"a register copy", "fma.rn.f32 a0,x0,0f3FC00000,a0;", ".reg .f32 t;mov.f32 t,x0;fma.rn.f32 a0,t,0f3FC00000,a0;"},
+      {"an address by mul and add", "mad.wide.u32 p1,%2,3,%0;", ".reg .b64 r;mul.wide.u32 r,3,%2;add.s64 p1,%0,r;"},
+      {"an address from another", "mad.wide.u32 p1,%2,3,%0;", "mad.wide.u32 p1,%2,1,p0;mad.wide.u32 p1,%2,2,p1;"},
+      {"comments and blanks", "mov.b32 a0,0f00000000;", "/* zero */ mov.b32   a0 , 0f00000000 ; // first\\n"},
+      {"a nested scope", "mad.wide.u32 p1,%2,3,%0;", "{.reg .b64 p0;mov.b64 p0,%0;}mad.wide.u32 p1,%2,3,%0;"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::string text = test::replace_first(files.kernel.cu, c.from, c.to);
+    test::write_file(files.cu, text);
+    const test::Verified v = test::verify_file(files.cu, a);
+    INFO(v.messages);
+    CHECK(v.code.analyzed);
+    CHECK(v.result.match);
   }
 }
 

@@ -1,9 +1,12 @@
-// compare_with_weights (verify/) on deliberately corrupted copies of an emitted kernel: each
-// must be rejected, with the message naming the right entry, row or tile at the right place.
+// compare_with_weights (verify/) on deliberately corrupted copies of an emitted kernel (its inline
+// PTX, dispatch, launch, column mapping, info object, generic-path arrays), with 1, 2 and 4
+// columns per thread: each must be rejected, with the message naming the right entry, row, lane
+// or tile at the right place.
 #include "verify/compare_with_weights.h"
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include <fmt/format.h>
@@ -17,8 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// 40 x 30, natural order in tiles of 8 rows: tile_k holds rows 8k .. 8k+7 as acc0 .. acc7.
-// Row 8 has non-zeros; rows 33 and 38 are empty.
+uint32_t bits_of(float f) {
+  uint32_t b = 0;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// 40 x 30, natural order in tiles of 8 rows: spmmc_tile_k holds rows 8k .. 8k+7 in slots 0 .. 7,
+// slot s lane l accumulating in register a(s V + l). Row 8 has non-zeros; rows 33 and 38 are empty.
 Csr base_matrix(uint32_t seed = 11) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> value(-2.0f, 2.0f);
@@ -33,31 +42,49 @@ Csr base_matrix(uint32_t seed = 11) {
 }
 
 struct Fixture {
+  explicit Fixture(int32_t lanes = 1)
+      : v(lanes), files(test::emit_kernel_files(dir.path, "vk", a, 8, ReorderMethod::kNone, 32 * lanes, lanes)) {}
+
+  int32_t v;
   test::TempDir dir;
   Csr a = base_matrix();
-  test::EmittedFiles files = test::emit_kernel_files(dir.path, "vk", a, 8, ReorderMethod::kNone);
+  test::EmittedFiles files;
 
-  // The start of tile_K's function in the text.
+  const std::string& cu() const { return files.kernel.cu; }
+  // The start of spmmc_tile_K's function in the text.
   size_t tile_start(int k) const {
-    const size_t at = files.kernel.cu.find(fmt::format("void tile_{}(", k));
+    const size_t at = cu().find(fmt::format("void spmmc_tile_{}(", k));
+    REQUIRE(at != std::string::npos);
+    return at;
+  }
+  // The offset of `what` at or after `from`.
+  size_t find(const std::string& what, size_t from) const {
+    const size_t at = cu().find(what, from);
+    INFO("looking for '" << what << "'");
     REQUIRE(at != std::string::npos);
     return at;
   }
   // Writes `text` as a corrupted copy (beside the real header) and verifies it.
-  test::Verified verify(const std::string& text) {
+  test::Verified verify(const std::string& text, size_t max_reported = 1000) {
     const fs::path path = dir.path / "corrupt" / "vk.cu";
     fs::create_directories(path.parent_path());
     fs::copy_file(files.h, path.parent_path() / "vk.h", fs::copy_options::overwrite_existing);
     test::write_file(path, text);
-    return test::verify_file(path, a);
+    return test::verify_file(path, a, max_reported);
   }
 };
 
-// The line of `text` holding offset `at`, without its newline.
+// The PTX instruction of `text` starting at `at`, with its ';'.
+std::string instruction_at(const std::string& text, size_t at) { return text.substr(at, text.find(';', at) + 1 - at); }
+
+// The line of `text` holding offset `at`, with its newline.
 std::string line_at(const std::string& text, size_t at) {
   const size_t start = text.rfind('\n', at) + 1;
-  return text.substr(start, text.find('\n', at) - start);
+  return text.substr(start, text.find('\n', at) + 1 - start);
 }
+
+// The number after `prefix` at `at` ("a12" -> 12 for prefix "a").
+int number_after(const std::string& text, size_t at) { return std::atoi(text.c_str() + at); }
 
 void check_rejected(const test::Verified& v) {
   INFO(v.messages);
@@ -67,121 +94,176 @@ void check_rejected(const test::Verified& v) {
 }
 
 TEST_CASE("verify rejects: a weight changed by one ulp", "[verify][corrupt]") {
-  Fixture f;
-  const std::string& cu = f.files.kernel.cu;
-  const size_t at = cu.find("fmaf(", f.tile_start(1)) + 5;
-  const std::string literal = cu.substr(at, cu.find(", x", at) - at);  // e.g. -0x1.3c697ep-2f
-  const float old_value = std::strtof(literal.c_str(), nullptr);
-  const float new_value = std::nextafter(old_value, INFINITY);
-  const std::string text = cu.substr(0, at) + fmt::format("{:a}f", new_value) + cu.substr(at + literal.size());
-  const test::Verified v = f.verify(text);
-  check_rejected(v);
-  CHECK(v.result.total_differences == 1);
-  REQUIRE(v.result.differences.size() == 1);
-  const CodeDiagnostic& d = v.result.differences[0];
-  CHECK_THAT(d.message, Catch::Contains(fmt::format("is {} in the code but {} in weights.mtx", hex_float(new_value),
-                                                    hex_float(old_value))));
-  CHECK_THAT(d.message, Catch::StartsWith("A("));
-  CHECK(d.where.line == test::line_of(text, at));
-  CHECK(d.where.column == 3);
+  for (const int32_t lanes : {1, 2, 4}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const std::string& cu = f.cu();
+    const size_t at = f.find("fma.rn.f32 ", f.tile_start(1));
+    const size_t literal = cu.find(",0f", at) + 1;
+    const uint32_t bits = static_cast<uint32_t>(std::stoul(cu.substr(literal + 2, 8), nullptr, 16));
+    float old_value = 0.0f;
+    std::memcpy(&old_value, &bits, sizeof old_value);
+    const float new_value = std::nextafter(old_value, INFINITY);
+    const std::string text = cu.substr(0, literal) + test::ptx_float(new_value) + cu.substr(literal + 10);
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    INFO(v.messages);
+    CHECK(v.result.total_differences == 1);
+    REQUIRE(v.result.differences.size() == 1);
+    const CodeDiagnostic& d = v.result.differences[0];
+    CHECK_THAT(d.message, Catch::Contains(fmt::format("is {} in the code but {} in weights.mtx{}", hex_float(new_value),
+                                                      hex_float(old_value), lanes > 1 ? " (lane 0)" : "")));
+    CHECK_THAT(d.message, Catch::StartsWith("A("));
+    CHECK(d.where.line == test::line_of(text, at));
+    CHECK(d.where.column == test::column_of(text, at));
+  }
 }
 
 TEST_CASE("verify rejects: a load of the wrong column", "[verify][corrupt]") {
-  Fixture f;
-  const std::string& cu = f.files.kernel.cu;
-  // tile_1's second load: y = __ldg(b + K * n); load column 29 instead (or 28 when K is 29).
-  const size_t load = cu.find("  y = __ldg(b + ", f.tile_start(1));
-  const std::string original = line_at(cu, load);
-  const std::string column = original.find("(b + 29 *") == std::string::npos ? "29" : "28";
-  const std::string text = test::replace_first(cu, original, "  y = __ldg(b + " + column + " * n);", load);
-  const test::Verified v = f.verify(text);
-  check_rejected(v);
-  INFO(v.messages);
-  CHECK_THAT(v.messages, Catch::Contains(", " + column + ")"));
-  CHECK_THAT(v.messages, Catch::Contains("missing: A("));
+  for (const int32_t lanes : {1, 2}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const std::string& cu = f.cu();
+    // spmmc_tile_1's second load of B: mad.wide.u32 p1,%2,K,%0; load row 29 instead (or 28 when K is 29).
+    const size_t at = f.find("mad.wide.u32 p1,%2,", f.tile_start(1));
+    const std::string original = instruction_at(cu, at);
+    REQUIRE_THAT(original, Catch::EndsWith(",%0;"));
+    const std::string column = original == "mad.wide.u32 p1,%2,29,%0;" ? "28" : "29";
+    const std::string text = test::replace_first(cu, original, "mad.wide.u32 p1,%2," + column + ",%0;", at);
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    INFO(v.messages);
+    CHECK_THAT(v.messages, Catch::Contains(", " + column + ")"));
+    CHECK_THAT(v.messages, Catch::Contains("missing: A("));
+  }
 }
 
 TEST_CASE("verify rejects: a load outside B", "[verify][corrupt]") {
   Fixture f;
-  const std::string& cu = f.files.kernel.cu;
-  const size_t load = cu.find("  y = __ldg(b + ", f.tile_start(2));
-  const std::string text = test::replace_first(cu, line_at(cu, load), "  y = __ldg(b + 1000 * n);", load);
+  const std::string& cu = f.cu();
+  const size_t at = f.find("mad.wide.u32 p1,%2,", f.tile_start(2));
+  const std::string text = test::replace_first(cu, instruction_at(cu, at), "mad.wide.u32 p1,%2,1000,%0;", at);
   const test::Verified v = f.verify(text);
   check_rejected(v);
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_2 loads row 1000 of B, but B has 30 rows (A has 30 columns in weights.mtx)"));
   CHECK_THAT(v.messages, Catch::Contains("column 1000 is outside A, which has 30 columns in weights.mtx"));
 }
 
 TEST_CASE("verify rejects: a deleted FMA", "[verify][corrupt]") {
-  Fixture f;
-  const std::string& cu = f.files.kernel.cu;
-  const size_t fma = cu.find("  acc", cu.find("x = __ldg", f.tile_start(2)));
-  const std::string line = line_at(cu, fma);
-  REQUIRE(line.find("fmaf(") != std::string::npos);
-  const int slot = std::atoi(line.c_str() + line.find("acc") + 3);
-  const int row = 16 + slot;
-  const std::string text = test::replace_first(cu, line + "\n", "", fma);
-  const test::Verified v = f.verify(text);
+  for (const int32_t lanes : {1, 2, 4}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const std::string& cu = f.cu();
+    const size_t fma = f.find("fma.rn.f32 a", f.find("ld.global", f.tile_start(2)));
+    const int slot = number_after(cu, fma + 12) / lanes;
+    const int row = 16 + slot;
+    // The product's FMA in every lane: V consecutive instructions.
+    size_t end = fma;
+    for (int32_t lane = 0; lane < lanes; ++lane) end = cu.find(';', end) + 1;
+    const std::string text = cu.substr(0, fma) + cu.substr(end);
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    INFO(v.messages);
+    CHECK(v.result.rows_differing == 1);
+    CHECK_THAT(v.messages, Catch::Contains(fmt::format("row {} of A has {} non-zeros in weights.mtx, {} in", row,
+                                                       f.a.row_length(row), f.a.row_length(row) - 1)));
+    CHECK_THAT(v.messages, Catch::Contains(fmt::format("missing: A({}, ", row)));
+    CHECK_THAT(v.messages, !Catch::Contains("lane"));
+    CHECK(v.result.code_nnz == f.a.nnz() - 1);
+  }
+  // One lane's FMA only: that lane differs.
+  Fixture f(2);
+  const std::string& cu = f.cu();
+  const size_t lane0 = f.find("fma.rn.f32 a", f.find("ld.global", f.tile_start(2)));
+  const size_t lane1 = cu.find(';', lane0) + 1;
+  const int row = 16 + number_after(cu, lane1 + 12) / 2;
+  const test::Verified v = f.verify(cu.substr(0, lane1) + cu.substr(cu.find(';', lane1) + 1));
   check_rejected(v);
   CHECK(v.result.rows_differing == 1);
-  CHECK_THAT(v.messages, Catch::Contains(fmt::format("row {} of A has {} non-zeros in weights.mtx, {} in", row,
-                                                     f.a.row_length(row), f.a.row_length(row) - 1)));
-  CHECK_THAT(v.messages, Catch::Contains(fmt::format("missing: A({}, ", row)));
-  CHECK(v.result.code_nnz == f.a.nnz() - 1);
+  CHECK_THAT(v.messages, Catch::Contains(fmt::format("row {} of A has {} non-zeros in weights.mtx, {} in {} (lane 1)", row,
+                                                     f.a.row_length(row), f.a.row_length(row) - 1, v.code.file)));
 }
 
 TEST_CASE("verify rejects: a duplicated FMA", "[verify][corrupt]") {
-  Fixture f;
-  const std::string& cu = f.files.kernel.cu;
-  const size_t fma = cu.find("  acc", cu.find("x = __ldg", f.tile_start(3)));
-  const std::string line = line_at(cu, fma);
-  const int row = 24 + std::atoi(line.c_str() + line.find("acc") + 3);
-  const std::string text = test::replace_first(cu, line + "\n", line + "\n" + line + "\n", fma);
-  const test::Verified v = f.verify(text);
-  check_rejected(v);
-  CHECK_THAT(v.messages, Catch::Contains(fmt::format("of C 2 times (first at {}:{}:3)", v.code.file, test::line_of(text, fma))));
-  CHECK_THAT(v.messages, Catch::Contains(fmt::format("is multiplied into row {} of C", row)));
+  for (const int32_t lanes : {1, 2}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const std::string& cu = f.cu();
+    const size_t fma = f.find("fma.rn.f32 a", f.find("ld.global", f.tile_start(3)));
+    const std::string instruction = instruction_at(cu, fma);
+    const int row = 24 + number_after(cu, fma + 12) / lanes;
+    const std::string text = cu.substr(0, fma) + instruction + cu.substr(fma);
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    INFO(v.messages);
+    // The first is where it was; the copy comes first in the text now.
+    CHECK_THAT(v.messages, Catch::Contains(fmt::format("of C 2 times (first at {}:{}:{})", v.code.file,
+                                                       test::line_of(text, fma), test::column_of(text, fma))));
+    CHECK_THAT(v.messages, Catch::Contains(fmt::format("is multiplied into row {} of C", row)));
+    if (lanes > 1) CHECK_THAT(v.messages, Catch::Contains("(lane 0)"));
+  }
 }
 
 TEST_CASE("verify rejects: a store to the wrong row", "[verify][corrupt]") {
-  Fixture f;
-  const std::string text = test::replace_first(f.files.kernel.cu, "c[8 * n] = acc0;", "c[9 * n] = acc0;");
-  const test::Verified v = f.verify(text);
-  check_rejected(v);
-  CHECK_THAT(v.messages, Catch::Contains("row 8 of C is never written (row 8 of A has"));
-  CHECK_THAT(v.messages, Catch::Contains("row 9 of C is written 2 times (tile_1 in block 1"));
+  for (const int32_t lanes : {1, 4}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const size_t at = f.find(",%2,8,%1;st.global", f.tile_start(1));
+    const std::string text = test::replace_first(f.cu(), ",%2,8,%1;", ",%2,9,%1;", at);
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    CHECK_THAT(v.messages, Catch::Contains("row 8 of C is never written (row 8 of A has"));
+    CHECK_THAT(v.messages, Catch::Contains("row 9 of C is written 2 times (spmmc_tile_1 in block 1"));
+  }
 }
 
 TEST_CASE("verify rejects: a removed store", "[verify][corrupt]") {
-  Fixture f;
-  const std::string text = test::replace_first(f.files.kernel.cu, "  c[8 * n] = acc0;\n", "");
+  for (const int32_t lanes : {1, 2}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const std::string& cu = f.cu();
+    const std::string text = test::replace_first(cu, line_at(cu, f.find(",%2,8,%1;st.global", f.tile_start(1))), "");
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    CHECK(v.result.total_differences == 1);
+    CHECK_THAT(v.messages, Catch::Contains("row 8 of C is never written (row 8 of A has"));
+    CHECK_THAT(v.messages, Catch::Contains("a0 of spmmc_tile_1 sums its products but is never stored"));
+    // An empty row's store removed: nothing to point at but the row.
+    const std::string zero = test::replace_first(cu, line_at(cu, f.find(",%2,33,%1;st.global", f.tile_start(4))), "");
+    const test::Verified w = f.verify(zero);
+    check_rejected(w);
+    CHECK_THAT(w.messages, Catch::Contains("row 33 of C is never written\n"));
+  }
+  // One lane of a vector store dropped.
+  Fixture f(2);
+  const size_t at = f.find(",%2,8,%1;st.global.v2.f32", f.tile_start(1));
+  const std::string store = instruction_at(f.cu(), f.cu().find("st.global", at));
+  const std::string regs = store.substr(store.find('{') + 1, store.find('}') - store.find('{') - 1);  // "a0,a1"
+  const std::string address = store.substr(store.find('['), store.find(']') + 1 - store.find('['));
+  const std::string text =
+      test::replace_first(f.cu(), store, "st.global.f32 " + address + "," + regs.substr(0, regs.find(',')) + ";", at);
   const test::Verified v = f.verify(text);
   check_rejected(v);
   CHECK(v.result.total_differences == 1);
-  CHECK_THAT(v.messages, Catch::Contains("row 8 of C is never written (row 8 of A has"));
-  CHECK_THAT(v.messages, Catch::Contains("acc0 of tile_1 sums its products but is never stored"));
-  // An empty row's store removed: nothing to point at but the row.
-  const std::string zero = test::replace_first(f.files.kernel.cu, "  c[33 * n] = acc1;\n", "");
-  const test::Verified w = f.verify(zero);
-  check_rejected(w);
-  CHECK_THAT(w.messages, Catch::Contains("row 33 of C is never written\n"));
+  CHECK_THAT(v.messages, Catch::Contains("C(8, col + 1) is never written: spmmc_tile_1 stores lane 0 of row 8 only"));
 }
 
 TEST_CASE("verify rejects: a case that calls the wrong tile", "[verify][corrupt]") {
   Fixture f;
-  const std::string text = test::replace_first(f.files.kernel.cu, "case 1: tile_1(", "case 1: tile_0(");
+  const std::string text = test::replace_first(f.cu(), "case 1: spmmc_tile_1(", "case 1: spmmc_tile_0(");
   const test::Verified v = f.verify(text);
   check_rejected(v);
-  CHECK_THAT(v.messages, Catch::Contains("row 0 of C is written 2 times (tile_0 in block 0"));
-  CHECK_THAT(v.messages, Catch::Contains("tile_0 in block 1"));
+  CHECK_THAT(v.messages, Catch::Contains("row 0 of C is written 2 times (spmmc_tile_0 in block 0"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_0 in block 1"));
   CHECK_THAT(v.messages, Catch::Contains("row 8 of C is never written (row 8 of A has"));
-  CHECK_THAT(v.messages, Catch::Contains("tile_1 stores it here, but no block calls tile_1"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_1 stores it here, but no block calls spmmc_tile_1"));
   REQUIRE(v.code.uncalled_tiles.size() == 1);
-  CHECK(v.code.uncalled_tiles[0].function == "tile_1");
+  CHECK(v.code.uncalled_tiles[0].function == "spmmc_tile_1");
 }
 
 TEST_CASE("verify rejects: a case label no block takes", "[verify][corrupt]") {
   Fixture f;
-  const std::string text = test::replace_first(f.files.kernel.cu, "case 2: tile_2(", "case 99: tile_2(");
+  const std::string text = test::replace_first(f.cu(), "case 2: spmmc_tile_2(", "case 99: spmmc_tile_2(");
   const test::Verified v = f.verify(text);
   check_rejected(v);
   CHECK_THAT(v.messages, Catch::Contains("row 16 of C is never written"));
@@ -191,11 +273,11 @@ TEST_CASE("verify rejects: a case label no block takes", "[verify][corrupt]") {
 
 TEST_CASE("verify rejects: a missing break runs the next tile too", "[verify][corrupt]") {
   Fixture f;
-  const std::string text = test::replace_first(f.files.kernel.cu, "case 1: tile_1(B + col, C + col, n); break;",
-                                               "case 1: tile_1(B + col, C + col, n);");
+  const std::string text =
+      test::replace_first(f.cu(), "case 1: spmmc_tile_1(b, c, ld); break;", "case 1: spmmc_tile_1(b, c, ld);");
   const test::Verified v = f.verify(text);
   check_rejected(v);
-  CHECK_THAT(v.messages, Catch::Contains("row 16 of C is written 2 times (tile_2 in block 1"));
+  CHECK_THAT(v.messages, Catch::Contains("row 16 of C is written 2 times (spmmc_tile_2 in block 1"));
 }
 
 TEST_CASE("verify rejects: code generated for other weights", "[verify][corrupt]") {
@@ -205,30 +287,56 @@ TEST_CASE("verify rejects: code generated for other weights", "[verify][corrupt]
   check_rejected(v);
   CHECK(v.result.differences.size() == 10);
   CHECK(v.result.total_differences > 10);
-  REQUIRE(v.result.differences.size() > 1);
   CHECK_THAT(v.result.differences[0].message, Catch::Contains("the info object says nnz = "));
-  CHECK_THAT(v.messages,
+  const test::Verified all = test::verify_file(f.files.cu, other);
+  CHECK(all.result.total_differences == v.result.total_differences);
+  CHECK_THAT(all.messages,
              Catch::Contains(fmt::format("weights_sha256 is '{}', but weights.mtx hashes to {}: the code was generated for "
                                          "other weights",
                                          weights_sha256(f.a), weights_sha256(other))));
-  CHECK_THAT(v.messages, Catch::Contains("row 0 of A has"));
-  // The same topology, one value one ulp off.
+  CHECK_THAT(all.messages, Catch::Contains("spmmc_row_ptr[1] is "));
+  CHECK_THAT(all.messages, Catch::Contains("row 0 of A has"));
+  // The same topology, one value one ulp off: the FMA, the generic path's bits, the hash.
   Csr nudged = f.a;
   nudged.values[5] = std::nextafter(nudged.values[5], 10.0f);
   const test::Verified w = test::verify_file(f.files.cu, nudged);
   check_rejected(w);
-  CHECK(w.result.total_differences == 2);
+  INFO(w.messages);
+  CHECK(w.result.total_differences == 3);
+  CHECK(w.result.rows_differing == 1);
   CHECK_THAT(w.messages, Catch::Contains(fmt::format("in the code but {} in weights.mtx", hex_float(nudged.values[5]))));
+  CHECK_THAT(w.messages, Catch::Contains(fmt::format("spmmc_weight_bits[5] is 0x{:08x} ({}), but A(", bits_of(f.a.values[5]),
+                                                     hex_float(f.a.values[5]))));
 }
 
 TEST_CASE("verify rejects: an edited info object", "[verify][corrupt]") {
-  Fixture f;
-  const std::string rows = test::replace_first(f.files.kernel.cu, "\"vk\",\n    40,", "\"vk\",\n    41,");
-  const test::Verified v = f.verify(rows);
+  Fixture f(2);
+  const std::string columns = test::replace_first(f.cu(), "spmmc_rows,\n    30,", "spmmc_rows,\n    31,");
+  const test::Verified v = f.verify(columns);
   check_rejected(v);
   CHECK(v.result.total_differences == 1);
-  CHECK_THAT(v.messages, Catch::Contains("the info object says m = 41, but weights.mtx has 40 rows"));
-  const std::string hash = test::replace_first(f.files.kernel.cu, "\"" + weights_sha256(f.a) + "\"", "\"0123\"");
+  CHECK_THAT(v.messages, Catch::Contains("the info object says k = 31, but weights.mtx has 30 columns"));
+  const std::string rows = test::replace_first(f.cu(), "constexpr int spmmc_rows = 40;", "constexpr int spmmc_rows = 41;");
+  const test::Verified r = f.verify(rows);
+  check_rejected(r);
+  CHECK(r.result.total_differences == 1);
+  CHECK_THAT(r.messages, Catch::Contains("the info object says m = 41, but weights.mtx has 40 rows"));
+  const std::string lanes = test::replace_first(f.cu(), "    spmmc_v,\n    spmmc_a_tiles,", "    1,\n    spmmc_a_tiles,");
+  const test::Verified l = f.verify(lanes);
+  check_rejected(l);
+  CHECK(l.result.total_differences == 1);
+  CHECK_THAT(l.messages, Catch::Contains("the info object says cols_per_thread = 1, but each thread of vk_kernel computes "
+                                         "2 columns (threadIdx.x * 2)"));
+  const std::string name = test::replace_first(f.cu(), "\"vk\",\n", "\"vq\",\n");
+  const test::Verified n = f.verify(name);
+  check_rejected(n);
+  CHECK_THAT(n.messages, Catch::Contains("the info object's name is 'vq', but the entry point that launches vk_kernel is 'vk'"));
+  const std::string layout = test::replace_first(f.cu(), "\"row-major\",", "\"column-major\",");
+  const test::Verified b = f.verify(layout);
+  check_rejected(b);
+  CHECK(b.result.total_differences == 1);
+  CHECK_THAT(b.messages, Catch::Contains("the info object says b_layout = 'column-major', but the code is 'row-major'"));
+  const std::string hash = test::replace_first(f.cu(), "\"" + weights_sha256(f.a) + "\"", "\"0123\"");
   const test::Verified w = f.verify(hash);
   check_rejected(w);
   CHECK_THAT(w.messages, Catch::Contains("weights_sha256 is '0123'"));
@@ -238,13 +346,140 @@ TEST_CASE("verify rejects: an edited info object", "[verify][corrupt]") {
 TEST_CASE("verify rejects: a launch grid of the wrong size", "[verify][corrupt]") {
   Fixture f;
   const std::string text =
-      test::replace_first(f.files.kernel.cu, "grid(static_cast<unsigned>(spmmc_a_tiles)", "grid(static_cast<unsigned>(spmmc_a_tiles - 1)");
+      test::replace_first(f.cu(), "grid(static_cast<unsigned>(spmmc_a_tiles)", "grid(static_cast<unsigned>(spmmc_a_tiles - 1)");
   const test::Verified v = f.verify(text);
   check_rejected(v);
   CHECK(v.code.grid_x == 4);
   CHECK_THAT(v.messages, Catch::Contains("the info object says a_tiles = 5, but the launch has 4 blocks along x"));
   CHECK_THAT(v.messages, Catch::Contains("row 32 of C is never written"));
-  CHECK_THAT(v.messages, Catch::Contains("tile_4 stores it here, but no block calls tile_4"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_4 stores it here, but no block calls spmmc_tile_4"));
+}
+
+TEST_CASE("verify rejects: a launch or column mapping that does not cover C", "[verify][corrupt]") {
+  Fixture f(2);
+  const std::string launch = "dim3(spmmc_threads),\n                          args, 0, stream);";
+  // Half the threads: columns skipped.
+  const test::Verified half = f.verify(test::replace_first(f.cu(), launch, "dim3(spmmc_threads / 2),\n args, 0, stream);"));
+  check_rejected(half);
+  CHECK(half.result.total_differences == 1);
+  CHECK_THAT(half.messages, Catch::Contains("the launch has blocks of 16 threads of 2 columns each (32 columns), but col "
+                                            "advances 64 per B-tile: some columns of C are never computed"));
+  // Twice the threads: more than the launch bounds allow, and B-tiles overlap.
+  const test::Verified twice = f.verify(test::replace_first(f.cu(), launch, "dim3(spmmc_threads * 2),\n args, 0, stream);"));
+  check_rejected(twice);
+  CHECK_THAT(twice.messages, Catch::Contains("threads of neighbouring B-tiles compute the same columns"));
+  CHECK_THAT(twice.messages, Catch::Contains("the launch has 64 threads per block, more than vk_kernel's "
+                                             "__launch_bounds__(32): it would fail to launch"));
+  // One column per thread in the index, two in the PTX: lanes of another thread's columns.
+  const test::Verified narrow = f.verify(test::replace_first(f.cu(), "static_cast<int64_t>(threadIdx.x) * spmmc_v",
+                                                             "static_cast<int64_t>(threadIdx.x)"));
+  check_rejected(narrow);
+  CHECK_THAT(narrow.messages, Catch::Contains("stores C(0, col + 1), but a thread has 1 column (col .. col + 0): it writes "
+                                              "another thread's column"));
+  CHECK_THAT(narrow.messages, Catch::Contains("the info object says cols_per_thread = 2, but each thread of vk_kernel "
+                                              "computes 1 column (threadIdx.x * 1)"));
+  // B-tiles counted with another width.
+  const test::Verified tiles = f.verify(test::replace_first(f.cu(), "const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;",
+                                                            "const int64_t b_tiles = (n + 31) / 32;"));
+  check_rejected(tiles);
+  CHECK_THAT(tiles.messages, Catch::Contains("the loop counts B-tiles of 32 columns, but col advances 64 per B-tile"));
+  // No guard: threads past n.
+  const test::Verified open = f.verify(test::replace_first(f.cu(), "    if (col >= n) continue;", "   "));
+  check_rejected(open);
+  CHECK(open.result.total_differences == 1);
+  CHECK_THAT(open.messages, Catch::Contains("no `if (col >= n) continue;` before the dispatch of vk_kernel"));
+}
+
+TEST_CASE("verify rejects: a lane mix in a vector FMA", "[verify][corrupt]") {
+  for (const int32_t lanes : {2, 4}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes);
+    const std::string& cu = f.cu();
+    // The second FMA after the first load of spmmc_tile_1 is lane 1 of the first product:
+    // fma.rn.f32 a(sV+1),x(jV+1),W,a(sV+1). Multiply x(jV) (lane 0) instead.
+    const size_t lane0 = f.find("fma.rn.f32 a", f.find("ld.global", f.tile_start(1)));
+    const size_t lane1 = cu.find("fma.rn.f32 a", lane0 + 1);
+    const std::string instruction = instruction_at(cu, lane1);
+    const size_t x = instruction.find(",x") + 2;
+    const int element = std::atoi(instruction.c_str() + x);
+    REQUIRE(element % lanes == 1);
+    const std::string mixed = instruction.substr(0, x) + std::to_string(element - 1) +
+                              instruction.substr(instruction.find(',', x));
+    const std::string text = cu.substr(0, lane1) + mixed + cu.substr(lane1 + instruction.size());
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    INFO(v.messages);
+    CHECK(v.result.total_differences == 1);
+    REQUIRE(v.result.differences.size() == 1);
+    CHECK_THAT(v.result.differences[0].message, Catch::Contains("col + 0) into C("));
+    CHECK_THAT(v.result.differences[0].message, Catch::EndsWith(", col + 1): the lanes are mixed"));
+    CHECK(v.result.differences[0].where.line == test::line_of(text, lane1));
+    CHECK(v.result.differences[0].where.column == test::column_of(text, lane1));
+  }
+}
+
+TEST_CASE("verify rejects: products summed out of column order", "[verify][corrupt]") {
+  Fixture f;
+  const std::string& cu = f.cu();
+  // An accumulator of spmmc_tile_1 with FMAs on two lines (two columns): move the first to the
+  // end of the second line, after the later column's FMA.
+  const size_t begin = f.tile_start(1), end = f.tile_start(2);
+  for (size_t fma = cu.find("fma.rn.f32 a", begin); fma < end; fma = cu.find("fma.rn.f32 a", fma + 1)) {
+    const std::string instruction = instruction_at(cu, fma);
+    const std::string acc = instruction.substr(11, instruction.find(',') - 11);
+    const size_t line_end = cu.find("\\n\"", fma);
+    const size_t later = cu.find("fma.rn.f32 " + acc + ",", line_end);
+    if (later > end) continue;
+    const size_t later_end = cu.find("\\n\"", later);
+    std::string text = cu.substr(0, later_end) + instruction + cu.substr(later_end);
+    text = text.substr(0, fma) + text.substr(fma + instruction.size());
+    const test::Verified v = f.verify(text);
+    check_rejected(v);
+    INFO(v.messages);
+    CHECK(v.result.total_differences == 1);
+    CHECK_THAT(v.messages, Catch::Contains("not in column order, so the rounding differs from the generic path"));
+    return;
+  }
+  FAIL("no accumulator of spmmc_tile_1 has two FMAs");
+}
+
+TEST_CASE("verify rejects: a wrong generic-path CSR entry", "[verify][corrupt]") {
+  Fixture f;
+  const std::string& cu = f.cu();
+  // The element `index` of the array `name`, replaced by `value`.
+  const auto edit = [&](const std::string& name, size_t index, const std::string& value) {
+    size_t at = f.find(name + "[] = {", 0) + name.size() + 6;
+    for (size_t i = 0; i < index; ++i) at = cu.find(',', at) + 1;
+    while (cu[at] == ' ' || cu[at] == '\n') ++at;
+    const size_t stop = cu.find_first_of(",}", at);
+    return std::make_pair(cu.substr(0, at) + value + cu.substr(stop), at);
+  };
+  const auto [columns, column_at] = edit("spmmc_col_idx", 5, std::to_string((f.a.col_idx[5] + 1) % 30));
+  const test::Verified c = f.verify(columns);
+  check_rejected(c);
+  CHECK(c.result.total_differences == 1);
+  CHECK(c.result.rows_differing == 0);
+  CHECK_THAT(c.messages, Catch::Contains(fmt::format("spmmc_col_idx[5] is {}, but non-zero 5 is A(", (f.a.col_idx[5] + 1) % 30)));
+  REQUIRE(c.result.differences.size() == 1);
+  CHECK(c.result.differences[0].where.line == test::line_of(columns, column_at));
+  CHECK(c.result.differences[0].where.column == test::column_of(columns, column_at));
+  const auto [bits, bits_at] = edit("spmmc_weight_bits", 3, fmt::format("0x{:08x}u", bits_of(f.a.values[3]) ^ 1u));
+  const test::Verified b = f.verify(bits);
+  check_rejected(b);
+  CHECK(b.result.total_differences == 1);
+  CHECK_THAT(b.messages, Catch::Contains(fmt::format("spmmc_weight_bits[3] is 0x{:08x}", bits_of(f.a.values[3]) ^ 1u)));
+  CHECK_THAT(b.messages, Catch::Contains(fmt::format("is {} (0x{:08x}) in weights.mtx", hex_float(f.a.values[3]),
+                                                     bits_of(f.a.values[3]))));
+  const auto [rows, rows_at] = edit("spmmc_row_ptr", 2, std::to_string(f.a.row_ptr[2] + 1));
+  const test::Verified r = f.verify(rows);
+  check_rejected(r);
+  CHECK(r.result.total_differences == 1);
+  CHECK_THAT(r.messages, Catch::Contains(fmt::format("spmmc_row_ptr[2] is {}, but row 1 of A ends at {} in weights.mtx",
+                                                     f.a.row_ptr[2] + 1, f.a.row_ptr[2])));
+  const test::Verified shorter = f.verify(test::replace_first(cu, "__device__ const int spmmc_row_ptr[] = {0, ",
+                                                              "__device__ const int spmmc_row_ptr[] = {"));
+  check_rejected(shorter);
+  CHECK_THAT(shorter.messages, Catch::Contains("spmmc_row_ptr has 40 elements, but weights.mtx needs 41"));
 }
 
 }  // namespace

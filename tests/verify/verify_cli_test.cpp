@@ -1,7 +1,9 @@
-// spmmc verify end to end: kernels written by `spmmc compile` verify (exit 0), corrupted copies
-// are refused (exit 65, file:line:column diagnostics), the JSON report, the read options (a .smtx
-// with --seed), missing files (66) and usage errors (64).
+// spmmc verify end to end: kernels written by `spmmc compile` (1, 2 and 4 columns per thread)
+// verify (exit 0), corrupted copies are refused (exit 65, file:line:column diagnostics), the JSON
+// report, the read options (a .smtx with --seed), missing files (66) and usage errors (64).
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,13 +22,13 @@ struct Compiled {
   nlohmann::json report;
 };
 
-// A 64 x 48 matrix compiled with tiles of 8 rows.
-void compile(Compiled& c, const std::vector<std::string>& extra = {}) {
+// A 64 x 48 matrix compiled with tiles of 8 rows (`tile`: M1 x N1 x V).
+void compile(Compiled& c, const std::vector<std::string>& extra = {}, const std::string& tile = "8x32") {
   c.weights = c.dir.path / "a.mtx";
   auto r = run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
                       c.weights.string()});
   REQUIRE(r.exit_code == 0);
-  std::vector<std::string> args = {"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--tile", "8x32",
+  std::vector<std::string> args = {"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--tile", tile,
                                    "-o", (c.dir.path / "out").string(), "--quiet", "--reproducible"};
   args.insert(args.end(), extra.begin(), extra.end());
   r = run_spmmc(args);
@@ -44,11 +46,42 @@ TEST_CASE("verify cli: a compiled kernel matches, with a one-line summary", "[ve
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK_THAT(r.out, Catch::StartsWith("spmmc verify: " + c.cu.string() + " matches a.mtx: 64 x 48, "));
-  CHECK_THAT(r.out, Catch::Contains("8 tile functions"));
+  CHECK_THAT(r.out, Catch::Contains("8 tile functions, 1 column per thread"));
   const auto per_tile = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string(), "--per-tile"});
   CHECK(per_tile.exit_code == 0);
   CHECK_THAT(per_tile.out, Catch::Contains("statements"));
-  CHECK_THAT(per_tile.out, Catch::Contains("\ntile_7 "));
+  CHECK_THAT(per_tile.out, Catch::Contains("\nspmmc_tile_7 "));
+}
+
+TEST_CASE("verify cli: kernels with 1 2 and 4 columns per thread match and a lane mix does not", "[verify][cli]") {
+  for (const auto& [tile, lanes] : std::vector<std::pair<std::string, int>>{{"8x64", 1}, {"8x128x2", 2}, {"16x256x4", 4}}) {
+    INFO("--tile " << tile);
+    Compiled c;
+    compile(c, {}, tile);
+    const auto r = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string(), "--json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["match"] == true);
+    CHECK(j["columns"]["cols_per_thread"] == lanes);
+    CHECK(j["info"]["cols_per_thread"] == lanes);
+    CHECK(j["columns"]["n1"] == c.report["choice"]["n1"]);
+    CHECK(j["columns"]["threads"] == c.report["choice"]["n1"].get<int>() / lanes);
+    CHECK(j["totals"]["fmas"] == c.report["kernel"]["fmas"].get<int64_t>() * lanes);
+    CHECK(j["totals"]["loads"] == c.report["kernel"]["loads_per_thread"]);
+    CHECK(j["code_nnz"] == c.report["input"]["nnz"]);
+    if (lanes == 1) continue;
+    // Lane 1 of the first product multiplies lane 0 of B.
+    const std::string cu = test::read_file(c.cu);
+    const size_t lane1 = cu.find(",x1,", cu.find("fma.rn.f32", cu.find("void spmmc_tile_0(")));
+    REQUIRE(lane1 != std::string::npos);
+    const fs::path bad = c.cu.parent_path() / "layer0_mixed.cu";
+    test::write_file(bad, cu.substr(0, lane1) + ",x0," + cu.substr(lane1 + 4));
+    const auto m = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+    CHECK(m.exit_code == 65);
+    CHECK_THAT(m.err, Catch::Contains(bad.string() + ":"));
+    CHECK_THAT(m.err, Catch::Contains("the lanes are mixed"));
+  }
 }
 
 TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
@@ -69,6 +102,10 @@ TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
   CHECK(j["weights_shape"]["sha256"] == c.report["input"]["weights_sha256"]);
   CHECK(j["info"]["weights_sha256"] == c.report["input"]["weights_sha256"]);
   CHECK(j["info"]["m1"] == 8);
+  CHECK(j["info"]["cols_per_thread"] == 1);
+  CHECK(j["entry_point"] == "layer0");
+  CHECK(j["columns"]["cols_per_thread"] == 1);
+  CHECK(j["generic_path"]["row_ptr"] == 65);
   CHECK(j["code_nnz"] == c.report["input"]["nnz"]);
   CHECK(j["rows_written"] == 64);
   CHECK(j["total_differences"] == 0);
@@ -91,8 +128,11 @@ TEST_CASE("verify cli: a corrupted copy exits 65 naming the difference", "[verif
   compile(c);
   const std::string cu = test::read_file(c.cu);
   const fs::path bad = c.cu.parent_path() / "layer0_bad.cu";
-  const size_t store = cu.find("  c[", cu.find("void tile_3("));
-  const std::string line = cu.substr(store, cu.find('\n', store) + 1 - store);
+  // The line of spmmc_tile_3's PTX that stores one row of C.
+  const size_t store = cu.find(",%1;st.global", cu.find("void spmmc_tile_3("));
+  REQUIRE(store != std::string::npos);
+  const size_t line_start = cu.rfind('\n', store) + 1;
+  const std::string line = cu.substr(line_start, cu.find('\n', store) + 1 - line_start);
   test::write_file(bad, test::replace_first(cu, line, ""));
   const auto r = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
   CHECK(r.exit_code == 65);

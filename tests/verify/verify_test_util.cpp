@@ -1,6 +1,9 @@
 #include "tests/verify/verify_test_util.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
 
 #include "compiler/sha256.h"
 #include "tests/test_util.h"
@@ -8,11 +11,12 @@
 namespace spmmc::test {
 
 EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
-                               ReorderMethod method, int32_t n1) {
+                               ReorderMethod method, int32_t n1, int32_t v) {
   const RowTiling tiling = tile_rows(a, m1, method);
   TileCandidate tile;
   tile.m1 = m1;
   tile.n1 = n1;
+  tile.cols_per_thread = v;
   EmitOptions options;
   options.name = name;
   options.provenance = "tests/verify";
@@ -53,6 +57,19 @@ std::string replace_first(const std::string& text, const std::string& from, cons
 
 int64_t line_of(const std::string& text, size_t offset) {
   return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(offset, text.size())), '\n');
+}
+
+int64_t column_of(const std::string& text, size_t offset) {
+  if (offset == 0) return 1;
+  const size_t newline = text.rfind('\n', offset - 1);
+  const size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return static_cast<int64_t>(offset - start) + 1;
+}
+
+std::string ptx_float(float v) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return fmt::format("0f{:08X}", bits);
 }
 
 }  // namespace spmmc::test

@@ -20,10 +20,10 @@ struct EmittedFiles {
   EmittedKernel kernel;
 };
 
-// Emits A with tiles of m1 rows (`method` reordering, N1 = n1) as dir/NAME.cu and dir/NAME.h,
-// with A's weights SHA-256 in the info object, as `spmmc compile` does.
+// Emits A with tiles of m1 rows (`method` reordering, N1 = n1, V = v columns per thread) as
+// dir/NAME.cu and dir/NAME.h, with A's weights SHA-256 in the info object, as `spmmc compile` does.
 EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
-                               ReorderMethod method, int32_t n1 = 32);
+                               ReorderMethod method, int32_t n1 = 32, int32_t v = 1);
 
 struct Verified {
   EmittedKernelAnalysis code;
@@ -43,5 +43,10 @@ std::string replace_first(const std::string& text, const std::string& from, cons
 
 // The 1-based line of byte `offset` of `text`.
 int64_t line_of(const std::string& text, size_t offset);
+// The 1-based column of byte `offset` of `text`.
+int64_t column_of(const std::string& text, size_t offset);
+
+// The 0fHHHHHHHH literal of a float (as PTX writes an f32 immediate).
+std::string ptx_float(float v);
 
 }  // namespace spmmc::test

@@ -38,16 +38,28 @@ double seconds_since(Clock::time_point& start) {
   return s;
 }
 
-// "32x128" -> (32, 128); a usage error otherwise.
+// "32x128" -> (32, 128, V = 1); "32x1024x4" -> (32, 1024, V = 4); a usage error otherwise.
 TileCandidate parse_tile(const std::string& text) {
-  const size_t x = text.find('x');
-  int64_t m1 = 0, n1 = 0;
-  if (x == std::string::npos || !parse_int64(text.substr(0, x), m1) || !parse_int64(text.substr(x + 1), n1) || m1 < 1 ||
-      n1 < 1 || m1 > 1024 || n1 > 1024)
-    fail_usage("--tile expects M1xN1 with both in [1, 1024], e.g. 32x128; got '{}'", text);
+  std::vector<int64_t> parts;
+  size_t start = 0;
+  bool ok = true;
+  while (ok) {
+    const size_t x = text.find('x', start);
+    int64_t value = 0;
+    ok = parse_int64(text.substr(start, x == std::string::npos ? std::string::npos : x - start), value);
+    parts.push_back(value);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  if (!ok || parts.size() < 2 || parts.size() > 3 || parts[0] < 1 || parts[0] > 1024 || parts[1] < 1 || parts[1] > 4096 ||
+      (parts.size() == 3 && parts[2] != 1 && parts[2] != 2 && parts[2] != 4) ||
+      (parts.size() == 3 && parts[1] % parts[2] != 0))
+    fail_usage("--tile expects M1xN1 or M1xN1xV (M1 in [1, 1024], N1 in [1, 4096], V in {{1, 2, 4}} dividing N1), e.g. "
+               "32x128 or 32x1024x4; got '{}'", text);
   TileCandidate t;
-  t.m1 = static_cast<int32_t>(m1);
-  t.n1 = static_cast<int32_t>(n1);
+  t.m1 = static_cast<int32_t>(parts[0]);
+  t.n1 = static_cast<int32_t>(parts[1]);
+  if (parts.size() == 3) t.cols_per_thread = static_cast<int32_t>(parts[2]);
   return t;
 }
 
@@ -56,11 +68,15 @@ TileCandidate parse_tile(const std::string& text) {
 Plan plan_forced_tile(const Csr& a, const Target& target, PlanOptions options, const TileCandidate& tile) {
   options.axes.m1 = {tile.m1};
   options.axes.n1 = {tile.n1};
+  options.axes.cols_per_thread = {tile.cols_per_thread};
   Plan plan = plan_tiles(a, target, options);
+  // --min-blocks-per-sm overrides the register budget's minimum blocks per SM (tile_space.h).
+  if (tile.min_blocks_per_sm > 0)
+    for (PlannedCandidate& c : plan.candidates) c.tile.min_blocks_per_sm = tile.min_blocks_per_sm;
   const Verdict& v = plan.candidates.front().verdict;
-  if (tile.n1 % target.warp_size != 0 || tile.n1 > target.max_threads_per_block)
-    fail_usage("--tile {}: N1 must be a multiple of the warp size {} and at most {}", tile.label(), target.warp_size,
-               target.max_threads_per_block);
+  if (tile.threads_per_block() % target.warp_size != 0 || tile.threads_per_block() > target.max_threads_per_block)
+    fail_usage("--tile {}: N1 / V (threads per block) must be a multiple of the warp size {} and at most {}", tile.label(),
+               target.warp_size, target.max_threads_per_block);
   if (!v.accepted()) print_warning(fmt::format("--tile {} fails the {} constraint ({}); emitting it anyway", tile.label(),
                                                constraint_name(v.rejected_by), v.reason));
   return plan;
@@ -96,11 +112,23 @@ int run_compile(const Args& args) {
   seconds["read"] = seconds_since(clock);
   if (m.csr.nnz() == 0)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path), "the matrix has no non-zeros: there is nothing to compile");
-  const Plan plan = args.has("--tile") ? plan_forced_tile(m.csr, target, plan_options, parse_tile(*args.get("--tile")))
+  TileCandidate forced;
+  if (args.has("--tile")) forced = parse_tile(*args.get("--tile"));
+  forced.min_blocks_per_sm = 0;  // the register budget's, unless --min-blocks-per-sm says
+  if (auto b = args.get("--min-blocks-per-sm")) {
+    int64_t value = 0;
+    if (!args.has("--tile") || !parse_int64(*b, value) || value < 1 || value > 32)
+      fail_usage("--min-blocks-per-sm takes an integer in [1, 32] and needs --tile; got '{}'", *b);
+    forced.min_blocks_per_sm = static_cast<int32_t>(value);
+  }
+  const Plan plan = args.has("--tile") ? plan_forced_tile(m.csr, target, plan_options, forced)
                                        : plan_tiles(m.csr, target, plan_options);
   seconds["plan"] = seconds_since(clock);
   std::string why = "--tile";
   const PlannedCandidate* chosen = nullptr;
+  const auto fits_size_guard = [&](const PlannedCandidate& c) {
+    return estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile).nvcc_seconds <= limits.max_nvcc_seconds;
+  };
   Json tuning;
   if (args.has("--tile")) {
     chosen = &plan.candidates.front();
@@ -112,19 +140,19 @@ int run_compile(const Args& args) {
       chosen = candidates[static_cast<size_t>(result.chosen)];
       why = fmt::format("the fastest {} of {} candidates", tune == "proxy" ? "proxy" : "real kernel", candidates.size());
     } else {
-      chosen = choose_tile_by_heuristic(plan, target, why);
+      chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
       print_warning(fmt::format("--tune {}: no candidate could be measured (see \"tuning\" in the report); using the heuristic", tune));
       why = "heuristic after failed tuning: " + why;
     }
   } else {
-    chosen = choose_tile_by_heuristic(plan, target, why);
+    chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
   }
   if (!chosen)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
   seconds[gpu ? "tune" : "choose"] = seconds_since(clock);
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
-  const SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after);
+  const SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile);
   check_size_guard(estimate, limits, path);
 
   EmitOptions emit;
@@ -133,11 +161,15 @@ int run_compile(const Args& args) {
   emit.weights_sha256 = weights_sha256(m.csr);
   emit.provenance = fmt::format(
       "{}.{{cu,h}}: generated by spmmc {} from {}. Do not edit; regenerate with\n"
-      "  spmmc compile {} --n {} --name {} --tile {} --reorder {} --target {}\n"
+      "  spmmc compile {} --n {} --name {} --tile {}{} --reorder {} --target {}\n"
       "A: {} x {}, {} non-zeros, weights SHA-256 {}\n"
       "C = A * B; B row-major K x n, C row-major M x n, float32.",
       *name, SPMMC_VERSION, std::filesystem::path(path).filename().string(), std::filesystem::path(path).filename().string(),
-      plan_options.n, *name, chosen->tile.label(), reorder_method_name(plan_options.reorder), target.name, m.csr.rows,
+      plan_options.n, *name, chosen->tile.label(),
+      chosen->tile.min_blocks_per_sm == min_blocks_for_register_budget(chosen->tile.threads_per_block(), target.registers_per_sm)
+          ? std::string()
+          : fmt::format(" --min-blocks-per-sm {}", chosen->tile.min_blocks_per_sm),
+      reorder_method_name(plan_options.reorder), target.name, m.csr.rows,
       m.csr.cols, m.csr.nnz(), emit.weights_sha256);
   const EmittedKernel kernel = emit_unrolled_kernel(m.csr, m1_plan.tiling, chosen->tile, emit);
   seconds["emit"] = seconds_since(clock);
@@ -177,6 +209,8 @@ int run_compile(const Args& args) {
        {{"m1", chosen->tile.m1},
         {"n1", chosen->tile.n1},
         {"cols_per_thread", chosen->tile.cols_per_thread},
+        {"threads_per_block", chosen->tile.threads_per_block()},
+        {"min_blocks_per_sm", chosen->tile.min_blocks_per_sm},
         {"family", "unrolled"},
         {"why", why},
         {"constraints", chosen->verdict.accepted() ? "all passed" : chosen->verdict.reason},
@@ -247,13 +281,20 @@ Command compile_command() {
       "checks the size guard, and writes DIR/NAME.cu (the kernel, needing only the CUDA toolkit), DIR/NAME.h (its\n"
       "C ABI: cudaError_t NAME(const float* B, float* C, int64_t n, cudaStream_t s) and NAME_info()) and\n"
       "DIR/NAME.json (the report). B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is\n"
-      "what the tile is chosen for. Files are written atomically; NAME.cu and NAME.h are byte-identical for the\n"
-      "same inputs and options (NAME.json too with --reproducible). See docs/emitted-code.md.";
+      "what the tile is chosen for. Files are written atomically, and the three always come from one run:\n"
+      "concurrent compiles of the same NAME into DIR take turns through the lock file DIR/.NAME.lock. NAME.cu\n"
+      "and NAME.h are byte-identical for the same inputs and options (NAME.json too with --reproducible).\n"
+      "NAME must be a C identifier that the emitted code can own: not a name of the CUDA toolkit (cu*, CU*,\n"
+      "nv*, NV*, threadIdx, atomicAdd, ...) or the C library (printf, sinf, ...), not main, not spmmc_*,\n"
+      "*_info or *_t. See docs/emitted-code.md and docs/user-guide.md.";
   c.options = {
       {"--n", "N", "columns of B and C to tune for (required)"},
       {"--name", "NAME", "the C name of the kernel (required)"},
       {"--output|-o", "DIR", "output folder (created if missing; required)"},
-      {"--tile", "M1xN1", "force the tile, e.g. 32x128 (default: heuristic over the planning survivors)"},
+      {"--tile", "M1xN1[xV]", "force the tile: M1 rows, N1 columns per block, V columns per thread (N1 / V threads), e.g. "
+       "32x128 or 32x1024x4 (default: heuristic over the planning survivors)"},
+      {"--min-blocks-per-sm", "B", "with --tile: __launch_bounds__ minimum blocks per SM (caps registers; default: "
+       "1024 / threads, i.e. 64 registers per thread)"},
       {"--tune", "MODE",
        "how to choose the tile: none (a heuristic, default; no GPU), proxy (time LO-SpMM proxies on the GPU) or "
        "exhaustive (compile and time every candidate's real kernel; slow)"},
@@ -261,7 +302,7 @@ Command compile_command() {
   for (auto& o : tuning_option_specs()) c.options.push_back(o);
   for (auto& o : planning_option_specs()) c.options.push_back(o);
   c.options.insert(c.options.end(), {
-      {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 120)"},
+      {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 600)"},
       {"--reproducible", "", "leave stage timings out of NAME.json so that it is byte-identical too"},
       {"--quiet", "", "print nothing on success"},
       {"--depfile", "FILE", "also write a Makefile-style depfile: NAME.cu and the files it was made from"},

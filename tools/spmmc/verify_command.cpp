@@ -42,6 +42,14 @@ std::string range_text(const char* what, const Range& r, size_t tiles) {
                      tiles ? static_cast<double>(r.sum) / static_cast<double>(tiles) : 0.0);
 }
 
+// Distinct rows of C a tile stores (its stores are per lane).
+size_t rows_of(const AnalyzedTile& t) {
+  std::vector<int64_t> rows;
+  for (const AnalyzedStore& s : t.stores) rows.push_back(s.row);
+  std::sort(rows.begin(), rows.end());
+  return static_cast<size_t>(std::unique(rows.begin(), rows.end()) - rows.begin());
+}
+
 Json location_json(const CodeLocation& where) {
   return {{"file", where.file}, {"line", where.line}, {"column", where.column}};
 }
@@ -59,7 +67,7 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
     tiles.push_back({{"function", t.function},
                      {"line", t.where.line},
                      {"blocks", t.blocks},
-                     {"rows", t.stores.size()},
+                     {"rows", rows_of(t)},
                      {"statements", t.statements},
                      {"loads", t.loads},
                      {"fmas", t.fmas},
@@ -76,6 +84,7 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
   put("nnz", info.nnz);
   put("m1", info.m1);
   put("n1", info.n1);
+  put("cols_per_thread", info.cols_per_thread);
   put("a_tiles", info.a_tiles);
   put("weights_sha256", info.weights_sha256);
   return {
@@ -87,7 +96,17 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       {"analyzed", code.analyzed},
       {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()}, {"sha256", weights_sha256(a)}}},
       {"kernel", code.kernel},
+      {"entry_point", code.entry_point},
       {"grid_x", code.grid_x},
+      {"columns",
+       {{"cols_per_thread", code.columns.cols_per_thread},
+        {"n1", code.columns.n1},
+        {"threads", code.columns.threads},
+        {"max_threads", code.columns.max_threads}}},
+      {"generic_path",
+       {{"row_ptr", code.generic.row_ptr.values.size()},
+        {"col_idx", code.generic.col_idx.values.size()},
+        {"weight_bits", code.generic.weight_bits.values.size()}}},
       {"info", info_json},
       {"code_nnz", result.code_nnz},
       {"rows_written", result.rows_written},
@@ -116,7 +135,7 @@ void print_per_tile(const EmittedKernelAnalysis& code) {
   for (const AnalyzedTile& t : code.tiles) {
     std::string blocks;
     for (size_t i = 0; i < t.blocks.size(); ++i) blocks += (i ? "," : "") + std::to_string(t.blocks[i]);
-    std::printf("%-14s %8s %6zu %10lld %8lld %8lld %10lld\n", t.function.c_str(), blocks.c_str(), t.stores.size(),
+    std::printf("%-14s %8s %6zu %10lld %8lld %8lld %10lld\n", t.function.c_str(), blocks.c_str(), rows_of(t),
                 static_cast<long long>(t.statements), static_cast<long long>(t.loads), static_cast<long long>(t.fmas),
                 static_cast<long long>(t.dead_loads));
   }
@@ -153,7 +172,8 @@ int run_verify(const Args& args) {
     if (args.has("--per-tile") && code.analyzed) print_per_tile(code);
     const size_t tiles = code.tiles.size();
     const std::string stats =
-        code.analyzed ? fmt::format("; {} tile functions, {}, {}, {}", tiles,
+        code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
+                                    code.columns.cols_per_thread, code.columns.cols_per_thread == 1 ? "" : "s",
                                     range_text("statements", range_of(code.tiles, &AnalyzedTile::statements), tiles),
                                     range_text("loads", range_of(code.tiles, &AnalyzedTile::loads), tiles),
                                     range_text("FMAs", range_of(code.tiles, &AnalyzedTile::fmas), tiles))
@@ -190,11 +210,13 @@ Command verify_command() {
   c.usage = "spmmc verify NAME.cu --against WEIGHTS [options]";
   c.description =
       "Parses NAME.cu with Clang as CUDA device code (no CUDA headers: a small built-in prelude stands in;\n"
-      "NAME.h is read from beside it when there) and reconstructs, from the AST, every (row, column, value)\n"
-      "the kernel multiplies and the row of C each sum is stored to. Checks them against WEIGHTS, read with\n"
-      "the same options as 'spmmc compile': every non-zero exactly once with the same float bits, in the right\n"
-      "row; every row of C written exactly once (empty rows store 0.0f); and NAME_info()'s m, k, nnz, a_tiles\n"
-      "and weights_sha256. Reports per tile function the statements, global loads and FMAs. Indices in\n"
+      "NAME.h is read from beside it when there) and reconstructs, from the AST and each tile's inline PTX,\n"
+      "every (row, column, value) the kernel multiplies, for each of a thread's V columns, and the row of C\n"
+      "each sum is stored to. Checks them against WEIGHTS, read with the same options as 'spmmc compile':\n"
+      "every non-zero exactly once with the same float bits, in the right row and lane, in column order;\n"
+      "every row of C written exactly once (empty rows store +0); the thread-to-column mapping; the generic\n"
+      "path's CSR arrays; and NAME_info()'s m, k, nnz, m1, n1, cols_per_thread, a_tiles, name and\n"
+      "weights_sha256. Reports per tile function the PTX instructions, global loads and FMAs. Indices in\n"
       "messages are 0-based, as in the code. Exit 0 on a match; 65 when the code differs, does not parse or\n"
       "is not recognised (the first differences are named, file:line:column); 66 when a file is missing.\n"
       "See docs/verify.md.";

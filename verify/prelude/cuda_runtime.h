@@ -32,19 +32,29 @@ extern __device__ const uint3 blockIdx;
 extern __device__ const dim3 blockDim;
 extern __device__ const dim3 gridDim;
 
+typedef __SIZE_TYPE__ size_t;
+
 enum cudaError {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
 };
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
 
 extern "C" __host__ cudaError_t cudaLaunchKernel(const void* func, dim3 grid_dim, dim3 block_dim, void** args,
-                                                 unsigned long shared_mem, cudaStream_t stream);
+                                                 size_t shared_mem, cudaStream_t stream);
+extern "C" __host__ cudaError_t cudaGetDevice(int* device);
+extern "C" __host__ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
+/* As cuda_runtime.h's C++ overload: any kernel, by name or pointer. */
+template <class T>
+__host__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, T func, int block_size,
+                                                                   size_t dynamic_shared_mem);
 
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);
+__device__ float __uint_as_float(unsigned int x);
 
 #endif

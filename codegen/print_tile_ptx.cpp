@@ -1,0 +1,66 @@
+#include "codegen/print_tile_ptx.h"
+
+#include <cmath>
+#include <cstring>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "compiler/diagnostics.h"
+
+namespace spmmc {
+namespace {
+
+// "{x4,x5,x6,x7}" for V = 4, "x4" for V = 1: the V registers named prefix(first + v).
+std::string vector_operand(char prefix, int64_t first, int32_t v) {
+  if (v == 1) return fmt::format("{}{}", prefix, first);
+  std::string s = "{";
+  for (int32_t i = 0; i < v; ++i) s += fmt::format("{}{}{}", i ? "," : "", prefix, first + i);
+  return s + "}";
+}
+
+const char* vector_suffix(int32_t v) { return v == 4 ? ".v4" : v == 2 ? ".v2" : ""; }
+
+}  // namespace
+
+std::string ptx_float_literal(float v) {
+  SPMMC_CHECK(std::isfinite(v), "weights must be finite");
+  uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return fmt::format("0f{:08X}", bits);
+}
+
+void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v) {
+  SPMMC_CHECK(v == 1 || v == 2 || v == 4, "columns per thread must be 1, 2 or 4");
+  auto emit = [&out](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };
+  const auto slots = static_cast<int64_t>(tile.rows.size());
+  const auto columns = static_cast<int64_t>(tile.columns.size());
+  emit("__device__ __forceinline__ void spmmc_tile_{}(const float* __restrict__ b, float* __restrict__ c, unsigned ld) {{\n",
+       id);
+  emit("  SPMMC_TILE_ASM(\n");
+  // One address register per load and per store: ptxas renames and allocates them itself.
+  emit("    \"{{.reg .f32 a<{}>;.reg .f32 x<{}>;.reg .b64 p<{}>;\\n\"\n", slots * v,
+       std::max<int64_t>(columns * v, 1), columns + slots);
+  emit("    \"");
+  for (int64_t i = 0; i < slots * v; ++i) emit("mov.b32 a{},0f00000000;", i);
+  emit("\\n\"\n");
+  for (int64_t j = 0; j < columns; ++j) {
+    const TileColumn& col = tile.columns[static_cast<size_t>(j)];
+    emit("    \"mad.wide.u32 p{0},%2,{1},%0;ld.global.nc{2}.f32 {3},[p{0}];", j, col.col, vector_suffix(v),
+         vector_operand('x', j * v, v));
+    for (const TileFma& f : col.fmas) {
+      const std::string w = ptx_float_literal(f.weight);
+      for (int32_t lane = 0; lane < v; ++lane) {
+        const int64_t acc = int64_t{f.slot} * v + lane;
+        emit("fma.rn.f32 a{0},x{1},{2},a{0};", acc, j * v + lane, w);
+      }
+    }
+    emit("\\n\"\n");
+  }
+  for (int64_t s = 0; s < slots; ++s)
+    emit("    \"mad.wide.u32 p{0},%2,{1},%1;st.global{2}.f32 [p{0}],{3};\\n\"\n", columns + s,
+         tile.rows[static_cast<size_t>(s)], vector_suffix(v), vector_operand('a', s * v, v));
+  emit("    \"}}\");\n}}\n");
+}
+
+}  // namespace spmmc

@@ -1,0 +1,35 @@
+// Prints one A-tile of a KernelProgram as a CUDA device function whose body is a single
+// inline-PTX statement (docs/design/kernel.md, "Compile time"): nvcc's front end (cicc) passes
+// the text through untouched, so its time no longer grows with the tile, and ptxas schedules
+// and allocates registers for the straight-line code as it would for cicc's own output.
+//
+// The statement is written as SPMMC_TILE_ASM("...") so that the tests' host emulation can run
+// the same text through an interpreter; codegen/templates/kernel_device.cuh defines the macro as
+// `asm volatile(text : : "l"(b), "l"(c), "r"(ld) : "memory")` where b and c point at this thread's
+// first column of B and C and ld is the row stride in bytes (n x 4).
+//
+// The PTX subset, one column of B per C line (what the host interpreter and `spmmc verify` read):
+//   {  .reg .f32 a<A>;  .reg .f32 x<X>;  .reg .b64 p<P>;          declarations, braces scope them
+//   mov.b32 aI, 0f00000000;                                        each accumulator starts at +0
+//   mad.wide.u32 pJ, %2, COL, %0;                                  pJ = b + COL x ld
+//   ld.global.nc[.v2|.v4].f32 {xI, ...}, [pJ];                     V floats of row COL of B
+//   fma.rn.f32 aI, xJ, 0fHHHHHHHH, aI;                             aI += weight x xJ (weight as bits)
+//   mad.wide.u32 pJ, %2, ROW, %1;  st.global[.v2|.v4].f32 [pJ], {aI, ...};   row ROW of C
+//   }
+// Accumulator of slot s, lane v is a(s*V + v); x(j*V + v) holds lane v of the j-th column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "codegen/kernel_program.h"
+
+namespace spmmc {
+
+// Appends `__device__ __forceinline__ void spmmc_tile_<id>(b, c, ld) { SPMMC_TILE_ASM(...); }`.
+void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t cols_per_thread);
+
+// The PTX spelling of a float immediate: "0f3DCCCCCD" (its exact bits).
+std::string ptx_float_literal(float v);
+
+}  // namespace spmmc

@@ -1,0 +1,23 @@
+// The AST walk of `spmmc verify` (internal to verify/): from the translation unit Clang parsed
+// without errors to EmittedKernelAnalysis. It finds
+//   - the __global__ function with the switch (blockIdx.x) dispatch, its loop over the B-tiles
+//     (bt = blockIdx.y; bt < (n + N1 - 1) / N1; bt += gridDim.y), the thread's column
+//     col = bt * N1 + threadIdx.x * V, the guard `if (col >= n) continue;`, and the arguments of
+//     every tile call (B + col, C + col, the row stride n x 4);
+//   - its launch in the host code: the grid's x extent, the block size, the entry point;
+//   - each called tile function's one inline-PTX asm statement, its operands' roles (b, c, ld)
+//     and constraints, then read_tile_ptx.h reads the PTX;
+//   - the spmmc_kernel_info initialiser field by field, and the generic path's CSR arrays.
+// Unrecognised constructs become errors at their place; nothing throws out of it.
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+
+#include "verify/analyze_emitted_kernel.h"
+#include "verify/code_locations.h"
+
+namespace spmmc::verify_detail {
+
+void walk_kernel_ast(clang::ASTContext& ctx, const Locator& locator, EmittedKernelAnalysis& out);
+
+}  // namespace spmmc::verify_detail
