@@ -21,7 +21,7 @@
 # weights, spmmc itself, the arguments of this call, or anything else spmmc read (the target
 # description, through the depfile) change. Wrong arguments stop the configure step with a
 # message naming the argument; so does a NAME the emitted code cannot own (a keyword, a name of the
-# CUDA toolkit or the C library, main, spmmc_*, *_info, *_t: compiler/reserved_names.h says which,
+# CUDA toolkit or the C library, main, spmmc_*, *_info, *_t: compiler/common/reserved_names.h says which,
 # reserved_names.inc lists them). Reference: docs/user-guide.md.
 #
 # The spmmc that runs is the target spmmc::spmmc: the imported one of find_package(spmmc), or the
@@ -36,7 +36,7 @@ endif()
 
 # _spmmc_reserved_name_clash(<name> <out>): sets <out> to why <name> cannot name a kernel (the end
 # of "NAME '<name>' clashes with ..."), or to "" when it can. The same rules, in the same order,
-# as reserved_name_clash() in compiler/reserved_names.h (spmmc compile --name), which documents
+# as reserved_name_clash() in compiler/common/reserved_names.h (spmmc compile --name), which documents
 # them; the lists are read from reserved_names.inc, the file both use.
 function(_spmmc_reserved_name_clash name out)
   set(${out} "" PARENT_SCOPE)
@@ -61,10 +61,10 @@ function(_spmmc_reserved_name_clash name out)
         PARENT_SCOPE)
     return()
   endif()
-  # The lists: beside this file once installed, compiler/reserved_names.inc in the source tree.
+  # The lists: beside this file once installed, compiler/common/reserved_names.inc in the source tree.
   set(table "")
   foreach(candidate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/reserved_names.inc"
-                    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../compiler/reserved_names.inc")
+                    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../compiler/common/reserved_names.inc")
     if(EXISTS "${candidate}")
       set(table "${candidate}")
       break()

@@ -15,7 +15,7 @@
 #include "codegen/fill_template.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 namespace {

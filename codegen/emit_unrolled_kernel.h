@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/csr.h"
-#include "compiler/reorder_rows.h"
-#include "compiler/tile_space.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/reorder_rows.h"
+#include "compiler/planning/tile_space.h"
 
 namespace spmmc {
 
@@ -20,7 +20,7 @@ struct EmitOptions {
   std::string name;            // the C entry point; a C identifier (checked by the caller)
   std::string arch = "sm_90";  // recorded in NAME_info()
   std::string provenance;      // lines for the files' header comment (how to regenerate them)
-  std::string weights_sha256;  // of A (weights_sha256 in compiler/sha256.h)
+  std::string weights_sha256;  // of A (weights_sha256 in compiler/common/sha256.h)
   bool nvrtc_form = false;     // also produce EmittedKernel::nvrtc_cu
 };
 

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 

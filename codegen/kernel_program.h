@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/csr.h"
-#include "compiler/reorder_rows.h"
-#include "compiler/tile_space.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/reorder_rows.h"
+#include "compiler/planning/tile_space.h"
 
 namespace spmmc {
 

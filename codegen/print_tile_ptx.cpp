@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/csr.h"
-#include "compiler/tile_space.h"
-#include "compiler/tiling_stats.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/tile_space.h"
+#include "compiler/planning/tiling_stats.h"
 
 namespace spmmc {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/csr.h"
-#include "compiler/reorder_rows.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/reorder_rows.h"
 
 namespace spmmc {
 

@@ -11,7 +11,7 @@
 #include "codegen/embedded_templates.h"
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/fill_template.h"
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 namespace {

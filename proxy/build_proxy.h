@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/csr.h"
-#include "compiler/reorder_rows.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/reorder_rows.h"
 #include "proxy/cluster_block_functions.h"
 
 namespace spmmc {

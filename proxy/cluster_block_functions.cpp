@@ -6,7 +6,7 @@
 #include <numeric>
 #include <utility>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 namespace {

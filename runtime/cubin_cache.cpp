@@ -7,9 +7,9 @@
 #include <iterator>
 #include <system_error>
 
-#include "compiler/diagnostics.h"
-#include "compiler/sha256.h"
-#include "compiler/write_file_atomically.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/common/sha256.h"
+#include "compiler/common/write_file_atomically.h"
 
 namespace spmmc {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <thread>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 
 namespace spmmc {
 namespace {

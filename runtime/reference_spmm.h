@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/csr.h"
+#include "compiler/common/csr.h"
 
 namespace spmmc {
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 #include "runtime/cuda_driver_api.h"
 
 namespace spmmc {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "compiler/read_matrix.h"
+#include "compiler/formats/read_matrix.h"
 
 namespace spmmc::test {
 

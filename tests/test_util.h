@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/csr.h"
-#include "compiler/diagnostics.h"
-#include "compiler/read_options.h"
+#include "compiler/common/csr.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/formats/read_options.h"
 
 namespace spmmc::test {
 

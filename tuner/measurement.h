@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/tile_space.h"
+#include "compiler/planning/tile_space.h"
 #include "proxy/align_occupancy.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/tuning.h"

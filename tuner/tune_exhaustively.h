@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "compiler/csr.h"
-#include "compiler/plan_tiles.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/plan_tiles.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/tuning.h"
 

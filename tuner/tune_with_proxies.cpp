@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 #include "proxy/align_occupancy.h"
 #include "proxy/build_proxy.h"
 #include "tuner/measurement.h"

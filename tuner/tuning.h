@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/tile_space.h"
+#include "compiler/planning/tile_space.h"
 #include "runtime/compile_pool.h"
 #include "runtime/time_kernel.h"
 

@@ -22,7 +22,7 @@
 #include <llvm/Support/Path.h>
 #include <llvm/Support/VirtualFileSystem.h>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 #include "verify/code_locations.h"
 #include "verify/embedded_prelude.h"
 #include "verify/walk_kernel_ast.h"

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/sha256.h"
+#include "compiler/common/sha256.h"
 
 namespace spmmc {
 namespace {

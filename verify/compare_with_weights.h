@@ -5,14 +5,14 @@
 // written exactly once (rows without non-zeros store +0), no load outside B, no store outside C;
 // the column mapping (B-tiles, block size, V) covering the columns of C; the generic path's CSR
 // arrays equal to the weights; and the info object's m, k, nnz, m1, n1, cols_per_thread,
-// a_tiles, name and weights SHA-256 (compiler/sha256.h) agreeing with the matrix and the code.
+// a_tiles, name and weights SHA-256 (compiler/common/sha256.h) agreeing with the matrix and the code.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "compiler/csr.h"
+#include "compiler/common/csr.h"
 #include "verify/analyze_emitted_kernel.h"
 
 namespace spmmc {

@@ -22,7 +22,7 @@
 #include "codegen/fill_template.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 #include "tests/codegen/emitted_kernel_util.h"
 #include "tests/cuda_emulation/ptx_subset.h"
 #include "tests/test_util.h"

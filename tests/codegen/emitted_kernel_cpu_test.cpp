@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/read_matrix.h"
-#include "compiler/write_matrix.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/formats/write_matrix.h"
 #include "tests/codegen/emitted_kernel_util.h"
 #include "tests/test_util.h"
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/read_matrix.h"
+#include "compiler/formats/read_matrix.h"
 #include "tests/codegen/emitted_kernel_util.h"
 #include "tests/test_util.h"
 

@@ -11,7 +11,7 @@
 #include <limits>
 #include <random>
 
-#include "compiler/sha256.h"
+#include "compiler/common/sha256.h"
 #include "runtime/reference_spmm.h"
 #include "tests/test_util.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "codegen/templates/spmmc_kernel_info.h"
-#include "compiler/csr.h"
+#include "compiler/common/csr.h"
 
 namespace spmmc::test {
 

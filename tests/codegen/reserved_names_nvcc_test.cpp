@@ -1,6 +1,6 @@
 // Every kernel name spmmc accepts builds (issue 11, defect 3): a random sample of 1,000 names
 // that `spmmc compile --name` accepts (is_c_identifier, then reserved_name_clash of
-// compiler/reserved_names.h), half of them identifiers the CUDA toolkit's and the C library's
+// compiler/common/reserved_names.h), half of them identifiers the CUDA toolkit's and the C library's
 // headers use (the names most likely to clash; harvested from the emitted code as nvcc
 // preprocesses it), the rest random identifiers, each emitted for a tiny layer and
 //  * compiled by nvcc -arch=sm_90 with every warning an error, the headers' folder given with -I
@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "codegen/emit_unrolled_kernel.h"
-#include "compiler/reserved_names.h"
+#include "compiler/common/reserved_names.h"
 #include "tests/codegen/emitted_kernel_util.h"
 #include "tests/test_util.h"
 

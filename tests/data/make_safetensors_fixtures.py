@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the safetensors fixtures of tests/compiler/read_safetensors_test.cpp.
+"""Writes the safetensors fixtures of tests/compiler/formats/read_safetensors_test.cpp.
 
 Every file is written by the reference implementation (the `safetensors` Python package, tested
 with 0.8.0 and numpy 2.4.6). numpy has no bfloat16, so the BF16 tensor is handed to the same

@@ -1,7 +1,7 @@
 # The input formats the fuzz harness covers: the one place that lists them.
 #
-# Each entry is "<name>:<reader source in compiler/>". <name> is what format_name() and
-# parse_format_name() use (compiler/read_matrix.h); it names the target fuzz_<name>, the seed
+# Each entry is "<name>:<reader source in compiler/formats/>". <name> is what format_name() and
+# parse_format_name() use (compiler/formats/read_matrix.h); it names the target fuzz_<name>, the seed
 # folder tests/fuzz/corpus/<name>/, the dictionary tests/fuzz/<name>.dict (optional) and the
 # ctest fuzz-corpus-<name>. A format whose reader source does not exist yet is skipped, so the
 # list may name readers that are still being written. Adding a format: one line here, plus its
@@ -17,7 +17,7 @@ set(SPMMC_FUZZ_FORMATS
 # hundred bytes already cross block boundaries, the only way the refill logic gets fuzzed.
 set(SPMMC_FUZZ_SCANNER_BLOCK 61)
 
-# Sets <out_var> to the names of the formats whose reader exists in <compiler_dir>.
+# Sets <out_var> to the names of the formats whose reader exists in <compiler_dir> (compiler/formats).
 function(spmmc_fuzz_available_formats out_var compiler_dir)
   set(available)
   foreach(entry IN LISTS SPMMC_FUZZ_FORMATS)
@@ -27,7 +27,7 @@ function(spmmc_fuzz_available_formats out_var compiler_dir)
     if(EXISTS "${compiler_dir}/${reader}")
       list(APPEND available "${name}")
     else()
-      message(STATUS "spmmc fuzz: skipping format '${name}' (no compiler/${reader} yet)")
+      message(STATUS "spmmc fuzz: skipping format '${name}' (no compiler/formats/${reader} yet)")
     endif()
   endforeach()
   set(${out_var} "${available}" PARENT_SCOPE)

@@ -2,7 +2,7 @@
 // fuzz_smtx, ...) with SPMMC_FUZZ_FORMAT set to the format's name ("mtx", "smtx", ...).
 //
 // The input bytes are the file, unchanged, so every corpus file is a plain matrix file. The
-// contract under test (compiler/read_matrix.h): on any input, read_matrix_stream either returns
+// contract under test (compiler/formats/read_matrix.h): on any input, read_matrix_stream either returns
 // a CSR that satisfies check_csr_invariants or throws a spmmc::UserError with the data-error
 // exit code. Anything else is a finding and aborts: another exception (InternalError,
 // std::bad_alloc, ...), a sanitizer report, a hang, a leak.
@@ -19,10 +19,10 @@
 #include <sstream>
 #include <string>
 
-#include "compiler/csr.h"
-#include "compiler/diagnostics.h"
-#include "compiler/read_matrix.h"
-#include "compiler/read_options.h"
+#include "compiler/common/csr.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/formats/read_options.h"
 
 #ifndef SPMMC_FUZZ_FORMAT
 #error "compile with -DSPMMC_FUZZ_FORMAT=\"<format name>\" (mtx, smtx, npy, npz, safetensors)"

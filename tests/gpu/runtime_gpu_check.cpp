@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/diagnostics.h"
+#include "compiler/common/diagnostics.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/nvrtc_compile.h"
 #include "runtime/time_kernel.h"

@@ -63,7 +63,7 @@ expect_error(NAME n-not-a-number CALL "app WEIGHTS w.mtx NAME layer0 N 64k" REGE
 expect_error(NAME name-not-identifier CALL "app WEIGHTS w.mtx NAME 0layer N 64" REGEX "NAME '0layer' is not a C identifier")
 expect_error(NAME name-with-dash CALL "app WEIGHTS w.mtx NAME fc-1 N 64" REGEX "NAME 'fc-1' is not a C identifier")
 # Names the emitted code cannot own: the same rules and messages as spmmc compile --name
-# (compiler/reserved_names.h; tests/compiler/reserved_names_test.cpp compares the two at large).
+# (compiler/common/reserved_names.h; tests/compiler/common/reserved_names_test.cpp compares the two at large).
 expect_error(NAME name-reserved CALL "app WEIGHTS w.mtx NAME layer_info N 64"
              REGEX "NAME 'layer_info' clashes with the layer_info function of a kernel named 'layer'")
 expect_error(NAME name-builtin CALL "app WEIGHTS w.mtx NAME threadIdx N 64" REGEX "NAME 'threadIdx' clashes with a CUDA built-in variable")

@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "codegen/emit_unrolled_kernel.h"
-#include "compiler/generate_matrix.h"
+#include "compiler/formats/generate_matrix.h"
 #include "proxy/align_occupancy.h"
 #include "proxy/block_features.h"
 #include "proxy/build_proxy.h"

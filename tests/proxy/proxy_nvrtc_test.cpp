@@ -5,7 +5,7 @@
 
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/embedded_templates.h"
-#include "compiler/generate_matrix.h"
+#include "compiler/formats/generate_matrix.h"
 #include "proxy/build_proxy.h"
 #include "runtime/nvrtc_compile.h"
 

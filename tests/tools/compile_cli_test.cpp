@@ -60,7 +60,7 @@ TEST_CASE("compile cli: bad names and bad tiles are usage errors", "[cli][compil
     CHECK(r.exit_code == 64);
     CHECK_THAT(r.err, Catch::Contains(std::string("--name '") + name + "'"));
   }
-  // Names the emitted code cannot own (compiler/reserved_names.h), each naming the clash.
+  // Names the emitted code cannot own (compiler/common/reserved_names.h), each naming the clash.
   for (const auto& [name, clash] : std::vector<std::pair<std::string, std::string>>{
            {"threadIdx", "a CUDA built-in variable"},
            {"printf", "a name the C library declares in <stdio.h>"},

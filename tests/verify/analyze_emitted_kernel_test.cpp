@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/read_matrix.h"
+#include "compiler/formats/read_matrix.h"
 #include "tests/test_util.h"
 #include "tests/verify/verify_test_util.h"
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/sha256.h"
+#include "compiler/common/sha256.h"
 #include "tests/test_util.h"
 
 namespace spmmc::test {

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "codegen/emit_unrolled_kernel.h"
-#include "compiler/csr.h"
-#include "compiler/reorder_rows.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/reorder_rows.h"
 #include "verify/analyze_emitted_kernel.h"
 #include "verify/compare_with_weights.h"
 

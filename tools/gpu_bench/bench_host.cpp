@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/diagnostics.h"
-#include "compiler/read_matrix.h"
-#include "compiler/synthesize_values.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/common/synthesize_values.h"
+#include "compiler/formats/read_matrix.h"
 #include "runtime/reference_spmm.h"
 
 namespace spmmc::gpu_bench {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/csr.h"
-#include "compiler/read_options.h"
+#include "compiler/common/csr.h"
+#include "compiler/formats/read_options.h"
 
 namespace spmmc::gpu_bench {
 

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "compiler/read_matrix.h"
-#include "compiler/text_scanner.h"
+#include "compiler/common/text_scanner.h"
+#include "compiler/formats/read_matrix.h"
 
 namespace spmmc::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/diagnostics.h"
-#include "compiler/plan_tiles.h"
-#include "compiler/read_options.h"
-#include "compiler/target.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/formats/read_options.h"
+#include "compiler/planning/plan_tiles.h"
+#include "compiler/planning/target.h"
 
 namespace spmmc::cli {
 

@@ -10,15 +10,15 @@
 
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/size_guard.h"
-#include "compiler/choose_tile.h"
-#include "compiler/matrix_stats.h"
-#include "compiler/output_set_lock.h"
-#include "compiler/plan_tiles.h"
-#include "compiler/read_matrix.h"
-#include "compiler/reserved_names.h"
-#include "compiler/sha256.h"
-#include "compiler/text_scanner.h"
-#include "compiler/write_file_atomically.h"
+#include "compiler/common/output_set_lock.h"
+#include "compiler/common/reserved_names.h"
+#include "compiler/common/sha256.h"
+#include "compiler/common/text_scanner.h"
+#include "compiler/common/write_file_atomically.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/planning/choose_tile.h"
+#include "compiler/planning/matrix_stats.h"
+#include "compiler/planning/plan_tiles.h"
 #include "runtime/cuda_driver.h"
 #include "tools/spmmc/commands.h"
 #include "tools/spmmc/json_fields.h"
@@ -88,7 +88,7 @@ int run_compile(const Args& args) {
   const auto name = args.get("--name");
   if (!name) fail_usage("spmmc compile needs --name NAME (the C name of the kernel)");
   if (!is_c_identifier(*name)) fail_usage("--name '{}' is not a C identifier (letters, digits, _; not starting with a digit or __; no C or C++ keyword)", *name);
-  // Names the emitted file cannot own: the CUDA toolkit's, the C library's, its own (compiler/reserved_names.h).
+  // Names the emitted file cannot own: the CUDA toolkit's, the C library's, its own (compiler/common/reserved_names.h).
   if (const auto clash = reserved_name_clash(*name)) fail_usage("--name '{}' {}", *name, *clash);
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");

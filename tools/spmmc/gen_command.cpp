@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "compiler/generate_matrix.h"
-#include "compiler/read_matrix.h"
-#include "compiler/text_scanner.h"
-#include "compiler/write_matrix.h"
+#include "compiler/common/text_scanner.h"
+#include "compiler/formats/generate_matrix.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/formats/write_matrix.h"
 #include "tools/spmmc/commands.h"
 
 namespace spmmc::cli {

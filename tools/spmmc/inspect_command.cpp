@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/matrix_stats.h"
-#include "compiler/read_matrix.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/planning/matrix_stats.h"
 #include "tools/spmmc/commands.h"
 
 namespace spmmc::cli {

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/tiling_stats.h"
+#include "compiler/planning/tiling_stats.h"
 
 namespace spmmc::cli {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/remove_on_signal.h"
+#include "compiler/common/remove_on_signal.h"
 #include "tools/spmmc/cli.h"
 #include "tools/spmmc/commands.h"
 

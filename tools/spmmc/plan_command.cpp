@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/plan_tiles.h"
-#include "compiler/read_matrix.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/planning/plan_tiles.h"
 #include "tools/spmmc/commands.h"
 #include "tools/spmmc/json_fields.h"
 

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compiler/csr.h"
-#include "compiler/plan_tiles.h"
-#include "compiler/target.h"
+#include "compiler/common/csr.h"
+#include "compiler/planning/plan_tiles.h"
+#include "compiler/planning/target.h"
 #include "tools/spmmc/cli.h"
 #include "tuner/tuning.h"
 

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/read_matrix.h"
-#include "compiler/sha256.h"
+#include "compiler/common/sha256.h"
+#include "compiler/formats/read_matrix.h"
 #include "tools/spmmc/commands.h"
 #include "verify/analyze_emitted_kernel.h"
 #include "verify/compare_with_weights.h"

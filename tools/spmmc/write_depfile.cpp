@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "compiler/diagnostics.h"
-#include "compiler/write_file_atomically.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/common/write_file_atomically.h"
 
 namespace spmmc::cli {
 namespace {

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "compiler/target.h"
+#include "compiler/planning/target.h"
 #include "tools/spmmc/cli.h"
 
 namespace spmmc::cli {
 
 // Writes the Makefile-style rule "TARGET: PREREQUISITE ...\n" to `depfile`, atomically
-// (compiler/write_file_atomically.h). Every path is made absolute and escaped the way Make, Ninja
+// (compiler/common/write_file_atomically.h). Every path is made absolute and escaped the way Make, Ninja
 // and CMake read depfiles: a space as "\ ", '#' as "\#", '$' as "$$". A path with a newline cannot
 // be written in a depfile: a usage error naming the path.
 void write_depfile(const std::string& depfile, const std::string& target, const std::vector<std::string>& prerequisites);

@@ -1,0 +1,59 @@
+// Planning: the front of the pipeline up to the ranker. For every M1 of the tile space it
+// reorders the rows (LO-SpMM Algorithm 1), then applies the three constraints to every
+// (M1, N1) candidate and computes the ranking features of the survivors.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/common/csr.h"
+#include "compiler/planning/constraints.h"
+#include "compiler/planning/features.h"
+#include "compiler/planning/reorder_rows.h"
+#include "compiler/planning/target.h"
+#include "compiler/planning/tile_space.h"
+#include "compiler/planning/tiling_stats.h"
+
+namespace spmmc {
+
+struct PlanOptions {
+  int64_t n = 0;                                     // columns of B and C
+  ReorderMethod reorder = ReorderMethod::kColumnOverlap;
+  ConstraintSettings constraints;
+  TileSpaceAxes axes;                                // empty: default_tile_axes(target)
+  unsigned threads = 0;                              // M1 values reordered in parallel; 0: all cores
+};
+
+// One M1: its tiling with the chosen method, and the natural-order tiling it is compared with.
+struct M1Plan {
+  int32_t m1 = 0;
+  RowTiling tiling;
+  TilingStats before;  // ReorderMethod::kNone
+  TilingStats after;   // options.reorder
+  double seconds = 0.0;
+};
+
+struct PlannedCandidate {
+  TileCandidate tile;
+  Verdict verdict;
+  CandidateFeatures features;  // computed for every candidate; the ranker reads the survivors'
+};
+
+struct Plan {
+  ProblemShape shape;
+  int64_t nnz = 0;
+  std::vector<M1Plan> per_m1;               // in the order of the M1 axis
+  std::vector<PlannedCandidate> candidates; // the whole space, M1-major
+  // Space size after each constraint: [0] all, [1] after register, [2] hardware, [3] balance.
+  int64_t remaining[4] = {0, 0, 0, 0};
+  double seconds = 0.0;
+
+  std::vector<const PlannedCandidate*> survivors() const;
+  const M1Plan& for_m1(int32_t m1) const;
+};
+
+// Plans C = A B for n columns on `target`. A must have at least one non-zero and the axes must
+// be non-empty (checked).
+Plan plan_tiles(const Csr& a, const Target& target, const PlanOptions& options);
+
+}  // namespace spmmc

@@ -1,0 +1,61 @@
+// Row reordering (LO-SpMM §4, Algorithm 1): grouping the rows of A into A-tiles of at most M1
+// rows so that rows in a tile share columns. Each tile's threads load one B row per non-empty
+// column (nnc) of the tile, so fewer distinct columns per tile means fewer loads of B.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "compiler/common/csr.h"
+
+namespace spmmc {
+
+enum class ReorderMethod {
+  kColumnOverlap,  // LO-SpMM Algorithm 1 (default)
+  kNone,           // natural order: tiles of M1 consecutive rows, empty rows included
+  kRowLength,      // rows sorted by non-zeros (ascending, stable), empty rows dropped
+};
+
+std::string_view reorder_method_name(ReorderMethod method);  // "overlap", "none", "length"
+std::optional<ReorderMethod> parse_reorder_method(std::string_view name);
+
+// A partition of rows into A-tiles: tile t holds rows[tile_ptr[t] .. tile_ptr[t+1]) (original
+// row indices, at most m1 of them). Rows in no tile are empty and listed in empty_rows (the
+// kernel still writes their C rows as zeros).
+struct RowTiling {
+  int32_t m1 = 0;
+  ReorderMethod method = ReorderMethod::kColumnOverlap;
+  std::vector<int32_t> tile_ptr;
+  std::vector<int32_t> rows;
+  std::vector<int32_t> empty_rows;
+  double nnz_limit = 0.0;            // Algorithm 1's TH_nnz (0 for the other methods)
+  // Rows no open tile could take within TH_nnz (Algorithm 1's fallback), in assignment order.
+  // Every other assignment leaves its tile within TH_nnz.
+  std::vector<int32_t> fallback_rows;
+
+  int32_t num_tiles() const { return static_cast<int32_t>(tile_ptr.size()) - 1; }
+  // Thread blocks along x of a kernel for this tiling: the tiles, then tiles of at most m1
+  // empty rows that store zeros (the emitter's order).
+  int64_t num_blocks() const {
+    return num_tiles() + (static_cast<int64_t>(empty_rows.size()) + m1 - 1) / m1;
+  }
+};
+
+// Algorithm 1 of LO-SpMM, faithfully: rows sorted by non-zero count (ascending, stable) with
+// empty rows removed; ceil(rows / M1) tiles; TH_nnz = nnz / tiles. Each row, in that order,
+// goes to the tile with the fewest non-empty columns after merging it that still has room
+// (< M1 rows) and whose non-zeros after merging stay within TH_nnz; ties go to the lower tile
+// id. When no tile with room stays within TH_nnz, the row goes to the tile with room and the
+// fewest merged non-empty columns. Exact and deterministic; O(nnz x tiles-sharing-a-column)
+// or O(rows x tiles x K/64), whichever is cheaper for the matrix.
+// `overlaps` picks how tile/row column overlaps are found; every choice gives the same tiling
+// (tests check this), kAuto the fastest for the matrix.
+enum class OverlapSearch { kAuto, kBitsets, kColumnIndex };
+RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch overlaps = OverlapSearch::kAuto);
+
+// Tiles the rows of `a` with `method` (kColumnOverlap calls the function above).
+RowTiling tile_rows(const Csr& a, int32_t m1, ReorderMethod method);
+
+}  // namespace spmmc

@@ -1,0 +1,137 @@
+// The constraints and features on the toy device of LO-SpMM Fig. 3 (8x8 matrix, M1 and N1 from
+// 1 to 8, warp size 2, 8 SMs, at most 6 registers per thread and 24 per block), every decision
+// computed by hand. The figure's matrix is not in the paper's text; this one has the row
+// non-zero counts the text states (rows 0-3: 15, rows 4-7: 15; rows 0-5: 22, rows 6-7: 8).
+// Counts: 64 -> 38 -> 18 -> 10 here, 64 -> 38 -> 12 -> 6 in the paper; docs/design/planning.md
+// explains the difference.
+#include "compiler/planning/constraints.h"
+
+#include "compiler/planning/features.h"
+#include "compiler/planning/plan_tiles.h"
+#include "tests/test_util.h"
+
+namespace spmmc {
+namespace {
+
+Csr toy_matrix() {
+  const int32_t rows[8][8] = {
+      {1, 1, 1, 1, 0, 0, 0, 0}, {1, 1, 0, 0, 1, 1, 0, 0}, {0, 0, 1, 1, 0, 0, 1, 1}, {1, 0, 0, 0, 1, 0, 1, 0},
+      {0, 1, 0, 1, 0, 1, 0, 1}, {1, 0, 1, 0, 1, 0, 0, 0}, {0, 1, 1, 0, 0, 1, 1, 0}, {0, 0, 0, 1, 1, 0, 1, 1}};
+  std::vector<float> dense;
+  for (const auto& r : rows)
+    for (int32_t v : r) dense.push_back(static_cast<float>(v));
+  return test::csr_from_dense(8, 8, dense);
+}
+
+Target toy_target() { return load_target(std::string(SPMMC_TEST_DATA) + "/targets/lo-spmm-fig3.json"); }
+
+Plan toy_plan() {
+  PlanOptions options;
+  options.n = 8;
+  options.reorder = ReorderMethod::kNone;  // the figure's tiles are consecutive rows
+  options.constraints.extra_registers_per_column = 0;  // the figure counts accumulators only
+  options.constraints.addressing_registers = 0;
+  options.axes.m1 = {1, 2, 3, 4, 5, 6, 7, 8};
+  options.axes.n1 = {1, 2, 3, 4, 5, 6, 7, 8};
+  return plan_tiles(toy_matrix(), toy_target(), options);
+}
+
+// The grid: rows M1 = 1..8, columns N1 = 1..8; R, H, B rejected by that constraint, * kept.
+std::vector<std::string> grid(const Plan& plan) {
+  std::vector<std::string> rows(8, std::string(8, '?'));
+  for (const auto& c : plan.candidates) {
+    const char mark = c.verdict.accepted() ? '*' : "-RHB"[static_cast<int>(c.verdict.rejected_by)];
+    rows[static_cast<size_t>(c.tile.m1 - 1)][static_cast<size_t>(c.tile.n1 - 1)] = mark;
+  }
+  return rows;
+}
+
+TEST_CASE("constraints: the toy device of LO-SpMM Fig. 3, decision by decision", "[constraints]") {
+  const Plan plan = toy_plan();
+  // Register: M1 registers per thread <= 6 and M1 * N1 <= 24 per block.
+  // Hardware: N1 even (warp 2) and ceil(8/M1) * ceil(8/N1) >= 4 blocks (half of 8 SMs).
+  // Balance: WASTE_col of N1 = 6 is 4/12 > 0.25; COV_row of M1 = 5 ([19, 11]: 0.267) and
+  // M1 = 6 ([22, 8]: 0.467) exceed 0.25; M1 = 1..4 are balanced (0.115, 0.067, 0.163, 0).
+  const std::vector<std::string> expected = {
+      "H*H*HBH*",  // M1 1
+      "H*H*HBH*",  // M1 2
+      "H*H*HBHH",  // M1 3: 3 tiles x 1 B-tile = 3 blocks at N1 = 8
+      "H*H*HBRR",  // M1 4: 4 * 7 = 28 > 24 registers per block
+      "HBHBRRRR",  // M1 5: COV 0.267
+      "HBHBRRRR",  // M1 6: COV 0.467
+      "RRRRRRRR",  // M1 7: 7 > 6 registers per thread
+      "RRRRRRRR",  // M1 8
+  };
+  CHECK(grid(plan) == expected);
+  CHECK(plan.remaining[0] == 64);
+  CHECK(plan.remaining[1] == 38);  // as in the paper
+  CHECK(plan.remaining[2] == 18);  // the paper: 12
+  CHECK(plan.remaining[3] == 10);  // the paper: 6
+}
+
+TEST_CASE("constraints: every rejection says why", "[constraints]") {
+  const Plan plan = toy_plan();
+  auto verdict = [&](int32_t m1, int32_t n1) {
+    for (const auto& c : plan.candidates)
+      if (c.tile.m1 == m1 && c.tile.n1 == n1) return c.verdict;
+    FAIL("no such candidate");
+    return Verdict{};
+  };
+  CHECK(verdict(7, 1).reason == "7 registers per thread exceed the limit of 6");
+  CHECK(verdict(4, 7).reason == "28 registers per block (7 threads x 4) exceed the limit of 24");
+  CHECK(verdict(1, 3).reason == "3 threads per block are not a multiple of the warp size 2");
+  CHECK(verdict(3, 8).reason == "3 thread blocks (3 A-tiles x 1 B-tiles) are fewer than half of the 8 SMs");
+  CHECK(verdict(1, 6).reason == "WASTE_col 0.333 (4 of 12 B columns are padding) exceeds TH_col 0.25");
+  CHECK(verdict(5, 2).reason == "COV_row 0.267 of non-zeros across 2 A-tiles exceeds TH_row 0.25");
+  CHECK(verdict(4, 4).accepted());
+  CHECK(verdict(4, 4).reason.empty());
+}
+
+TEST_CASE("constraints: thresholds move the balance decisions", "[constraints]") {
+  PlanOptions options;
+  options.n = 8;
+  options.reorder = ReorderMethod::kNone;
+  options.constraints.extra_registers_per_column = 0;
+  options.constraints.addressing_registers = 0;
+  options.constraints.max_row_cov = 0.3;   // admits M1 = 5 (0.267), not M1 = 6 (0.467)
+  options.constraints.max_col_waste = 0.4; // admits N1 = 6 (0.333)
+  options.axes.m1 = {1, 2, 3, 4, 5, 6, 7, 8};
+  options.axes.n1 = {1, 2, 3, 4, 5, 6, 7, 8};
+  const Plan plan = plan_tiles(toy_matrix(), toy_target(), options);
+  CHECK(plan.remaining[3] == 18 - 2);  // only M1 = 6's two cells stay out
+}
+
+TEST_CASE("constraints: the register estimate of the unrolled kernel", "[constraints]") {
+  ConstraintSettings settings;  // 2 per column (B value and its prefetch) + 6 addressing
+  TileCandidate c;
+  c.m1 = 32;
+  CHECK(estimate_registers_per_thread(c, settings) == 32 + 2 + 6);
+  c.cols_per_thread = 2;
+  CHECK(estimate_registers_per_thread(c, settings) == 2 * (32 + 2) + 6);
+  CHECK(column_waste(4096, 96) == Approx(32.0 / 4128.0));
+  CHECK(column_waste(4096, 1024) == 0.0);
+}
+
+TEST_CASE("features: LO-SpMM Table 1 for a hand-computed case", "[features]") {
+  const Plan plan = toy_plan();
+  for (const auto& c : plan.candidates) {
+    if (c.tile.m1 != 4 || c.tile.n1 != 4) continue;
+    const CandidateFeatures& f = c.features;
+    CHECK(f.a_tile_num == 2);   // rows 0-3 and 4-7
+    CHECK(f.b_tile_num == 2);   // ceil(8 / 4)
+    CHECK(f.block_num == 4);
+    CHECK(f.sparsity == Approx(1.0 - 30.0 / 64.0));
+    CHECK(f.nnc_sum == 16);     // each half uses all 8 columns
+    CHECK(f.nnz_max == 15);
+    CHECK(f.m1 == 4);
+    CHECK(f.n1 == 4);
+    CHECK(f.k == 8);
+    CHECK(f.values() == std::vector<double>{2, 2, 4, 1.0 - 30.0 / 64.0, 16, 15, 4, 4, 8});
+    CHECK(CandidateFeatures::names().size() == f.values().size());
+    return;
+  }
+  FAIL("the 4x4 candidate is missing");
+}
+
+}  // namespace
+}  // namespace spmmc
