@@ -211,6 +211,24 @@ GpuContext::~GpuContext() {
   }
 }
 
+bool is_sticky_error(int code) {
+  switch (code) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void GpuContext::synchronize() const {
   bind(*this, "stream");
   check(api_->cuStreamSynchronize(static_cast<CUstream>(stream_)), "cuStreamSynchronize", "stream");

@@ -24,6 +24,13 @@ class DriverError : public std::runtime_error {
   int code_;
 };
 
+// True for the CUresults after which the context is unusable, because a kernel faulted: an
+// illegal address or instruction, a misaligned address, an invalid PC, a hardware stack error,
+// an assert, a launch failure or timeout, an uncorrectable ECC error. Measured on an H100 (driver
+// CUDA 13.0): nothing recovers the process, not even resetting the primary context (the next
+// retain reports the same error); only a new process can use the GPU again.
+bool is_sticky_error(int code);
+
 struct DeviceInfo {
   std::string name;            // "NVIDIA H100 80GB HBM3"
   int cc_major = 0, cc_minor = 0;

@@ -37,7 +37,7 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
     -DCMAKE_CXX_COMPILER="${CXX:-clang++}" -DSPMMC_BUILD_FUZZERS=ON -DSPMMC_BUILD_TESTS=OFF
 fi
 if ! cmake --build "$build" --target "fuzz_$format"; then
-  echo "$0: cannot build fuzz_$format (is compiler/ missing its reader? see tests/fuzz/fuzz_formats.cmake)" >&2
+  echo "$0: cannot build fuzz_$format (is compiler/formats/ missing its reader? see tests/fuzz/fuzz_formats.cmake)" >&2
   exit 1
 fi
 

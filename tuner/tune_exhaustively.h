@@ -13,7 +13,8 @@
 
 namespace spmmc {
 
-// Candidates not compiled within options.budget_seconds are recorded as NotRun.
+// Candidates not compiled within options.budget_seconds are recorded as NotRun; a kernel that
+// faults ends the search with what was measured before it (check_real_kernels.h).
 TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options);
 

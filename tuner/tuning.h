@@ -53,6 +53,9 @@ struct TuningOptions {
   double budget_seconds = 3600.0;       // exhaustive: stop compiling new candidates after this
   uint64_t seed = 1;                    // of the random B
   std::function<void(const TuningProgress&)> progress;
+  // The command line of a measuring worker process (tuner/measure_worker.h), e.g.
+  // {"/proc/self/exe", "__measure-worker"}; empty: real kernels run in this process.
+  std::vector<std::string> worker;
 };
 
 struct TuningResult {

@@ -14,6 +14,7 @@
 
 #include "compiler/common/diagnostics.h"
 #include "runtime/cuda_driver.h"
+#include "tests/gpu/gpu_check.h"
 #include "runtime/nvrtc_compile.h"
 #include "runtime/time_kernel.h"
 
@@ -40,14 +41,7 @@ extern "C" __global__ void spmmc_dynamic_shared(float* out, int words) {
 }
 )";
 
-int failures = 0;
-int passes = 0;
-
-void check(bool ok, const std::string& what) {
-  std::printf("%s: %s\n", ok ? "PASS" : "FAIL", what.c_str());
-  std::fflush(stdout);
-  (ok ? passes : failures)++;
-}
+using gpu_check::check;
 
 // Runs `body` and returns the DriverError text it throws, or "" when it throws none.
 template <typename Body>
@@ -182,18 +176,4 @@ void run_checks() {
 }  // namespace
 }  // namespace spmmc
 
-int main() {
-  std::string why;
-  if (!spmmc::GpuContext::available(&why)) {
-    std::printf("spmmc-runtime-gpu-check: skipped: no CUDA GPU available (%s)\n", why.c_str());
-    return 69;
-  }
-  try {
-    spmmc::run_checks();
-  } catch (const std::exception& e) {
-    spmmc::check(false, std::string("unexpected exception: ") + e.what());
-  }
-  std::printf("spmmc-runtime-gpu-check: %s: %d passed, %d failed\n", spmmc::failures == 0 ? "PASS" : "FAIL",
-              spmmc::passes, spmmc::failures);
-  return spmmc::failures == 0 ? 0 : 1;
-}
+int main() { return spmmc::gpu_check::run("spmmc-runtime-gpu-check", spmmc::run_checks); }

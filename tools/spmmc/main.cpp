@@ -12,6 +12,7 @@
 #include "compiler/common/remove_on_signal.h"
 #include "tools/spmmc/cli.h"
 #include "tools/spmmc/commands.h"
+#include "tuner/measure_worker.h"
 
 namespace {
 
@@ -54,6 +55,8 @@ int run(int argc, char** argv) {
     std::fputs(main_help().c_str(), stdout);
     return 0;
   }
+  // Hidden: the measuring worker the tuner starts (tuner/measure_worker.h); not for users.
+  if (words[0] == "__measure-worker" && words.size() == 1) return spmmc::run_measure_worker(std::cin, std::cout);
   if (words[0] == "--version") {
     std::printf("spmmc %s\n", SPMMC_VERSION);
     return 0;

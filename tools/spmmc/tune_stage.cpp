@@ -135,6 +135,9 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
                                                                      : std::filesystem::path(settings.cache_dir));
     options.cache = cache.get();
   }
+  // Real kernels run in a worker process (this binary, hidden command), so that one that faults
+  // costs only its candidate (tuner/measure_worker.h).
+  options.worker = {"/proc/self/exe", "__measure-worker"};
   Progress progress(!quiet && isatty(STDERR_FILENO));
   options.progress = [&](const TuningProgress& p) { progress(p); };
   return mode == "exhaustive" ? tune_exhaustively(a, plan, candidates, gpu, options)

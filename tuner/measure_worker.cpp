@@ -1,0 +1,331 @@
+#include "tuner/measure_worker.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace spmmc {
+namespace {
+
+using Json = nlohmann::json;
+
+// ---- files shared with the worker -----------------------------------------------------------
+
+// A private temporary folder, removed with its contents on destruction.
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "spmmc-measure-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error(fmt::format("cannot create a temporary folder {}: {}", pattern, std::strerror(errno)));
+    path_ = pattern;
+  }
+  ~TempFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  std::filesystem::path file(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_bytes(const std::filesystem::path& path, const void* data, size_t bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+  out.close();
+  if (!out) throw std::runtime_error(fmt::format("{}: cannot write the measuring process's input", path.string()));
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw std::runtime_error(fmt::format("{}: cannot read", path));
+  return bytes;
+}
+
+template <typename T>
+std::vector<T> read_array(const std::string& path, size_t count) {
+  const std::string bytes = read_bytes(path);
+  if (bytes.size() != count * sizeof(T))
+    throw std::runtime_error(fmt::format("{}: {} bytes, expected {}", path, bytes.size(), count * sizeof(T)));
+  std::vector<T> out(count);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+// ---- the child process ----------------------------------------------------------------------
+
+// How a child ended, for a LaunchFailed detail: "exit status 3", "signal 11 (Segmentation fault)".
+std::string describe_end(int status) {
+  if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt::format("signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return "an unknown end";
+}
+
+// A worker process with pipes to its stdin and from its stdout (stderr is inherited).
+class Worker {
+ public:
+  explicit Worker(const std::vector<std::string>& argv) {
+    int to_child[2], from_child[2];
+    if (pipe2(to_child, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+    if (pipe2(from_child, O_CLOEXEC) != 0) {
+      close(to_child[0]), close(to_child[1]);
+      throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const int rc = posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(to_child[0]);
+    close(from_child[1]);
+    if (rc != 0) {
+      close(to_child[1]), close(from_child[0]);
+      throw std::runtime_error(fmt::format("cannot start the measuring process {}: {}", argv[0], std::strerror(rc)));
+    }
+    to_ = fdopen(to_child[1], "w");
+    from_ = fdopen(from_child[0], "r");
+  }
+  ~Worker() { finish(); }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Sends `request` (one line) and reads one line of reply. False when the worker ended instead;
+  // `ended` then says how.
+  bool ask(const std::string& request, std::string& reply, std::string& ended) {
+    if (std::fputs(request.c_str(), to_) < 0 || std::fputc('\n', to_) == EOF || std::fflush(to_) != 0) {
+      ended = "the measuring process stopped reading (" + describe_end(finish()) + ")";
+      return false;
+    }
+    reply.clear();
+    int ch;
+    while ((ch = std::fgetc(from_)) != EOF && ch != '\n') reply.push_back(static_cast<char>(ch));
+    if (ch == EOF) {
+      ended = "the measuring process ended without an answer (" + describe_end(finish()) + ")";
+      return false;
+    }
+    return true;
+  }
+
+  // Closes its input (it exits at the end of its input) and waits for it; its wait status.
+  int finish() {
+    if (to_) std::fclose(to_), to_ = nullptr;
+    if (from_) std::fclose(from_), from_ = nullptr;
+    int status = 0;
+    if (pid_ > 0) {
+      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+    }
+    return status;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* to_ = nullptr;
+  FILE* from_ = nullptr;
+};
+
+// SIGPIPE ignored while talking to workers: writing to one that died is an error, not our death.
+class IgnoreSigpipe {
+ public:
+  IgnoreSigpipe() {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &saved_);
+  }
+  ~IgnoreSigpipe() { sigaction(SIGPIPE, &saved_, nullptr); }
+
+ private:
+  struct sigaction saved_ {};
+};
+
+std::optional<Outcome> parse_outcome(const std::string& name) {
+  for (Outcome o : {Outcome::kOk, Outcome::kInvalid, Outcome::kCompileFailed, Outcome::kLaunchFailed, Outcome::kWrongResult,
+                    Outcome::kNotRun})
+    if (outcome_name(o) == name) return o;
+  return std::nullopt;
+}
+
+Json to_json(const Measurement& m, bool sticky) {
+  return {{"outcome", std::string(outcome_name(m.outcome))},
+          {"detail", m.detail},
+          {"registers", m.registers_per_thread},
+          {"local_bytes", m.local_bytes_per_thread},
+          {"blocks_per_sm", m.blocks_per_sm},
+          {"error", m.max_relative_error},
+          {"median_ms", m.time.median_ms},
+          {"p20_ms", m.time.p20_ms},
+          {"p80_ms", m.time.p80_ms},
+          {"runs", m.time.runs},
+          {"sticky", sticky}};
+}
+
+// The reply's measurement; std::runtime_error when it is not one.
+Measurement from_json(const std::string& line, bool& sticky) {
+  const Json j = Json::parse(line);
+  Measurement m;
+  const auto outcome = parse_outcome(j.at("outcome").get<std::string>());
+  if (!outcome) throw std::runtime_error("unknown outcome " + j.at("outcome").dump());
+  m.outcome = *outcome;
+  m.detail = j.at("detail").get<std::string>();
+  m.registers_per_thread = j.at("registers").get<int>();
+  m.local_bytes_per_thread = j.at("local_bytes").get<int>();
+  m.blocks_per_sm = j.at("blocks_per_sm").get<int64_t>();
+  m.max_relative_error = j.at("error").get<double>();
+  m.time.median_ms = j.at("median_ms").get<double>();
+  m.time.p20_ms = j.at("p20_ms").get<double>();
+  m.time.p80_ms = j.at("p80_ms").get<double>();
+  m.time.runs = j.at("runs").get<int>();
+  sticky = j.value("sticky", false);
+  return m;
+}
+
+}  // namespace
+
+std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_host, const std::vector<double>& want,
+                                                  const std::vector<RealKernel>& kernels, const TuningOptions& options) {
+  std::vector<Measurement> out(kernels.size());
+  const TempFolder folder;
+  const std::string b_path = folder.file("b.f32").string(), want_path = folder.file("want.f64").string();
+  write_bytes(b_path, b_host.data(), b_host.size() * sizeof(float));
+  write_bytes(want_path, want.data(), want.size() * sizeof(double));
+  const IgnoreSigpipe ignore_sigpipe;
+  std::unique_ptr<Worker> worker;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const RealKernel& k = kernels[i];
+    Measurement& m = out[i];
+    if (options.progress) options.progress({"timing kernels", i, kernels.size()});
+    const std::string cubin_path = folder.file(fmt::format("k{}.cubin", i)).string();
+    write_bytes(cubin_path, k.cubin->image.data(), k.cubin->image.size());
+    const Json request = {{"b", b_path},
+                          {"b_floats", b_host.size()},
+                          {"want", want_path},
+                          {"want_doubles", want.size()},
+                          {"n", options.n},
+                          {"cubin", cubin_path},
+                          {"symbol", k.symbol},
+                          {"m1", k.tile.m1},
+                          {"n1", k.tile.n1},
+                          {"v", k.tile.cols_per_thread},
+                          {"min_blocks", k.tile.min_blocks_per_sm},
+                          {"a_tiles", k.a_tiles},
+                          {"warmup", options.timing.warmup},
+                          {"runs", options.timing.runs},
+                          {"flush_l2", options.timing.flush_l2}};
+    std::string reply, ended;
+    try {
+      if (!worker) worker = std::make_unique<Worker>(options.worker);
+    } catch (const std::exception& e) {
+      for (size_t j = i; j < kernels.size(); ++j) {
+        out[j].outcome = Outcome::kLaunchFailed;
+        out[j].detail = e.what();
+        out[j].compile_seconds = kernels[j].cubin->seconds;
+      }
+      break;
+    }
+    bool sticky = false;
+    if (!worker->ask(request.dump(), reply, ended)) {
+      m.outcome = Outcome::kLaunchFailed;
+      m.detail = ended;
+      worker.reset();
+    } else {
+      try {
+        m = from_json(reply, sticky);
+      } catch (const std::exception& e) {
+        m = Measurement{};
+        m.outcome = Outcome::kLaunchFailed;
+        m.detail = fmt::format("the measuring process answered '{}' ({})", reply.substr(0, 200), e.what());
+        sticky = true;  // it cannot be trusted with the next one
+      }
+      if (sticky) worker.reset();
+    }
+    m.compile_seconds = k.cubin->seconds;
+    std::error_code ec;
+    std::filesystem::remove(cubin_path, ec);
+  }
+  return out;
+}
+
+int run_measure_worker(std::istream& in, std::ostream& out) {
+  std::unique_ptr<GpuContext> gpu;
+  std::string no_gpu;
+  try {
+    gpu = GpuContext::open();
+  } catch (const std::exception& e) {
+    no_gpu = e.what();
+  }
+  std::unique_ptr<KernelCheckInputs> inputs;
+  std::string inputs_key;
+  std::string line;
+  while (std::getline(in, line)) {
+    Json reply;
+    bool sticky = false;
+    try {
+      const Json r = Json::parse(line);
+      if (!gpu) throw std::runtime_error("no GPU in the measuring process: " + no_gpu);
+      const int64_t n = r.at("n").get<int64_t>();
+      const std::string key = fmt::format("{}|{}|{}", r.at("b").get<std::string>(), r.at("want").get<std::string>(), n);
+      if (key != inputs_key) {
+        inputs.reset();
+        inputs = std::make_unique<KernelCheckInputs>(
+            *gpu, read_array<float>(r.at("b").get<std::string>(), r.at("b_floats").get<size_t>()),
+            read_array<double>(r.at("want").get<std::string>(), r.at("want_doubles").get<size_t>()), n);
+        inputs_key = key;
+      }
+      Cubin cubin;
+      cubin.image = read_bytes(r.at("cubin").get<std::string>());
+      RealKernel k;
+      k.tile.m1 = r.at("m1").get<int32_t>();
+      k.tile.n1 = r.at("n1").get<int32_t>();
+      k.tile.cols_per_thread = r.at("v").get<int32_t>();
+      k.tile.min_blocks_per_sm = r.at("min_blocks").get<int32_t>();
+      k.a_tiles = r.at("a_tiles").get<int64_t>();
+      k.cubin = &cubin;
+      k.symbol = r.at("symbol").get<std::string>();
+      const TimingOptions timing{r.at("warmup").get<int>(), r.at("runs").get<int>(), r.at("flush_l2").get<bool>()};
+      reply = to_json(check_and_time_real_kernel(k, *gpu, *inputs, timing), false);
+    } catch (const DriverError& e) {
+      sticky = is_sticky_error(e.code());
+      Measurement m;
+      m.outcome = Outcome::kLaunchFailed;
+      m.detail = e.what();
+      reply = to_json(m, sticky);
+    } catch (const std::exception& e) {
+      Measurement m;
+      m.outcome = Outcome::kLaunchFailed;
+      m.detail = fmt::format("in the measuring process: {}", e.what());
+      reply = to_json(m, false);
+    }
+    out << reply.dump() << '\n' << std::flush;
+    if (sticky) return 0;  // this process cannot use the GPU any more: the parent starts another
+  }
+  return gpu ? 0 : 69;
+}
+
+}  // namespace spmmc
