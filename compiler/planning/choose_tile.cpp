@@ -11,10 +11,12 @@ const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target&
                                                  const std::function<bool(const PlannedCandidate&)>& fits, std::string& why) {
   const int64_t warps = (plan.shape.n + target.warp_size - 1) / target.warp_size;
   const int64_t n1 = std::min<int64_t>(warps * target.warp_size, std::min<int64_t>(1024, target.max_threads_per_block));
+  const PlannedCandidate* largest = nullptr;  // the M1 = 32 candidate, when M1 = 16 does not fit either
   for (const int32_t m1 : {16, 32}) {
     for (const PlannedCandidate& c : plan.candidates) {
       if (c.tile.m1 != m1 || c.tile.n1 != n1 || c.tile.cols_per_thread != 1 || c.verdict.rejected_by == Constraint::kRegister)
         continue;
+      largest = &c;
       if (!fits(c)) break;
       why = fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (n rounded up to the warp "
                         "size, at most 1024), {} blocks per SM of launch bounds (64 registers per thread), M1 = {}{}",
@@ -22,6 +24,13 @@ const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target&
                         m1 == 16 ? "" : " (M1 = 16 would exceed the compile-time limit)");
       return &c;
     }
+  }
+  if (largest) {
+    // Larger tiles would compile faster but spill under the register budget: the size guard
+    // refuses this one with a message naming the limit, rather than emitting a slow kernel.
+    why = fmt::format("heuristic (--tune none): the measured design with M1 = {}, N1 = {} (no tile of the design fits the "
+                      "compile-time limit)", largest->tile.m1, n1);
+    return largest;
   }
   std::vector<const PlannedCandidate*> pool = plan.survivors();
   std::string origin = "the survivors";
