@@ -1,4 +1,5 @@
-// Ranking features of a tile candidate: LO-SpMM Table 1, computed from the reordered tiles.
+// Ranking features of a tile candidate: LO-SpMM Table 1, computed from the reordered tiles, and
+// the launch axes of the kernel design (docs/design/kernel.md) that Table 1 predates.
 // The struct is versioned: a trained model records the schema version it was trained on and is
 // refused by a build with another one.
 #pragma once
@@ -14,7 +15,7 @@
 namespace spmmc {
 
 struct CandidateFeatures {
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // 2: + cols_per_thread, threads_per_block, min_blocks_per_sm
 
   int64_t a_tile_num = 0;  // A-tiles (non-empty rows / M1, rounded up, after reordering)
   int64_t b_tile_num = 0;  // ceil(n / N1)
@@ -25,6 +26,9 @@ struct CandidateFeatures {
   int64_t m1 = 0;
   int64_t n1 = 0;
   int64_t k = 0;           // columns of A (rows of B)
+  int64_t cols_per_thread = 1;    // V: adjacent columns of C per thread
+  int64_t threads_per_block = 0;  // N1 / V
+  int64_t min_blocks_per_sm = 1;  // __launch_bounds__' second argument: the register cap
 
   // The features in the order of names(), as the ranker consumes them.
   std::vector<double> values() const;

@@ -36,7 +36,7 @@ TEST_CASE("plan: --json follows the documented schema and agrees with itself", "
   CHECK(j["schema"] == "spmmc.plan/1");
   CHECK(j["n"] == 4096);
   CHECK(j["target"]["name"] == "h100");
-  CHECK(j["feature_schema_version"] == 1);
+  CHECK(j["feature_schema_version"] == 2);
   CHECK(j["reordering"].size() == 8);
   CHECK(j["candidates"].size() == 256);
   const auto& space = j["space"];

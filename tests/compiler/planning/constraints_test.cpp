@@ -126,7 +126,11 @@ TEST_CASE("features: LO-SpMM Table 1 for a hand-computed case", "[features]") {
     CHECK(f.m1 == 4);
     CHECK(f.n1 == 4);
     CHECK(f.k == 8);
-    CHECK(f.values() == std::vector<double>{2, 2, 4, 1.0 - 30.0 / 64.0, 16, 15, 4, 4, 8});
+    CHECK(f.cols_per_thread == 1);
+    CHECK(f.threads_per_block == 4);
+    CHECK(f.min_blocks_per_sm == c.tile.min_blocks_per_sm);
+    CHECK(f.values() == std::vector<double>{2, 2, 4, 1.0 - 30.0 / 64.0, 16, 15, 4, 4, 8, 1, 4,
+                                            static_cast<double>(c.tile.min_blocks_per_sm)});
     CHECK(CandidateFeatures::names().size() == f.values().size());
     return;
   }
