@@ -8,7 +8,7 @@
 #                  N <n>                   columns of B and C the tile is chosen for (any n works at run time)
 #                  [ARCH <sm>]             e.g. 90 or sm_90: plan for that architecture (--arch sm_90);
 #                                          default: spmmc's default target (h100, sm_90)
-#                  [TILE <M1>x<N1>]        force the tile, e.g. 32x128 (--tile)
+#                  [TILE <M1>x<N1>[x<V>]]  force the tile, e.g. 32x128 or 16x512x2 (--tile)
 #                  [TUNE none|proxy|exhaustive]  how spmmc chooses the tile; default none (a heuristic:
 #                                          reproducible, no GPU needed); proxy and exhaustive time
 #                                          kernels on the GPU of the building machine
@@ -166,8 +166,8 @@ function(spmmc_add_spmm target)
   if(NOT arg_N MATCHES "^[1-9][0-9]*$")
     message(FATAL_ERROR "${where}: N '${arg_N}' is not a positive integer")
   endif()
-  if(DEFINED arg_TILE AND NOT arg_TILE MATCHES "^[1-9][0-9]*x[1-9][0-9]*$")
-    message(FATAL_ERROR "${where}: TILE '${arg_TILE}' is not M1xN1 with positive integers, e.g. 32x128")
+  if(DEFINED arg_TILE AND NOT arg_TILE MATCHES "^[1-9][0-9]*x[1-9][0-9]*(x[124])?$")
+    message(FATAL_ERROR "${where}: TILE '${arg_TILE}' is not M1xN1 or M1xN1xV (positive integers, V 1, 2 or 4), e.g. 32x128 or 16x512x2")
   endif()
   set(tune none)
   if(DEFINED arg_TUNE)

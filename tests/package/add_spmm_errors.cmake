@@ -75,6 +75,7 @@ expect_error(NAME name-header CALL "app WEIGHTS w.mtx NAME math N 64" REGEX "NAM
 expect_error(NAME name-own CALL "app WEIGHTS w.mtx NAME spmmc N 64" REGEX "NAME 'spmmc' derives the name spmmc_kernel for the emitted code")
 expect_error(NAME tile-not-mxn CALL "app ${ok_args} TILE 32" REGEX "TILE '32' is not M1xN1")
 expect_error(NAME tile-zero CALL "app ${ok_args} TILE 0x128" REGEX "TILE '0x128' is not M1xN1")
+expect_error(NAME tile-bad-v CALL "app ${ok_args} TILE 16x512x3" REGEX "TILE '16x512x3' is not M1xN1 or M1xN1xV")
 expect_error(NAME tune-unknown CALL "app ${ok_args} TUNE fastest" REGEX "TUNE 'fastest' is not one of none, proxy, exhaustive")
 expect_error(NAME tune-model CALL "app ${ok_args} TUNE model" REGEX "TUNE model needs the learned ranker, which this spmmc does not have yet")
 expect_error(NAME tune-rank CALL "app ${ok_args} TUNE rank" REGEX "TUNE rank needs the learned ranker")
