@@ -26,6 +26,8 @@ TEST_CASE("plan: text output has the reordering table, the grid and the survivor
   CHECK_THAT(r.out, Catch::Contains("tile space (R register, H hardware utilisation, B load balance, * survivor)"));
   CHECK_THAT(r.out, Catch::Contains("space: 256 -> "));
   CHECK_THAT(r.out, Catch::Contains("survivors ("));
+  // The launch axes of each survivor: V, threads per block and the register budget's min blocks.
+  CHECK_THAT(r.out, Catch::Contains("  V threads min_blocks"));
 }
 
 TEST_CASE("plan: --json follows the documented schema and agrees with itself", "[plan-cli]") {

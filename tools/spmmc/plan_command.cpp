@@ -121,12 +121,13 @@ std::string plan_text(const std::string& path, const LoadedMatrix& m, const Targ
   if (!survivors.empty()) {
     out += fmt::format("\nsurvivors ({}), with the ranking features (schema {}):\n", survivors.size(),
                        CandidateFeatures::kSchemaVersion);
-    out += fmt::format("  {:>4} {:>5} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>6}\n", "M1", "N1", "A_tiles", "B_tiles",
-                       "blocks", "sparsity", "NNC_sum", "NNZ_max", "K");
+    out += fmt::format("  {:>4} {:>5} {:>2} {:>7} {:>10} {:>8} {:>8} {:>8} {:>9} {:>9} {:>8} {:>6}\n", "M1", "N1", "V",
+                       "threads", "min_blocks", "A_tiles", "B_tiles", "blocks", "sparsity", "NNC_sum", "NNZ_max", "K");
     for (const PlannedCandidate* c : survivors) {
       const CandidateFeatures& f = c->features;
-      out += fmt::format("  {:>4} {:>5} {:>8} {:>8} {:>8} {:>9.4f} {:>9} {:>8} {:>6}\n", f.m1, f.n1, f.a_tile_num,
-                         f.b_tile_num, f.block_num, f.sparsity, f.nnc_sum, f.nnz_max, f.k);
+      out += fmt::format("  {:>4} {:>5} {:>2} {:>7} {:>10} {:>8} {:>8} {:>8} {:>9.4f} {:>9} {:>8} {:>6}\n", f.m1, f.n1,
+                         f.cols_per_thread, f.threads_per_block, f.min_blocks_per_sm, f.a_tile_num, f.b_tile_num,
+                         f.block_num, f.sparsity, f.nnc_sum, f.nnz_max, f.k);
     }
   }
   out += fmt::format("\nload {:.1f} ms, plan {:.1f} ms\n", load_seconds * 1e3, plan.seconds * 1e3);
