@@ -20,6 +20,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compiler/common/remove_on_signal.h"
+
 extern char** environ;
 
 namespace spmmc {
@@ -213,6 +215,9 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
   std::vector<Measurement> out(kernels.size());
   const TempFolder folder;
   const std::string b_path = folder.file("b.f32").string(), want_path = folder.file("want.f64").string();
+  // B and the product can be hundreds of MB: an interrupted spmmc removes them (the empty folder
+  // stays; the handlers only unlink).
+  const RemovedOnSignal b_guard(b_path), want_guard(want_path);
   write_bytes(b_path, b_host.data(), b_host.size() * sizeof(float));
   write_bytes(want_path, want.data(), want.size() * sizeof(double));
   const IgnoreSigpipe ignore_sigpipe;
@@ -222,6 +227,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
     Measurement& m = out[i];
     if (options.progress) options.progress({"timing kernels", i, kernels.size()});
     const std::string cubin_path = folder.file(fmt::format("k{}.cubin", i)).string();
+    const RemovedOnSignal cubin_guard(cubin_path);
     write_bytes(cubin_path, k.cubin->image.data(), k.cubin->image.size());
     const Json request = {{"b", b_path},
                           {"b_floats", b_host.size()},
