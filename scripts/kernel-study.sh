@@ -5,13 +5,15 @@
 # Sputnik and SGEMM with spmmc-gpu-bench. Prints a Markdown table: compile time split into cicc
 # and ptxas, registers, spills, speed and the ratios to the peers; the study's summary line last.
 #
-# usage: scripts/kernel-study.sh CASES [--out DIR] [--prepare-only] [--runs N] [--jobs J]
+# usage: scripts/kernel-study.sh CASES [--out DIR] [--prepare-only|--build-only] [--runs N] [--jobs J]
 #   CASES            a file of lines LABEL|MATRIX|N|SPMMC COMPILE FLAGS ('#' comments); MATRIX is
 #                    relative to the repository root (e.g. a copy of ../shared/data in .gpu-data)
 #   --out DIR        work folder (default $SPMMC_BUILD_DIR/kernel-study)
 #   --prepare-only   emit the kernels (needs build/spmmc), build and run nothing: for a machine
 #                    without a GPU whose kernels are then carried to one (emission needs libclang,
 #                    which the GPU machine may lack; the emitted .cu does not)
+#   --build-only     emit (where missing) and build the kernels, time nothing (no GPU needed;
+#                    scripts/sanitize-kernels.sh builds its kernels this way)
 #   --runs N         timed runs per kernel (default 30; 10 warm-up runs)
 #   --jobs J         parallel nvcc builds (default: the number of cores)
 # Environment: SPMMC_BUILD_DIR (default build: spmmc and spmmc-gpu-bench), NVCC, SPMMC_NVCC_TIMEOUT
@@ -24,11 +26,12 @@ root=$(pwd)
 say() { echo "kernel-study: $*" >&2; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 
-cases='' out='' prepare_only=0 runs=30 jobs=$(nproc)
+cases='' out='' prepare_only=0 build_only=0 runs=30 jobs=$(nproc)
 while [ $# -gt 0 ]; do
   case $1 in
     --out) [ $# -ge 2 ] || usage; out=$2; shift ;;
     --prepare-only) prepare_only=1 ;;
+    --build-only) build_only=1 ;;
     --runs) [ $# -ge 2 ] || usage; runs=$2; shift ;;
     --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift ;;
     -h|--help) usage ;;
@@ -63,11 +66,6 @@ while IFS='|' read -r label matrix n flags; do
 done <"$cases"
 [ $prepare_only -eq 1 ] && { say "emitted into $work"; exit 0; }
 
-device=$("$bench" --device-info 2>&1); rc=$?
-[ $rc -eq 69 ] && { say "no GPU: $device"; exit 69; }
-[ $rc -eq 0 ] || { say "spmmc-gpu-bench --device-info failed: $device"; exit 1; }
-say "device: $device"
-
 # --- 2. nvcc -O3, J at a time, each on one core -----------------------------------------------
 build_one() {  # build_one DIR LABEL
   local dir=$1 label=$2 t0 t1
@@ -86,6 +84,12 @@ while IFS='|' read -r label _; do
   case $label in ''|'#'*) continue ;; esac
   [ -f "$work/$label/$label.cu" ] && printf '%s\n%s\n' "$work/$label" "$label"
 done <"$cases" | xargs -d '\n' -n 2 -P "$jobs" bash -c 'build_one "$0" "$1"'
+
+[ $build_only -eq 1 ] && { say "built into $work"; exit 0; }
+device=$("$bench" --device-info 2>&1); rc=$?
+[ $rc -eq 69 ] && { say "no GPU: $device"; exit 69; }
+[ $rc -eq 0 ] || { say "spmmc-gpu-bench --device-info failed: $device"; exit 1; }
+say "device: $device"
 
 # --- 3. check and time, one at a time ---------------------------------------------------------
 results=$work/results.jsonl

@@ -38,29 +38,20 @@ case $build in /*) ;; *) build=$root/$build ;; esac
 [ -d "$build/lib" ] && export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 work=${out:-$build/sanitize}
 
-# Emission is kernel-study's: the same CASES format and the same reuse of earlier kernels.
-scripts/kernel-study.sh "$cases" --out "$work" --prepare-only || exit 1
-[ $prepare_only -eq 1 ] && exit 0
-work=$(cd "$work" && pwd)
-
 bench=$build/spmmc-gpu-bench
-nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-[ -x "$sanitizer" ] || { say "no compute-sanitizer (set COMPUTE_SANITIZER)"; exit 69; }
-device=$("$bench" --device-info 2>&1); rc=$?
-[ $rc -eq 69 ] && { say "no GPU: $device"; exit 69; }
-[ $rc -eq 0 ] || { say "spmmc-gpu-bench --device-info failed: $device"; exit 1; }
+if [ $prepare_only -eq 0 ]; then
+  [ -x "$sanitizer" ] || { say "no compute-sanitizer (set COMPUTE_SANITIZER)"; exit 69; }
+  device=$("$bench" --device-info 2>&1); rc=$?
+  [ $rc -eq 69 ] && { say "no GPU: $device"; exit 69; }
+  [ $rc -eq 0 ] || { say "spmmc-gpu-bench --device-info failed: $device"; exit 1; }
+fi
 
-build_one() {  # build_one DIR LABEL
-  [ -f "$1/lib$2.so" ] && return 0
-  (cd "$1" && "$NVCC_BIN" -O3 -arch=sm_90 -shared -Xcompiler -fPIC "$2.cu" -o "lib$2.so") >"$1/nvcc.log" 2>&1
-}
-export -f build_one
-export NVCC_BIN=$nvcc
-while IFS='|' read -r label _; do
-  case $label in ''|'#'*) continue ;; esac
-  [ -f "$work/$label/$label.cu" ] && printf '%s\n%s\n' "$work/$label" "$label"
-done <"$cases" | xargs -d '\n' -n 2 -P "$(nproc)" bash -c 'build_one "$0" "$1"'
+# Emitting and building are kernel-study's: the same CASES format, the same reuse of earlier
+# kernels, the same nvcc line.
+if [ $prepare_only -eq 1 ]; then scripts/kernel-study.sh "$cases" --out "$work" --prepare-only; exit; fi
+scripts/kernel-study.sh "$cases" --out "$work" --build-only || exit 1
+work=$(cd "$work" && pwd)
 
 echo "### compute-sanitizer over emitted kernels ($device; $("$sanitizer" --version | tail -n1))"
 echo

@@ -94,4 +94,17 @@ CliResult run_spmmc(const std::vector<std::string>& args, const std::string& env
   return result;
 }
 
+std::vector<std::string> random_identifiers(size_t count, std::mt19937_64& rng) {
+  static const std::string first = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  static const std::string rest = "abcdefghijklmnopqrstuvwxyz0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::vector<std::string> names;
+  while (names.size() < count) {
+    std::string name(1, first[rng() % first.size()]);
+    const size_t length = 1 + rng() % 12;
+    while (name.size() < length) name += rest[rng() % rest.size()];
+    names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace spmmc::test

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct CliResult {
   std::string err;
 };
 CliResult run_spmmc(const std::vector<std::string>& args, const std::string& env = "");
+
+// `count` random C identifiers of the shapes people give layers: a letter, then 0-11 letters,
+// digits or underscores.
+std::vector<std::string> random_identifiers(size_t count, std::mt19937_64& rng);
 
 std::string read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::string& bytes);

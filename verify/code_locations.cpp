@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <llvm/ADT/SmallString.h>
 
+#include "verify/ptx_tokens.h"
+
 namespace spmmc {
 
 std::string CodeLocation::str() const {
@@ -56,13 +58,7 @@ void ErrorCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, con
 }
 
 std::string one_line(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '\n' || ch == '\t' || ch == '\r') ch = ' ';
-    if (ch == ' ' && (out.empty() || out.back() == ' ')) continue;
-    out += ch;
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  std::string out = ptx_one_line(text);
   if (out.size() > kMaxSnippet) out = out.substr(0, kMaxSnippet) + "...";
   return out;
 }

@@ -58,7 +58,8 @@ class PtxStatementReader {
   size_t error_offset_ = 0;
 };
 
-// `text` (a span of the PTX) on one line, blanks collapsed.
+// `text` (a span of the PTX, or of C++: code_locations.h's one_line) on one line, blanks
+// collapsed.
 std::string ptx_one_line(std::string_view text);
 
 }  // namespace spmmc::verify_detail

@@ -3,8 +3,6 @@
 // per thread, and two layers emitted into one folder link into one program (everything but the
 // C ABI has internal linkage) and compute both their products when run together through the CPU
 // emulation.
-#include <atomic>
-#include <thread>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -17,7 +15,9 @@ namespace spmmc {
 namespace {
 
 namespace fs = std::filesystem;
+using test::Job;
 using test::quote;
+using test::run_parallel;
 using test::run_spmmc;
 
 // nvcc, or an empty string (with a WARN) when CMake found none.
@@ -34,24 +34,6 @@ std::string nvcc_or_skip() {
 std::string nvcc_compile_command(const std::string& nvcc, const fs::path& cu, const fs::path& object) {
   return quote(nvcc) + " -arch=sm_90 -std=c++17 -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I " +
          quote(cu.parent_path().string()) + " " + quote(cu.string()) + " -o " + quote(object.string());
-}
-
-struct Job {
-  explicit Job(std::string c) : command(std::move(c)) {}
-  std::string command;
-  int exit_code = -1;
-  std::string log;
-};
-
-// Runs the commands, one per core at a time.
-void run_parallel(std::vector<Job>& jobs) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) jobs[i].exit_code = test::run_command(jobs[i].command, jobs[i].log);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(work);
-  for (auto& t : threads) t.join();
 }
 
 void compile_kernel(const fs::path& matrix, const std::string& name, const fs::path& dir, std::vector<std::string> extra) {

@@ -4,12 +4,14 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "compiler/common/sha256.h"
 #include "runtime/reference_spmm.h"
@@ -30,6 +32,16 @@ int run_command(const std::string& command, std::string& log) {
   log = read_file(out);
   if (status == -1) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void run_parallel(std::vector<Job>& jobs) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) jobs[i].exit_code = run_command(jobs[i].command, jobs[i].log);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(work);
+  for (auto& t : threads) t.join();
 }
 
 int build_emulated(const std::vector<std::filesystem::path>& sources, const std::filesystem::path& so, std::string& log,

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/templates/spmmc_kernel_info.h"
@@ -16,6 +17,17 @@ namespace spmmc::test {
 
 // Runs a shell command, stdout and stderr into `log`; returns its exit status (or 128 + signal).
 int run_command(const std::string& command, std::string& log);
+
+// A shell command to run with run_parallel, and what it gave.
+struct Job {
+  explicit Job(std::string c) : command(std::move(c)) {}
+  std::string command;
+  int exit_code = -1;
+  std::string log;
+};
+
+// Runs the commands (run_command), one per core at a time.
+void run_parallel(std::vector<Job>& jobs);
 
 // Quotes one word for /bin/sh.
 std::string quote(const std::string& word);

@@ -13,10 +13,8 @@
 // as emitted, at the scopes they were emitted at. The seed is fixed: the sample is the same on
 // every run.
 #include <algorithm>
-#include <atomic>
 #include <random>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "codegen/emit_unrolled_kernel.h"
@@ -28,7 +26,9 @@ namespace spmmc {
 namespace {
 
 namespace fs = std::filesystem;
+using test::Job;
 using test::quote;
+using test::run_parallel;
 
 constexpr size_t kSample = 1000;
 constexpr size_t kFromHeaders = 500;
@@ -79,37 +79,6 @@ std::string with_own_names_suffixed(const std::string& cu, const std::string& su
     i = end;
   }
   return out;
-}
-
-// Random C identifiers of the shapes people give layers: letters, digits, underscores.
-std::vector<std::string> random_identifiers(size_t count, std::mt19937_64& rng) {
-  static const std::string first = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  static const std::string rest = "abcdefghijklmnopqrstuvwxyz0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  std::vector<std::string> names;
-  while (names.size() < count) {
-    std::string name(1, first[rng() % first.size()]);
-    const size_t length = 1 + rng() % 12;
-    while (name.size() < length) name += rest[rng() % rest.size()];
-    names.push_back(name);
-  }
-  return names;
-}
-
-struct Job {
-  explicit Job(std::string c) : command(std::move(c)) {}
-  std::string command;
-  int exit_code = -1;
-  std::string log;
-};
-
-void run_parallel(std::vector<Job>& jobs) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) jobs[i].exit_code = test::run_command(jobs[i].command, jobs[i].log);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t) threads.emplace_back(work);
-  for (auto& t : threads) t.join();
 }
 
 // The first lines of a compiler's log: enough to name the kernels that failed.
@@ -172,7 +141,7 @@ TEST_CASE("every accepted kernel name in a random sample of 1000 builds with nvc
   };
   for (size_t i = 0; i < from_headers.size() && sample.size() < kFromHeaders; ++i) take(from_headers[i]);
   while (sample.size() < kSample)
-    for (const std::string& name : random_identifiers(kSample, rng)) take(name);
+    for (const std::string& name : test::random_identifiers(kSample, rng)) take(name);
   REQUIRE(sample.size() == kSample);
 
   // The kernels, kPerUnit to a translation unit; every header beside them.

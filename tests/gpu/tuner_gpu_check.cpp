@@ -25,6 +25,7 @@
 #include "runtime/nvrtc_compile.h"
 #include "tuner/check_real_kernels.h"
 #include "tuner/measure_worker.h"
+#include "tuner/measurement.h"
 
 namespace spmmc {
 namespace {
@@ -35,15 +36,6 @@ extern "C" __global__ void spmmc_faulting_kernel(const float* B, float* C, long 
   C[(1ll << 40) + threadIdx.x] = B[0];
 }
 )";
-
-// Index of the Ok measurement with the smallest median time; -1 when none.
-int fastest_candidate_index(const std::vector<Measurement>& ms) {
-  int best = -1;
-  for (size_t i = 0; i < ms.size(); ++i)
-    if (ms[i].outcome == Outcome::kOk && (best < 0 || ms[i].time.median_ms < ms[static_cast<size_t>(best)].time.median_ms))
-      best = static_cast<int>(i);
-  return best;
-}
 
 using gpu_check::check;
 
@@ -135,7 +127,9 @@ void run_checks() {
         "the faulting candidate is LaunchFailed with the driver's message: " + describe(measured[1]));
   check(measured[2].outcome == Outcome::kNotRun && measured[2].detail.find("faulted before it") != std::string::npos,
         "the candidate after it is NotRun, naming the fault: " + describe(measured[2]));
-  check(fastest_candidate_index(measured) == 0, "the fastest correct candidate is still found among those measured");
+  std::vector<CandidateResult> results(measured.size());
+  for (size_t i = 0; i < measured.size(); ++i) results[i].real = measured[i];
+  check(fastest_candidate(results, true) == 0, "the fastest correct candidate is still found among those measured");
 
   // Why the search cannot go on in this process: the context refuses everything after the fault.
   bool refused = false;

@@ -75,27 +75,13 @@ TEST_CASE("reserved names: ordinary layer names are accepted", "[names]") {
   }
 }
 
-// Random C identifiers of the shapes people give layers: words, digits, underscores, capitals.
-std::vector<std::string> random_identifiers(size_t count, uint64_t seed) {
-  static const std::string first = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  static const std::string rest = "abcdefghijklmnopqrstuvwxyz0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  std::mt19937_64 rng(seed);
-  std::vector<std::string> names;
-  while (names.size() < count) {
-    std::string name(1, first[rng() % first.size()]);
-    const size_t length = 1 + rng() % 12;
-    while (name.size() < length) name += rest[rng() % rest.size()];
-    names.push_back(name);
-  }
-  return names;
-}
-
 TEST_CASE("reserved names: spmmc_add_spmm() at configure time agrees with spmmc compile --name", "[names][cmake]") {
   // Every name of the table with its variants, the examples above, and random identifiers.
   std::set<std::string> names = {"_x", "spmmc_a", "SPMMC_B", "tile_0", "tile_x", "a_info", "cuX", "CUx", "nvX", "NVx",
                                  "x_t", "main", "layer", "fc1", "sinf", "sinl", "sinf32x", "acosf128x", "maxf", "j0l",
                                  "threadIdx", "printf", "open", "math", "Cuda", "a_kernel", "x_info_y", "spmmc", "SPMMC"};
-  for (const std::string& name : random_identifiers(300, 11)) names.insert(name);
+  std::mt19937_64 rng(11);
+  for (const std::string& name : test::random_identifiers(300, rng)) names.insert(name);
   for (const char* word : {"printf", "threadIdx", "cospi", "INT_MAX", "features", "xdr_void", "accept"})
     for (const char* suffix : {"", "f", "l", "_kernel", "_info", "2"}) names.insert(std::string(word) + suffix);
   test::TempDir dir;
