@@ -34,7 +34,8 @@ std::vector<TileCandidate> build_tile_space(const TileSpaceAxes& axes, int64_t r
         c.m1 = m1;
         c.n1 = n1;
         c.cols_per_thread = v;
-        c.min_blocks_per_sm = min_blocks_for_register_budget(c.threads_per_block(), registers_per_sm);
+        c.min_blocks_per_sm = axes.min_blocks_per_sm > 0 ? axes.min_blocks_per_sm
+                                                         : min_blocks_for_register_budget(c.threads_per_block(), registers_per_sm);
         space.push_back(c);
       }
   return space;

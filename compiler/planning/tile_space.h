@@ -28,6 +28,9 @@ struct TileSpaceAxes {
   std::vector<int32_t> m1;
   std::vector<int32_t> n1;
   std::vector<int32_t> cols_per_thread = {1};  // V; a (N1, V) pair is kept when V divides N1
+  // Minimum blocks per SM of every candidate's launch bounds; 0: the register budget's
+  // (min_blocks_for_register_budget), which is what spmmc plans with unless --min-blocks-per-sm.
+  int32_t min_blocks_per_sm = 0;
 };
 
 // The register budget of every emitted kernel: __launch_bounds__(threads, min_blocks) with
@@ -46,7 +49,7 @@ int32_t min_blocks_for_register_budget(int32_t threads, int64_t registers_per_sm
 TileSpaceAxes default_tile_axes(const Target& target);
 
 // Every (M1, N1, V) of the axes with V dividing N1, M1-major, for the unrolled family; each with
-// the minimum blocks per SM of the register budget (min_blocks_for_register_budget).
+// axes.min_blocks_per_sm, or the register budget's minimum blocks per SM when that is 0.
 std::vector<TileCandidate> build_tile_space(const TileSpaceAxes& axes, int64_t registers_per_sm);
 
 }  // namespace spmmc

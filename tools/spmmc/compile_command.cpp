@@ -65,14 +65,14 @@ TileCandidate parse_tile(const std::string& text) {
 
 // The planned candidate for a tile the user forced: planned alone, so any M1 works. A tile that
 // cannot launch (hardware rules) is a usage error; other rejections are warnings.
-Plan plan_forced_tile(const Csr& a, const Target& target, PlanOptions options, const TileCandidate& tile) {
+// `min_blocks_per_sm`: --min-blocks-per-sm, or 0 for the register budget's (tile_space.h).
+Plan plan_forced_tile(const Csr& a, const Target& target, PlanOptions options, const TileCandidate& tile,
+                      int32_t min_blocks_per_sm) {
   options.axes.m1 = {tile.m1};
   options.axes.n1 = {tile.n1};
   options.axes.cols_per_thread = {tile.cols_per_thread};
+  options.axes.min_blocks_per_sm = min_blocks_per_sm;
   Plan plan = plan_tiles(a, target, options);
-  // --min-blocks-per-sm overrides the register budget's minimum blocks per SM (tile_space.h).
-  if (tile.min_blocks_per_sm > 0)
-    for (PlannedCandidate& c : plan.candidates) c.tile.min_blocks_per_sm = tile.min_blocks_per_sm;
   const Verdict& v = plan.candidates.front().verdict;
   if (tile.threads_per_block() % target.warp_size != 0 || tile.threads_per_block() > target.max_threads_per_block)
     fail_usage("--tile {}: N1 / V (threads per block) must be a multiple of the warp size {} and at most {}", tile.label(),
@@ -112,16 +112,12 @@ int run_compile(const Args& args) {
   seconds["read"] = seconds_since(clock);
   if (m.csr.nnz() == 0)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path), "the matrix has no non-zeros: there is nothing to compile");
-  TileCandidate forced;
-  if (args.has("--tile")) forced = parse_tile(*args.get("--tile"));
-  forced.min_blocks_per_sm = 0;  // the register budget's, unless --min-blocks-per-sm says
-  if (auto b = args.get("--min-blocks-per-sm")) {
-    int64_t value = 0;
-    if (!args.has("--tile") || !parse_int64(*b, value) || value < 1 || value > 32)
+  int64_t min_blocks = 0;  // the register budget's
+  if (auto b = args.get("--min-blocks-per-sm"))
+    if (!args.has("--tile") || !parse_int64(*b, min_blocks) || min_blocks < 1 || min_blocks > 32)
       fail_usage("--min-blocks-per-sm takes an integer in [1, 32] and needs --tile; got '{}'", *b);
-    forced.min_blocks_per_sm = static_cast<int32_t>(value);
-  }
-  const Plan plan = args.has("--tile") ? plan_forced_tile(m.csr, target, plan_options, forced)
+  const Plan plan = args.has("--tile") ? plan_forced_tile(m.csr, target, plan_options, parse_tile(*args.get("--tile")),
+                                                          static_cast<int32_t>(min_blocks))
                                        : plan_tiles(m.csr, target, plan_options);
   seconds["plan"] = seconds_since(clock);
   std::string why = "--tile";
