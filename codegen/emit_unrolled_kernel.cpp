@@ -75,19 +75,30 @@ bool is_c_identifier(const std::string& name) {
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
-  const KernelProgram program = build_kernel_program(a, tiling, tile);
+  const KernelProgram program = build_kernel_program(a, tiling, tile, options.fmas_per_kernel);
   const int32_t v = program.launch.cols_per_thread;
   EmittedKernel k;
-  std::string tiles, dispatch;
-  for (size_t id = 0; id < program.tiles.size(); ++id) {
-    print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v);
-    fmt::format_to(std::back_inserter(dispatch), "      case {0}: spmmc_tile_{0}(b, c, ld); break;\n", id);
+  std::string tiles;
+  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v);
+  std::string kernels, pointers, tile_counts, declarations;
+  for (int32_t j = 0; j < program.kernels(); ++j) {
+    const std::string symbol = fmt::format("{}_kernel_{}", options.name, j);
+    std::string dispatch;
+    for (int32_t x = 0; x < program.tiles_of(j); ++x)
+      fmt::format_to(std::back_inserter(dispatch), "      case {}: spmmc_tile_{}(b, c, ld); break;\n", x, program.first_tile(j) + x);
+    kernels += fill_template(embedded_template("kernel_group.cuh"),
+                             {{"HEADER_COMMENT", ""}, {"KERNEL", symbol}, {"DISPATCH", dispatch}}, "kernel_group.cuh");
+    fmt::format_to(std::back_inserter(pointers), "{}reinterpret_cast<const void*>(&{})", j ? ",\n    " : "", symbol);
+    fmt::format_to(std::back_inserter(tile_counts), "{}{}", j ? (j % 16 ? ", " : ",\n    ") : "", program.tiles_of(j));
+    fmt::format_to(std::back_inserter(declarations),
+                   "extern \"C\" __global__ void {}(const float* __restrict__ B, float* __restrict__ C, int64_t n);\n", symbol);
+    k.kernel_symbols.push_back(symbol);
+    k.kernel_tiles.push_back(program.tiles_of(j));
   }
   k.tiles = static_cast<int32_t>(program.tiles.size());
   k.fmas = program.fmas();
   k.loads = program.loads();
   k.stores = a.rows;
-  k.kernel_symbol = options.name + "_kernel";
 
   const std::string comment = comment_lines(options.provenance);
   const std::map<std::string, std::string> header_values = {
@@ -107,15 +118,16 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"MIN_BLOCKS", std::to_string(program.launch.min_blocks_per_sm)},
       {"A_TILES", std::to_string(k.tiles)},
       {"TILE_FUNCTIONS", tiles},
-      {"KERNEL", k.kernel_symbol},
-      {"DISPATCH", dispatch},
+      {"KERNELS", kernels},
   };
   const std::string device_code = fill_template(embedded_template("kernel_device.cuh"), device_values, "kernel_device.cuh");
   const std::map<std::string, std::string> kernel_values = {
       {"HEADER_COMMENT", comment},
       {"HEADER", "\"" + options.name + ".h\""},
       {"DEVICE_CODE", device_code},
-      {"KERNEL", k.kernel_symbol},
+      {"KERNEL_COUNT", std::to_string(program.kernels())},
+      {"KERNEL_POINTERS", pointers},
+      {"KERNEL_TILES", tile_counts},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"M", std::to_string(a.rows)},
@@ -135,7 +147,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   };
   if (options.nvrtc_form)
     k.nvrtc_cu = fill_template(embedded_template("kernel_nvrtc.cu"),
-                               {{"HEADER_COMMENT", comment}, {"KERNEL", k.kernel_symbol}, {"DEVICE_CODE", device_code}},
+                               {{"HEADER_COMMENT", comment}, {"KERNEL_DECLARATIONS", declarations}, {"DEVICE_CODE", device_code}},
                                "kernel_nvrtc.cu");
   k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
   return k;

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "codegen/kernel_program.h"
 #include "compiler/common/csr.h"
 #include "compiler/planning/reorder_rows.h"
 #include "compiler/planning/tile_space.h"
@@ -22,15 +24,23 @@ struct EmitOptions {
   std::string provenance;      // lines for the files' header comment (how to regenerate them)
   std::string weights_sha256;  // of A (weights_sha256 in compiler/common/sha256.h)
   bool nvrtc_form = false;     // also produce EmittedKernel::nvrtc_cu
+  // The unrolled code is split into kernels of consecutive tiles of at most this many FMAs
+  // (0: one kernel), launched in order (build_kernel_program; spmmc compile's default is
+  // default_fmas_per_kernel).
+  int64_t fmas_per_kernel = 0;
 };
 
 struct EmittedKernel {
   std::string cu;          // NAME.cu
   std::string h;           // NAME.h
   // With EmitOptions::nvrtc_form: the same device code alone, headerless, for NVRTC, with the
-  // kernel `kernel_symbol` given C linkage (codegen/templates/kernel_nvrtc.cu).
+  // kernels `kernel_symbols` given C linkage (codegen/templates/kernel_nvrtc.cu).
   std::string nvrtc_cu;
-  std::string kernel_symbol;  // NAME_kernel: the __global__ function (signature B, C, int64 n)
+  // NAME_kernel_0, NAME_kernel_1, ...: the __global__ functions of the unrolled path in launch
+  // order (signature B, C, int64 n), and the A-tiles of each (its grid.x). Kernel j after the
+  // first is launched with programmatic stream serialization (codegen/templates/kernel.cu).
+  std::vector<std::string> kernel_symbols;
+  std::vector<int32_t> kernel_tiles;
   int32_t tiles = 0;       // thread-block functions, zero-row tiles included
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles

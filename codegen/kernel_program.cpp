@@ -1,6 +1,8 @@
 #include "codegen/kernel_program.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "compiler/common/diagnostics.h"
@@ -40,7 +42,23 @@ int64_t KernelProgram::loads() const {
   return total;
 }
 
-KernelProgram build_kernel_program(const Csr& a, const RowTiling& tiling, const TileCandidate& tile) {
+int64_t default_fmas_per_kernel(int64_t nnz, int64_t n, const std::string& arch) {
+  int sm = 0;
+  if (std::sscanf(arch.c_str(), "sm_%d", &sm) != 1 || sm < 90) return std::max(kMinFmasPerKernel, nnz);
+  const double run_seconds = 2.0 * static_cast<double>(nnz) * static_cast<double>(n) / kAssumedFlopsPerSecond;
+  const double kernels = std::max(1.0, std::floor(kLaunchShareOfRunTime * run_seconds / kLaunchSeconds));
+  const auto even = static_cast<int64_t>(std::ceil(static_cast<double>(nnz) / kernels));
+  return std::max(kMinFmasPerKernel, even);
+}
+
+int32_t KernelProgram::tiles_of(int32_t kernel) const {
+  const int32_t end = kernel + 1 < kernels() ? first_tile(kernel + 1) : static_cast<int32_t>(tiles.size());
+  return end - first_tile(kernel);
+}
+
+KernelProgram build_kernel_program(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
+                                   int64_t fmas_per_kernel) {
+  SPMMC_CHECK(fmas_per_kernel >= 0, "FMAs per kernel must not be negative");
   SPMMC_CHECK(tiling.m1 == tile.m1, "the tiling was made for another M1");
   SPMMC_CHECK(tile.cols_per_thread == 1 || tile.cols_per_thread == 2 || tile.cols_per_thread == 4,
               "columns per thread must be 1, 2 or 4");
@@ -61,6 +79,16 @@ KernelProgram build_kernel_program(const Csr& a, const RowTiling& tiling, const 
   int64_t stored = 0;
   for (const TileProgram& t : k.tiles) stored += static_cast<int64_t>(t.rows.size());
   SPMMC_CHECK(stored == a.rows, "every row of C must be stored exactly once");
+  SPMMC_CHECK(!k.tiles.empty(), "a matrix without rows has no kernel");
+  int64_t in_kernel = 0;
+  for (size_t t = 0; t < k.tiles.size(); ++t) {
+    const int64_t fmas = k.tiles[t].fmas();
+    if (k.kernel_first_tile.empty() || (fmas_per_kernel > 0 && in_kernel > 0 && in_kernel + fmas > fmas_per_kernel)) {
+      k.kernel_first_tile.push_back(static_cast<int32_t>(t));
+      in_kernel = 0;
+    }
+    in_kernel += fmas;
+  }
   SPMMC_CHECK(k.fmas() == a.nnz(), "every non-zero must become exactly one FMA");
   return k;
 }

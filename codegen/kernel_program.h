@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/common/csr.h"
@@ -47,10 +48,34 @@ struct LaunchMapping {
   int32_t n1() const { return threads * cols_per_thread; }
 };
 
+// The split of the unrolled code into several kernels (docs/design/kernel.md, "Compile time"):
+// ptxas's time grows faster than linearly with the code of one kernel function and linearly over
+// functions, but every kernel costs a launch (measured on the H100 machine: 3.5 us of host time
+// per cudaLaunchKernelEx, which is what a chain of overlapped kernels pays per kernel).
+// The default: as many kernels as keep the launches within 10% of the layer's estimated run time
+// at 10 useful TFLOP/s, but no kernel below kMinFmasPerKernel FMAs (below that ptxas gains
+// nothing: 32 one-tile kernels compiled only 15% faster than 8 of four tiles).
+constexpr int64_t kMinFmasPerKernel = 4096;
+constexpr double kLaunchSeconds = 3.5e-6, kAssumedFlopsPerSecond = 10e12, kLaunchShareOfRunTime = 0.1;
+
+// FMAs per kernel by default for A with `nnz` non-zeros multiplied with B of `n` columns
+// (the n spmmc compile tunes for) on a GPU of the architecture `arch` ("sm_90"): nnz itself (one
+// kernel) for layers that run for less than ~70 us (two launches would cost more than 10%),
+// smaller for longer ones, at least kMinFmasPerKernel. Before sm_90 there is no programmatic
+// dependent launch and split kernels run one after the other (4-6x slower, measured): one kernel.
+int64_t default_fmas_per_kernel(int64_t nnz, int64_t n, const std::string& arch = "sm_90");
+
 struct KernelProgram {
   int32_t m = 0, k = 0;
   LaunchMapping launch;
   std::vector<TileProgram> tiles;  // the tiling's tiles in order, then tiles of empty rows
+  // The kernels, launched in this order: kernel j runs tiles [kernel_first_tile[j],
+  // kernel_first_tile[j + 1]) (the last to the end), tile first + blockIdx.x in each block.
+  std::vector<int32_t> kernel_first_tile;
+
+  int32_t kernels() const { return static_cast<int32_t>(kernel_first_tile.size()); }
+  int32_t first_tile(int32_t kernel) const { return kernel_first_tile[static_cast<size_t>(kernel)]; }
+  int32_t tiles_of(int32_t kernel) const;  // the A-tiles of kernel j: its grid.x
 
   int64_t fmas() const;   // one per non-zero
   int64_t loads() const;  // loads of B per thread: the sum of non-empty columns over tiles
@@ -58,7 +83,10 @@ struct KernelProgram {
 
 // Builds the program of A under `tiling` (rows grouped into tiles of at most tile.m1 rows) for
 // the launch of `tile`; rows of A without non-zeros become tiles of at most M1 rows storing
-// zeros. Deterministic; every row of C appears in exactly one tile.
-KernelProgram build_kernel_program(const Csr& a, const RowTiling& tiling, const TileCandidate& tile);
+// zeros. Consecutive tiles are grouped into kernels of at most `fmas_per_kernel` FMAs (a tile
+// with more gets a kernel of its own; 0: one kernel for all). Deterministic; every row of C
+// appears in exactly one tile, every tile in exactly one kernel.
+KernelProgram build_kernel_program(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
+                                   int64_t fmas_per_kernel = 0);
 
 }  // namespace spmmc

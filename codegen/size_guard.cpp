@@ -15,18 +15,21 @@ constexpr double kBytesPerNonZero = 13.0, kBytesPerFmaLane = 40.0, kBytesPerLoad
                  kBytesPerTile = 300.0, kBytesFixed = 8192.0;
 
 // nvcc -O3 -arch=sm_90 time of one process on the H100 machine's cores (docs/design/kernel.md,
-// "Compile time"): cicc takes 0.4-1.5 s whatever the size (the tile bodies are inline PTX it
-// passes through), ptxas the rest. ptxas's time, fitted over 19 kernels of 13k-79k non-zeros
-// with the 64-register budget (max error 30%), is
-//   e^-7.681 x nnz^0.688 x NNC_sum^0.690 x M1^-0.718,
-// times V^0.6 for V columns per thread (V FMAs per non-zero), times 1.5 so that the guard errs
-// on the side of refusing: ptxas grows faster than linearly with the tiles of one kernel, and one
-// kernel (59k non-zeros, K = 2304, M1 = 16) ran past 240 s where this says 210.
-constexpr double kNvccStartSeconds = 2.0, kPtxasScale = 1.5;
+// "Compile time"): cicc takes 0.4-4 s whatever the size (the tile bodies are inline PTX it
+// passes through), ptxas the rest. ptxas compiles each kernel function on its own, and its time
+// per kernel, fitted over 79 builds of 13k-315k non-zeros in 1-128 kernels (M1 = 4-32, the
+// 64-register budget; studies 4 and 5, 15-16 builds in parallel on the 16 cores), is
+//   e^-13.123 x nnz_k^0.592 x NNC_k^1.128 x M1^0.162
+// for a kernel of nnz_k non-zeros and NNC_k loads; times V^0.6 for V columns per thread (V FMAs
+// per non-zero, from the one-kernel fit of study 1). The fit is within 0.49-1.5x of every build
+// (the machine's load alone moved one layer's time by 1.6x between runs), so the guard takes
+// twice the fit: it errs on the side of refusing.
+constexpr double kNvccStartSeconds = 2.0, kPtxasScale = 2.0;
 
 }  // namespace
 
-SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile) {
+SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile,
+                                    int64_t fmas_per_kernel) {
   SizeEstimate e;
   const double v = tile.cols_per_thread;
   e.fmas = a.nnz() * tile.cols_per_thread;
@@ -35,8 +38,11 @@ SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, con
   e.source_bytes = static_cast<int64_t>((kBytesPerNonZero + kBytesPerFmaLane * v) * nnz + kBytesPerLoad * loads +
                                         kBytesPerRow * static_cast<double>(a.rows) +
                                         kBytesPerTile * static_cast<double>(tiling.tiles) + kBytesFixed);
-  const double ptxas = std::exp(-7.681) * std::pow(std::max(nnz, 1.0), 0.688) * std::pow(loads, 0.690) *
-                       std::pow(static_cast<double>(tile.m1), -0.718) * std::pow(v, 0.6);
+  // The kernels: taken as equal parts of the non-zeros and loads; ptxas compiles each on its own.
+  const double kernels = fmas_per_kernel > 0 ? std::max(1.0, std::ceil(nnz / static_cast<double>(fmas_per_kernel))) : 1.0;
+  const double ptxas = kernels * std::exp(-13.123) * std::pow(std::max(nnz / kernels, 1.0), 0.592) *
+                       std::pow(std::max(loads / kernels, 1.0), 1.128) * std::pow(static_cast<double>(tile.m1), 0.162) *
+                       std::pow(v, 0.6);
   e.nvcc_seconds = kNvccStartSeconds + kPtxasScale * ptxas;
   return e;
 }

@@ -25,8 +25,11 @@ struct SizeLimits {
 };
 
 // Estimates the kernel that `tile` gives: its size and compile time from the tiling (rows and
-// tiles, non-zeros and non-empty columns), M1 and V. Constants: measured, see size_guard.cpp.
-SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile);
+// tiles, non-zeros and non-empty columns), M1, V and the split into kernels of at most
+// `fmas_per_kernel` FMAs (0: one kernel; codegen/kernel_program.h). Constants: measured, see
+// size_guard.cpp.
+SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile,
+                                    int64_t fmas_per_kernel);
 
 // Throws a data error (naming `file`) when the estimate exceeds a limit: what the estimate is,
 // what the limit is, and the flag that raises it.

@@ -48,22 +48,38 @@ const spmmc_kernel_info spmmc_info = {
     "/*@VERSION*//*@*/",
 };
 
-// grid.y of the unrolled kernel: enough B-tile columns of blocks to fill every SM of the current
-// device with as many blocks as fit at once (one wave), each block looping over its share of the
-// B-tiles. Blocks per SM depend on the architecture only: asked once (a thread-safe static);
-// the SM count is asked at every launch (cheap), so GPUs of one kind but different sizes work.
-int64_t spmmc_grid_y(int64_t b_tiles) {
+// The kernels of the unrolled path in launch order, and the A-tiles of each (its grid.x).
+constexpr int spmmc_kernel_count = /*@KERNEL_COUNT*/1/*@*/;
+const void* const spmmc_kernels[spmmc_kernel_count] = {
+    /*@KERNEL_POINTERS*/reinterpret_cast<const void*>(&spmmc_template_kernel_0)/*@*/};
+constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {/*@KERNEL_TILES*/1/*@*/};
+
+// What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
+// but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
+struct spmmc_device_shape {
+  int sms = 1;
+  bool dependent_launch = false;
+};
+spmmc_device_shape spmmc_current_device() {
+  spmmc_device_shape d;
+  int device = 0, sms = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return d;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0) d.sms = sms;
+  d.dependent_launch = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+  return d;
+}
+
+// grid.y of every unrolled kernel: enough B-tile columns of blocks that all kernels together fill
+// every SM with as many blocks as fit at once (one wave), each block looping over its share of
+// the B-tiles. Blocks per SM depend on the architecture only: asked once (a thread-safe static).
+int64_t spmmc_grid_y(int64_t b_tiles, int sms) {
   static const int per_sm = [] {
     int blocks = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, /*@KERNEL*/spmmc_template_kernel/*@*/, spmmc_threads, 0) !=
-            cudaSuccess || blocks < 1)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmmc_kernels[0], spmmc_threads, 0) != cudaSuccess ||
+        blocks < 1)
       blocks = 1;
     return blocks;
   }();
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      sms < 1)
-    sms = 1;
   const int64_t y = (int64_t{sms} * per_sm + spmmc_a_tiles - 1) / spmmc_a_tiles;
   return y < 1 ? 1 : y > b_tiles ? b_tiles : y > spmmc_max_grid_y ? spmmc_max_grid_y : y;
 }
@@ -82,9 +98,25 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, in
                             0, stream);
   }
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
-  const dim3 grid(static_cast<unsigned>(spmmc_a_tiles), static_cast<unsigned>(spmmc_grid_y(b_tiles)));
-  return cudaLaunchKernel(reinterpret_cast<const void*>(&/*@KERNEL*/spmmc_template_kernel/*@*/), grid, dim3(spmmc_threads),
-                          args, 0, stream);
+  const spmmc_device_shape device = spmmc_current_device();
+  const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));
+  // Every kernel after the first may start while the one before it runs (each waits for its
+  // predecessor only before it ends: kernel_device.cuh).
+  cudaLaunchAttribute overlap[1];
+  overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap[0].val.programmaticStreamSerializationAllowed = 1;
+  for (int j = 0; j < spmmc_kernel_count; ++j) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(spmmc_kernel_tiles[j], grid_y);
+    config.blockDim = dim3(spmmc_threads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = overlap;
+    config.numAttrs = j > 0 && device.dependent_launch ? 1 : 0;
+    const cudaError_t status = cudaLaunchKernelExC(&config, spmmc_kernels[j], args);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
 }
 
 extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &spmmc_info; }

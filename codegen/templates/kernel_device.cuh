@@ -1,5 +1,5 @@
 /*@HEADER_COMMENT*/// Template of the device code of an spmmc-emitted kernel (codegen/templates/kernel_device.cuh):
-// the tile functions and the __global__ kernel. The emitter fills it and pastes it into both forms
+// the tile functions and the __global__ kernels. The emitter fills it and pastes it into both forms
 // of the kernel: NAME.cu (kernel.cu, for nvcc) and the NVRTC form (kernel_nvrtc.cu) that the
 // tuner compiles and times. Needs int64_t and the CUDA built-ins from its includer.
 /*@*/
@@ -24,6 +24,19 @@ static_assert(spmmc_v == 1 || spmmc_v == 2 || spmmc_v == 4, "1, 2 or 4 columns p
 static_assert(spmmc_m1 >= 1, "M1 must be at least 1");
 static_assert(spmmc_min_blocks >= 1, "at least one block per SM");
 
+// Programmatic dependent launch (sm_90 and later): every kernel lets the next one start at once
+// (the kernels write disjoint rows of C), and waits before it ends until the kernel before it has
+// completed, so the last kernel's completion means all are done, for whatever the stream runs
+// next. Both are no-ops for a kernel launched without the attribute (the first) and where the
+// device code predates sm_90; the tests' host emulation gets the no-ops too.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SPMMC_LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" : : : "memory")
+#define SPMMC_WAIT_FOR_PREVIOUS_KERNEL() asm volatile("griddepcontrol.wait;" : : : "memory")
+#else
+#define SPMMC_LAUNCH_DEPENDENTS() ((void)0)
+#define SPMMC_WAIT_FOR_PREVIOUS_KERNEL() ((void)0)
+#endif
+
 // Each tile body is one inline-PTX statement: b and c point at this thread's first column of B
 // and C, ld is the row stride in bytes. The tests' host emulation defines its own macro.
 #ifndef SPMMC_TILE_ASM
@@ -36,20 +49,7 @@ static_assert(spmmc_min_blocks >= 1, "at least one block per SM");
   SPMMC_TILE_ASM("{.reg .f32 a<1>;.reg .b64 p<1>;mov.b32 a0,0f00000000;mad.wide.u32 p0,%2,0,%1;st.global.f32 [p0],a0;}");
 }
 /*@*/
-// Requires n % spmmc_v == 0, n <= spmmc_max_n and B, C aligned to 4 x spmmc_v bytes: the entry
-// point checks and takes the generic path otherwise.
-__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)
-    /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
-  const unsigned ld = static_cast<unsigned>(n) * 4u;
-  for (int64_t bt = blockIdx.y; bt < b_tiles; bt += gridDim.y) {
-    const int64_t col = bt * spmmc_n1 + static_cast<int64_t>(threadIdx.x) * spmmc_v;
-    if (col >= n) continue;  // n % spmmc_v == 0: a thread has all of its V columns or none
-    const float* const b = B + col;
-    float* const c = C + col;
-    switch (blockIdx.x) {
-/*@DISPATCH*/      case 0: spmmc_tile_0(b, c, ld); break;
-/*@*/      default: break;
-    }
-  }
-}
+// The kernels, each a few consecutive tiles (kernel_group.cuh); the entry point launches them in
+// order, overlapped by programmatic dependent launch.
+/*@KERNELS*/#include "kernel_group.cuh"
+/*@*/

@@ -5,8 +5,9 @@
 /*@*/
 typedef long long int64_t;  // NVRTC provides no <stdint.h>
 
-// Declared first with C linkage: the definition in the device code below inherits it.
-extern "C" __global__ void /*@KERNEL*/spmmc_template_kernel/*@*/(const float* __restrict__ B, float* __restrict__ C, int64_t n);
+// Declared first with C linkage: the definitions in the device code below inherit it.
+/*@KERNEL_DECLARATIONS*/extern "C" __global__ void spmmc_template_kernel_0(const float* __restrict__ B, float* __restrict__ C, int64_t n);
+/*@*/
 
 /*@DEVICE_CODE*/#include "kernel_device.cuh"
 /*@*/

@@ -19,6 +19,8 @@
 #include <tuple>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "codegen/fill_template.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
@@ -206,7 +208,14 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "\"none\"") == 1);  // the reorder field of k_info()
   CHECK(count(k.cu, "extern \"C\" cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream)") == 1);
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel(const float* __restrict__ B") == 1);
+  // One kernel (EmitOptions' default), launched from the table the entry point walks.
+  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const float* __restrict__ B") == 1);
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 2);  // and the generic path's
+  CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
+  CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
+  CHECK(count(k.cu, "constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {2};") == 1);
+  CHECK(k.kernel_symbols == std::vector<std::string>{"k_kernel_0"});
+  CHECK(k.kernel_tiles == std::vector<int32_t>{2});
   CHECK(count(k.cu, "/*@") == 0);  // every marker filled
   CHECK(count(k.h, "/*@") == 0);
   CHECK(count(k.h, "#ifndef SPMMC_k_H\n#define SPMMC_k_H\n") == 1);
@@ -230,6 +239,80 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
     CHECK(std::isnan(c[static_cast<size_t>(r) * 3 + 0]));  // other threads' columns untouched
     CHECK(std::isnan(c[static_cast<size_t>(r) * 3 + 2]));
   }
+}
+
+TEST_CASE("emitter: kernels of consecutive tiles, at most F FMAs each", "[codegen][emit]") {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  std::bernoulli_distribution present(0.2);
+  const int32_t rows = 61, cols = 50;
+  std::vector<float> dense(static_cast<size_t>(rows * cols));
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < cols; ++c)
+      if (r % 9 != 4 && present(rng)) dense[static_cast<size_t>(r * cols + c)] = value(rng);
+  const Csr a = test::csr_from_dense(rows, cols, dense);
+  const RowTiling tiling = tile_rows(a, 4, ReorderMethod::kColumnOverlap);
+  for (const int64_t f : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{30}, int64_t{64}, a.nnz() - 1, a.nnz(), int64_t{1} << 40}) {
+    INFO("F = " << f);
+    const KernelProgram p = build_kernel_program(a, tiling, make_tile(4, 32, 1), f);
+    REQUIRE(p.kernels() >= 1);
+    CHECK(p.first_tile(0) == 0);
+    int32_t tiles = 0;
+    for (int32_t j = 0; j < p.kernels(); ++j) {
+      CHECK(p.first_tile(j) == tiles);  // consecutive, in order, none skipped
+      REQUIRE(p.tiles_of(j) >= 1);
+      int64_t fmas = 0;
+      for (int32_t t = p.first_tile(j); t < p.first_tile(j) + p.tiles_of(j); ++t) fmas += p.tiles[static_cast<size_t>(t)].fmas();
+      // At most F, unless one tile alone has more; and each kernel is as full as F allows:
+      // the next kernel's first tile would not have fitted.
+      if (f > 0 && p.tiles_of(j) > 1) CHECK(fmas <= f);
+      if (f > 0 && j + 1 < p.kernels() && fmas > 0)
+        CHECK(fmas + p.tiles[static_cast<size_t>(p.first_tile(j + 1))].fmas() > f);
+      tiles += p.tiles_of(j);
+    }
+    CHECK(tiles == static_cast<int32_t>(p.tiles.size()));
+    if (f == 0 || f >= a.nnz()) CHECK(p.kernels() == 1);
+    if (f == 1) CHECK(p.kernels() >= tiling.num_tiles());  // every tile with a non-zero its own kernel
+
+    // The emitted file: one __global__ function per kernel, each dispatching its own tiles from
+    // case 0, and the host table listing them in order.
+    EmitOptions options;
+    options.name = "g";
+    options.fmas_per_kernel = f;
+    options.nvrtc_form = true;
+    const EmittedKernel k = emit_unrolled_kernel(a, tiling, make_tile(4, 32, 1), options);
+    REQUIRE(k.kernel_symbols.size() == static_cast<size_t>(p.kernels()));
+    CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n") == static_cast<size_t>(p.kernels()));
+    CHECK(count(k.cu, fmt::format("constexpr int spmmc_kernel_count = {};", p.kernels())) == 1);
+    CHECK(count(k.cu, "      case 0: spmmc_tile_") == static_cast<size_t>(p.kernels()));
+    for (int32_t j = 0; j < p.kernels(); ++j) {
+      CHECK(k.kernel_symbols[static_cast<size_t>(j)] == fmt::format("g_kernel_{}", j));
+      CHECK(k.kernel_tiles[static_cast<size_t>(j)] == p.tiles_of(j));
+      CHECK(count(k.cu, fmt::format("reinterpret_cast<const void*>(&g_kernel_{})", j)) == 1);
+      CHECK(count(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void g_kernel_{}(", j)) == 1);
+      const int32_t last = p.first_tile(j) + p.tiles_of(j) - 1;
+      CHECK(count(k.cu, fmt::format("      case {}: spmmc_tile_{}(b, c, ld); break;\n", p.tiles_of(j) - 1, last)) == 1);
+    }
+    for (size_t t = 0; t < p.tiles.size(); ++t) CHECK(count(k.cu, fmt::format(": spmmc_tile_{}(b, c, ld);", t)) == 1);
+  }
+}
+
+TEST_CASE("emitter: the default split keeps launches within a tenth of the run time", "[codegen][emit]") {
+  // Short layers: one kernel (F = nnz, or the minimum for tiny ones).
+  CHECK(default_fmas_per_kernel(26214, 4096) == 26214);
+  CHECK(default_fmas_per_kernel(100, 1) == kMinFmasPerKernel);
+  // Long ones: K = floor(0.1 x (2 nnz n / 10 TFLOP/s) / 3.5 us) kernels of equal parts.
+  const int64_t nnz = 314572, n = 4096;
+  const double run = 2.0 * nnz * n / kAssumedFlopsPerSecond;
+  const auto kernels = static_cast<int64_t>(kLaunchShareOfRunTime * run / kLaunchSeconds);
+  REQUIRE(kernels == 7);
+  CHECK(default_fmas_per_kernel(nnz, n) == (nnz + kernels - 1) / kernels);
+  // Wider B: more kernels, never below the minimum.
+  CHECK(default_fmas_per_kernel(nnz, 100352) < default_fmas_per_kernel(nnz, n));
+  CHECK(default_fmas_per_kernel(nnz, int64_t{1} << 30) == kMinFmasPerKernel);
+  // Before sm_90 (no programmatic dependent launch): one kernel.
+  CHECK(default_fmas_per_kernel(nnz, int64_t{1} << 30, "sm_80") == nnz);
+  CHECK(default_fmas_per_kernel(nnz, int64_t{1} << 30, "sm_100") == kMinFmasPerKernel);
 }
 
 TEST_CASE("emitter: names differing only in case get distinct include guards", "[codegen][emit]") {

@@ -210,10 +210,14 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
     cases.push_back({name, path, {"--tile", tile}, ns, 1024, "overlap"});
   }
   cases.push_back({"threads_8x128x2_none", path, {"--tile", "8x128x2", "--reorder", "none"}, ns, 1024, "none"});
+  // The same code split into several kernels (one chain of launches per call).
+  cases.push_back({"kernels_8x128x2", path, {"--tile", "8x128x2", "--fmas-per-kernel", "40"}, ns, 1024, "overlap"});
+  cases.push_back({"kernels_4x512x4", path, {"--tile", "4x512x4", "--fmas-per-kernel", "1"}, ns, 1024, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);
   CHECK(paths.looped > 0);
+  CHECK(paths.kernels > 5);
 }
 
 TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codegen][emulation]") {
@@ -236,10 +240,13 @@ TEST_CASE("emitted kernel on the CPU: generated patterns, overlap and natural or
   INFO(g.err);
   REQUIRE(g.exit_code == 0);
   const std::vector<int64_t> ns = {1, 17, 128, 130};
-  run_cases({{"patterns_overlap", path, {"--reorder", "overlap"}, ns, 128, "overlap"},
-             {"patterns_none", path, {"--reorder", "none"}, ns, 128, "none"},
-             {"patterns_overlap_16x32", path, {"--reorder", "overlap", "--tile", "16x32"}, ns, 128, "overlap"}},
-            dir.path);
+  const test::PathCounts paths =
+      run_cases({{"patterns_overlap", path, {"--reorder", "overlap"}, ns, 128, "overlap"},
+                 {"patterns_none", path, {"--reorder", "none"}, ns, 128, "none"},
+                 {"patterns_overlap_16x32", path, {"--reorder", "overlap", "--tile", "16x32"}, ns, 128, "overlap"},
+                 {"patterns_kernels", path, {"--reorder", "overlap", "--fmas-per-kernel", "150"}, ns, 128, "overlap"}},
+                dir.path);
+  CHECK(paths.kernels > 1);
 }
 
 TEST_CASE("emitted kernel on the CPU: negative, subnormal and large weights round-trip", "[codegen][emulation]") {
@@ -262,6 +269,7 @@ TEST_CASE("emitted kernel on the CPU: negative, subnormal and large weights roun
   REQUIRE(a.nnz() == 19);
   const fs::path path = write_mtx(dir.path, "weights", a);
   run_cases({{"weights", path, {"--tile", "2x32"}, {1, 2, 33}, 32, "overlap"},
+             {"weights_kernels", path, {"--tile", "2x32", "--fmas-per-kernel", "1"}, {1, 2, 33}, 32, "overlap"},
              {"weights_none", path, {"--tile", "1x32", "--reorder", "none"}, {3, 40}, 32, "none"},
              {"weights_v4", path, {"--tile", "2x128x4"}, {4, 36, 37}, 32, "overlap"}},
             dir.path);
@@ -306,8 +314,12 @@ TEST_CASE("emitted kernel on the CPU: shared DLMC and MobileNet matrices", "[cod
     cases.push_back({"rn50_forced_4x32", p, {"--tile", "4x32"}, ns, 784, "overlap"});
     cases.push_back({"rn50_forced_8x256x4", p, {"--tile", "8x256x4"}, ns, 784, "overlap"});
   }
+  // Tuned for a very wide B, a 26k-non-zero layer gets the default split into several kernels.
+  const fs::path wide = data / "weights" / "mobilenet" / "contraction_1x1_8.npy";
+  if (fs::exists(wide)) cases.push_back({"mobilenet_8_split", wide, {}, ns, int64_t{1} << 22, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   if (!cases.empty()) CHECK(paths.unrolled > 0);
+  if (fs::exists(wide)) CHECK(paths.kernels > 1);
 }
 
 }  // namespace

@@ -165,14 +165,17 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       std::copy(b.begin(), b.end(), gb.data);
       std::fill(gc.data, gc.data + c_size, nan);
       unsigned grid[3], block[3];
-      unsigned long long launches_before = 0, launches = 0, runs = 0;
-      kernel.last_launch(grid, block, &launches_before, &runs);
+      unsigned long long launches_before = 0, launches = 0, chain[4] = {}, runs = 0;
+      kernel.last_launch(grid, block, &launches_before, chain, &runs);
       kernel.set_bounds(gb.data, b.size() * sizeof(float), gc.data, c_size * sizeof(float));
       const int status = kernel.entry(gb.data, gc.data, n, nullptr);
       kernel.set_bounds(nullptr, 0, nullptr, 0);
       REQUIRE(status == 0);
-      kernel.last_launch(grid, block, &launches, &runs);
-      CHECK(launches == launches_before + 1);  // one kernel per call
+      kernel.last_launch(grid, block, &launches, chain, &runs);
+      // One chain per call: its first kernel launched plainly, every later one overlapping.
+      CHECK(launches == launches_before + chain[0]);
+      CHECK(chain[1] + 1 == chain[0]);
+      CHECK(chain[3] == 0);  // one grid.y and block for all kernels of the chain
 
       size_t nans = 0, differing = 0;
       for (size_t i = 0; i < c_size; ++i) {
@@ -194,7 +197,9 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         const int64_t y = std::clamp<int64_t>(ceil_div(kEmulatedSmCount * kEmulatedBlocksPerSm, a_tiles), 1,
                                               std::min<int64_t>(b_tiles, 65535));
         paths.looped += b_tiles > y;
-        CHECK(grid[0] == static_cast<unsigned>(a_tiles));
+        paths.kernels = std::max<int64_t>(paths.kernels, static_cast<int64_t>(chain[0]));
+        CHECK(chain[2] == static_cast<unsigned long long>(a_tiles));  // the kernels' grid.x add up to the A-tiles
+        CHECK(grid[0] >= 1);
         CHECK(grid[1] == static_cast<unsigned>(y));
         CHECK(grid[2] == 1);
         CHECK(block[0] == static_cast<unsigned>(n1 / v));
@@ -203,7 +208,8 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         CHECK(runs == static_cast<unsigned long long>(a_tiles * (n / v)));
       } else {
         ++paths.generic;
-        CHECK(runs == 0);  // no inline PTX ran
+        CHECK(chain[0] == 1);  // the generic path is one kernel
+        CHECK(runs == 0);      // no inline PTX ran
         CHECK(static_cast<int64_t>(grid[0]) * block[0] >= n);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -215,13 +221,13 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   const std::vector<float> b = seeded_b(a.cols, 1, 1);
   std::vector<float> c(static_cast<size_t>(a.rows), nan);
   unsigned grid[3], block[3];
-  unsigned long long launches_before = 0, launches = 0, runs = 0;
-  kernel.last_launch(grid, block, &launches_before, &runs);
+  unsigned long long launches_before = 0, launches = 0, chain[4] = {}, runs = 0;
+  kernel.last_launch(grid, block, &launches_before, chain, &runs);
   CHECK(kernel.entry(nullptr, c.data(), 1, nullptr) == kInvalidValue);
   CHECK(kernel.entry(b.data(), nullptr, 1, nullptr) == kInvalidValue);
   CHECK(kernel.entry(b.data(), c.data(), 0, nullptr) == kInvalidValue);
   CHECK(kernel.entry(b.data(), c.data(), -5, nullptr) == kInvalidValue);
-  kernel.last_launch(grid, block, &launches, &runs);
+  kernel.last_launch(grid, block, &launches, chain, &runs);
   CHECK(launches == launches_before);
   CHECK(std::isnan(c[0]));
   return paths;

@@ -3,6 +3,7 @@
 // for the tests that read the inline PTX of the tile functions (emit_unrolled_kernel_test.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -45,7 +46,8 @@ class EmulatedKernel {
   using Entry = int (*)(const float* b, float* c, int64_t n, void* stream);
   using Info = const spmmc_kernel_info* (*)();
   // The emulation's hooks (tests/cuda_emulation/cuda_runtime.h).
-  using LastLaunch = void (*)(unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* ptx_runs);
+  using LastLaunch = void (*)(unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* chain,
+                              unsigned long long* ptx_runs);
   using SetBounds = void (*)(const void* read_only, size_t read_only_bytes, void* read_write, size_t read_write_bytes);
 
   // dlopens `so` (RTLD_NOW | RTLD_LOCAL) and finds NAME, NAME_info and the emulation's hooks;
@@ -82,8 +84,9 @@ struct PathCounts {
   int unrolled = 0;  // runs that took the unrolled kernel (inline PTX)
   int generic = 0;   // runs that took the generic CSR kernel
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
+  int64_t kernels = 0;  // the most kernels one unrolled run launched
   PathCounts& operator+=(const PathCounts& o) {
-    unrolled += o.unrolled, generic += o.generic, looped += o.looped;
+    unrolled += o.unrolled, generic += o.generic, looped += o.looped, kernels = std::max(kernels, o.kernels);
     return *this;
   }
 };

@@ -4,7 +4,10 @@
 //
 // Just enough of the runtime for the unrolled family and its generic fallback: the
 // execution-space qualifiers are no-ops, blockIdx/threadIdx/blockDim/gridDim are thread-local
-// globals, and cudaLaunchKernel runs the kernel once per (block, thread), sequentially. There is
+// globals, and cudaLaunchKernel and cudaLaunchKernelExC run the kernel once per (block, thread),
+// sequentially (the several kernels of one emitted file one after the other: the overlap that
+// programmatic dependent launch allows on a GPU cannot change the result, since the kernels write
+// disjoint rows; griddepcontrol is compiled out on the host). There is
 // no shared memory, synchronisation or warp intrinsic: the kernels use none, and a kernel that
 // did would not compile here (or, in inline PTX, would abort in the interpreter). fmaf is the C
 // library's fused multiply-add (one rounding), bit-exact with the GPU's FFMA; the default host
@@ -65,7 +68,25 @@ enum cudaError {
 };
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75 };
+
+// The extensible launch (cudaLaunchKernelExC) with the one attribute the emitted code sets.
+enum cudaLaunchAttributeID { cudaLaunchAttributeProgrammaticStreamSerialization = 5 };
+union cudaLaunchAttributeValue {
+  int programmaticStreamSerializationAllowed;
+  char pad[64];
+};
+struct cudaLaunchAttribute {
+  cudaLaunchAttributeID id;
+  cudaLaunchAttributeValue val;
+};
+struct cudaLaunchConfig_t {
+  dim3 gridDim, blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned int numAttrs;
+};
 
 // The read-only data cache load: a plain load on the host.
 inline float __ldg(const float* p) { return *p; }
@@ -82,8 +103,9 @@ inline unsigned __float_as_uint(float f) {
   return x;
 }
 
-// The emulated device: one, with few SMs (see the header comment).
+// The emulated device: one, with few SMs (see the header comment), of compute capability 9.0.
 constexpr int kEmulatedSmCount = 4;
+constexpr int kEmulatedComputeCapabilityMajor = 9;
 constexpr int kEmulatedBlocksPerSm = 2;
 
 inline cudaError_t cudaGetDevice(int* device) {
@@ -95,8 +117,13 @@ inline cudaError_t cudaGetDevice(int* device) {
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (value == nullptr) return cudaErrorInvalidValue;
   if (device != 0) return cudaErrorInvalidDevice;
-  if (attr != cudaDevAttrMultiProcessorCount) return cudaErrorInvalidValue;  // not emulated
-  *value = kEmulatedSmCount;
+  if (attr == cudaDevAttrMultiProcessorCount) {
+    *value = kEmulatedSmCount;
+  } else if (attr == cudaDevAttrComputeCapabilityMajor) {
+    *value = kEmulatedComputeCapabilityMajor;
+  } else {
+    return cudaErrorInvalidValue;  // not emulated
+  }
   return cudaSuccess;
 }
 
@@ -110,10 +137,15 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, T fun
   return cudaSuccess;
 }
 
-// The last launch, for the tests (see spmmc_emulation_last_launch).
+// The last launch and the chain it belongs to, for the tests (see spmmc_emulation_last_launch).
+// A chain starts at a plain launch; each launch after it that carries programmatic stream
+// serialization (an emitted file's kernels after the first) joins it.
 struct EmulatedLaunch {
   dim3 grid{0, 0, 0}, block{0, 0, 0};
   unsigned long long launches = 0;
+  unsigned chain_kernels = 0, chain_overlapped = 0;
+  unsigned long long chain_grid_x = 0;
+  bool chain_shapes_differ = false;  // grid.y, grid.z or block differ within the chain
 };
 inline EmulatedLaunch emulated_last_launch;
 
@@ -122,8 +154,8 @@ inline EmulatedLaunch emulated_last_launch;
 // launch rejects (a block of more than 1024 threads, grid.y or grid.z above 65535, an empty
 // grid or block) with cudaErrorInvalidConfiguration, so the emitted launch configuration is
 // checked too. Dynamic shared memory must be 0; the stream is ignored (runs synchronously).
-inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                                    cudaStream_t /*stream*/) {
+inline cudaError_t spmmc_emulated_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
+                                         bool overlap_previous) {
   if (func == nullptr || args == nullptr || shared_mem != 0) return cudaErrorInvalidValue;
   const unsigned long long threads = 1ull * block.x * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
@@ -136,10 +168,20 @@ inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, voi
   const int64_t n = *static_cast<const int64_t*>(args[2]);
   gridDim = grid;
   blockDim = block;
-  emulated_last_launch.grid = grid;
-  emulated_last_launch.block = block;
-  ++emulated_last_launch.launches;
-  spmmc_emulation::ptx_runs().store(0);
+  EmulatedLaunch& l = emulated_last_launch;
+  if (overlap_previous && l.chain_kernels > 0) {
+    l.chain_shapes_differ = l.chain_shapes_differ || grid.y != l.grid.y || grid.z != l.grid.z || block.x != l.block.x ||
+                            block.y != l.block.y || block.z != l.block.z;
+    ++l.chain_overlapped;
+  } else {
+    l.chain_kernels = 0, l.chain_overlapped = 0, l.chain_grid_x = 0, l.chain_shapes_differ = false;
+    spmmc_emulation::ptx_runs().store(0);
+  }
+  ++l.chain_kernels;
+  l.chain_grid_x += grid.x;
+  l.grid = grid;
+  l.block = block;
+  ++l.launches;
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx)
@@ -153,15 +195,38 @@ inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, voi
   return cudaSuccess;
 }
 
+inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
+                                    cudaStream_t /*stream*/) {
+  return spmmc_emulated_launch(func, grid, block, args, shared_mem, false);
+}
+
+// The extensible launch: the same, where the only attribute accepted is programmatic stream
+// serialization (0 or 1); with 1 the launch joins the chain of the launch before it.
+inline cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+  if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr)) return cudaErrorInvalidValue;
+  bool overlap = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute& a = config->attrs[i];
+    if (a.id != cudaLaunchAttributeProgrammaticStreamSerialization) return cudaErrorInvalidValue;  // not emulated
+    const int allowed = a.val.programmaticStreamSerializationAllowed;
+    if (allowed != 0 && allowed != 1) return cudaErrorInvalidValue;
+    overlap = allowed == 1;
+  }
+  return spmmc_emulated_launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, overlap);
+}
+
 // For the tests, found with dlsym in the emulated shared object. The last successful launch:
-// grid and block (3 values each), launches so far and how many inline-PTX statements (tile
-// bodies) it ran: 0 for a kernel without inline PTX, such as the generic path.
+// grid and block (3 values each), launches so far, and its chain (see EmulatedLaunch): chain[0]
+// its kernels, chain[1] how many of them overlapped the one before, chain[2] the sum of their
+// grid.x, chain[3] 1 when their grid.y, grid.z or block differ; and how many inline-PTX
+// statements (tile bodies) the chain ran: 0 for kernels without inline PTX (the generic path).
 extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_last_launch(
-    unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* ptx_runs) {
+    unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* chain, unsigned long long* ptx_runs) {
   const EmulatedLaunch& l = emulated_last_launch;
   grid[0] = l.grid.x, grid[1] = l.grid.y, grid[2] = l.grid.z;
   block[0] = l.block.x, block[1] = l.block.y, block[2] = l.block.z;
   *launches = l.launches;
+  chain[0] = l.chain_kernels, chain[1] = l.chain_overlapped, chain[2] = l.chain_grid_x, chain[3] = l.chain_shapes_differ;
   *ptx_runs = spmmc_emulation::ptx_runs().load();
 }
 

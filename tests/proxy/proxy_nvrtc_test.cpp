@@ -34,7 +34,7 @@ TEST_CASE("proxy nvrtc: the bare templates compile on their own", "[proxy][nvrtc
   NvrtcOptions with_templates;
   with_templates.flags = {"-I" SPMMC_SOURCE_DIR "/codegen/templates"};
   check_cubin(compile_to_cubin({"kernel_nvrtc.cu", std::string(embedded_template("kernel_nvrtc.cu"))}, with_templates),
-              "spmmc_template_kernel");
+              "spmmc_template_kernel_0");
 }
 
 TEST_CASE("proxy nvrtc: a proxy per launch-bound class compiles to a cubin", "[proxy][nvrtc]") {
@@ -58,11 +58,13 @@ TEST_CASE("proxy nvrtc: the NVRTC form of a real kernel compiles to a cubin", "[
   EmitOptions emit;
   emit.name = "candidate_m4_n128";
   emit.nvrtc_form = true;
+  emit.fmas_per_kernel = 64;  // several kernels, each given C linkage
   const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 4, ReorderMethod::kColumnOverlap), tile, emit);
-  CHECK(k.kernel_symbol == "candidate_m4_n128_kernel");
+  REQUIRE(k.kernel_symbols.size() > 1);
+  CHECK(k.kernel_symbols.front() == "candidate_m4_n128_kernel_0");
   CHECK(k.nvrtc_cu.find("#include") == std::string::npos);
   const Cubin cubin = compile_to_cubin({emit.name + ".cu", k.nvrtc_cu}, {});
-  check_cubin(cubin, k.kernel_symbol);
+  for (const std::string& symbol : k.kernel_symbols) check_cubin(cubin, symbol);
 }
 
 }  // namespace spmmc
