@@ -1,14 +1,16 @@
 // The first stage of `spmmc verify`: parse an emitted NAME.cu with Clang as CUDA device code and
-// reconstruct, from the AST and the inline PTX of its tile functions alone, what the kernel
-// computes: which tile function each thread block runs, how a thread's V columns of B and C
-// follow from its indices, and for every row of C and lane (column col + l of the thread) it
-// stores, the (column, value) products summed into it. Also the generic path's CSR arrays and
-// the info object. An independent oracle of the emitter: it shares no code with codegen/.
+// reconstruct, from the AST and the inline PTX of its tile functions alone, what the unrolled
+// kernels compute: which kernels the entry point launches and with how many blocks, which tile
+// function each thread block of each kernel runs, how a thread's V columns of B and C follow
+// from its indices, and for every row of C and lane (column col + l of the thread) it stores, the
+// (column, value) products summed into it. Also the generic path's CSR arrays and the info
+// object. An independent oracle of the emitter: it shares no code with codegen/.
 //
 // The parts (docs/verify.md, "How"): analyze_emitted_kernel.cpp runs Clang; walk_kernel_ast.h
-// walks the translation unit; read_tile_ptx.h (with ptx_tokens.h) reads a tile's inline PTX
-// symbolically; match_expressions.h matches and evaluates C++ expressions; code_locations.h turns
-// Clang's locations (and bytes of the PTX string literal) into CodeLocations and messages.
+// walks the translation unit (the kernels, their dispatch, the tiles); read_launch.h reads the
+// host's launch loop and kernel table; read_tile_ptx.h (with ptx_tokens.h) reads a tile's inline
+// PTX symbolically; match_expressions.h matches and evaluates C++ expressions; code_locations.h
+// turns Clang's locations (and bytes of the PTX string literal) into CodeLocations and messages.
 #pragma once
 
 #include <cstdint>
@@ -82,12 +84,25 @@ struct AnalyzedTile {
   std::vector<AnalyzedLoad> load_sites;
   std::vector<AnalyzedStore> stores;
   std::vector<UnstoredSum> unstored;
-  std::vector<int64_t> blocks;  // the blockIdx.x values that call it
+  // The blocks that run it, numbered over all launches in launch order (AnalyzedBlock::global):
+  // in a correct file, tile t runs in block t only.
+  std::vector<int64_t> blocks;
 };
 
-// What blockIdx.x == block runs: `tiles` indexes EmittedKernelAnalysis::tiles, in call order.
+// One case of a kernel's switch (blockIdx.x): the tile functions it runs, from its label to the
+// next break (fall-through followed), as indices into EmittedKernelAnalysis::tiles, in call order.
+struct AnalyzedCase {
+  int64_t label = 0;
+  std::vector<int32_t> tiles;
+  CodeLocation where;  // the case label
+};
+
+// What block `block` (blockIdx.x) of launch `launch` runs: `tiles` indexes
+// EmittedKernelAnalysis::tiles, in call order.
 struct AnalyzedBlock {
-  int64_t block = 0;
+  int32_t launch = 0;   // index into LaunchTable::launches
+  int64_t block = 0;    // blockIdx.x
+  int64_t global = 0;   // its place over all launches: the blocks along x of the launches before, plus block
   std::vector<int32_t> tiles;
   CodeLocation where;  // its case label, if any
 };
@@ -120,7 +135,7 @@ struct GenericPath {
   IntegerArray row_ptr, col_idx, weight_bits;  // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits
 };
 
-// How a thread of the unrolled kernel finds its columns, read from the kernel and its launch:
+// How a thread of an unrolled kernel finds its columns, read from the kernel and its launch:
 // for (bt = blockIdx.y; bt < (n + b_tile_columns - 1) / b_tile_columns; bt += gridDim.y) with
 // col = bt * n1 + threadIdx.x * cols_per_thread, B + col and C + col passed to the tiles; the
 // block size from the launch. compare_with_weights checks that they tile the columns of C.
@@ -136,22 +151,62 @@ struct ColumnMapping {
   CodeLocation launch_where;    // the launch
 };
 
+// One unrolled kernel: a __global__ function with a switch (blockIdx.x) dispatch; its body is
+// const locals, one loop over the B-tiles holding the guard and the dispatch, and the
+// SPMMC_LAUNCH_DEPENDENTS() / SPMMC_WAIT_FOR_PREVIOUS_KERNEL() statements (programmatic
+// dependent launch).
+struct AnalyzedKernel {
+  std::string function;              // "layer0_kernel_1"
+  CodeLocation where;                // its definition
+  ColumnMapping columns;             // its loop, guard, __launch_bounds__, and the launch's block size
+  std::vector<AnalyzedCase> cases;   // its case labels in source order
+  bool waits_for_previous = false;   // its body has SPMMC_WAIT_FOR_PREVIOUS_KERNEL()
+};
+
+// Iteration j of the entry point's launch loop: cudaLaunchKernelExC of spmmc_kernels[j] with
+// config.gridDim = dim3(spmmc_kernel_tiles[j], ...).
+struct KernelLaunch {
+  int32_t kernel = -1;       // index into EmittedKernelAnalysis::kernels; -1: not an unrolled kernel
+  std::string function;      // the function spmmc_kernels[j] points at ("" when it names none)
+  int64_t grid_x = 0;        // spmmc_kernel_tiles[j]: its blocks along x
+  CodeLocation where;        // the element of spmmc_kernels
+  CodeLocation tiles_where;  // the element of spmmc_kernel_tiles
+};
+
+// The host's launch of the unrolled kernels: for (int j = 0; j < COUNT; ++j) { config.gridDim =
+// dim3(TILES[j], grid_y); config.blockDim = dim3(THREADS); cudaLaunchKernelExC(&config,
+// KERNELS[j], args); } with KERNELS and TILES const arrays of the file (spmmc_kernels,
+// spmmc_kernel_tiles) and COUNT a constant (spmmc_kernel_count); and spmmc_a_tiles, the total of
+// A-tiles the tables must add up to.
+struct LaunchTable {
+  bool found = false;
+  CodeLocation where;                  // the cudaLaunchKernelExC call
+  std::string count_name;              // the loop's bound as spelled ("spmmc_kernel_count")
+  int64_t count = 0;                   // its value: launches j = 0 .. count - 1
+  CodeLocation count_where;            // its definition (the bound itself if not a variable)
+  std::string kernels_name, tiles_name;  // "spmmc_kernels", "spmmc_kernel_tiles"
+  std::vector<KernelLaunch> launches;  // in launch order
+  InfoField<int64_t> a_tiles;          // the constant spmmc_a_tiles (no value: not found or not constant)
+};
+
 struct EmittedKernelAnalysis {
   std::string file;       // NAME.cu as the caller named it
   bool parsed = false;    // Clang parsed it without errors
   bool analyzed = false;  // and every construct of the kernel, the dispatch and the tile functions was recognised
   std::vector<CodeDiagnostic> errors;  // why not (empty when analyzed)
   std::vector<std::string> notes;      // e.g. that NAME.h was missing and the prelude stood in
-  std::string kernel;                  // the __global__ function with the switch (blockIdx.x) dispatch
+  std::vector<AnalyzedKernel> kernels; // the unrolled kernels, in order of definition
+  std::string kernel;                  // the first one launched (the first defined if none is)
   CodeLocation kernel_where;
-  std::string entry_point;             // the host function that launches it
-  int64_t grid_x = 0;                  // thread blocks along x, from the launch in the host entry point
-  ColumnMapping columns;
+  std::string entry_point;             // the host function that launches them
+  LaunchTable launch;
+  int64_t grid_x = 0;                  // thread blocks along x over all launches (the sum of their grid.x)
+  ColumnMapping columns;               // the column mapping of `kernel`
   std::vector<AnalyzedTile> tiles;     // every tile function some case calls, in order of definition
-  // Device functions of the file that no block calls but that read as tile functions (to explain
-  // rows never written).
+  // Device functions of the file that no case calls but that read as tile functions (never
+  // dispatched; they explain rows never written).
   std::vector<AnalyzedTile> uncalled_tiles;
-  std::vector<AnalyzedBlock> blocks;   // blockIdx.x = 0 .. grid_x - 1, in order
+  std::vector<AnalyzedBlock> blocks;   // the blocks along x of every launch of an unrolled kernel, in launch order
   KernelInfoFields info;
   GenericPath generic;
   int64_t source_bytes = 0;
@@ -162,8 +217,9 @@ struct EmittedKernelAnalysis {
 // Parses `cu_path` (an emitted NAME.cu; NAME.h is read from beside it when there, otherwise the
 // prelude's definitions stand in) with Clang as CUDA device code: -xcuda --cuda-device-only
 // -nocudainc -nocudalib, no system headers, a small in-memory prelude (verify/prelude/) in their
-// place. Then walks the AST: the launch's grid and block, the kernel's column mapping and its
-// switch (blockIdx.x) dispatch, each tile function's inline PTX (loads of B rows into registers,
+// place. Then walks the AST: every unrolled kernel's column mapping and switch (blockIdx.x)
+// dispatch, the launch loop (which kernel each iteration launches, its grid.x, the block size),
+// each tile function's inline PTX (loads of B rows into registers,
 // FMAs with an immediate weight, stores of C rows, lane by lane), the spmmc_kernel_info
 // initialiser and the generic path's arrays. Never throws for bad content: parse errors and
 // unrecognised constructs come back in `errors`. A missing or unreadable file is a UserError

@@ -28,8 +28,11 @@ uint32_t bits_of(float f) {
 struct Write {
   const AnalyzedTile* tile;
   const AnalyzedStore* store;
-  int64_t block;
+  const AnalyzedBlock* block;
 };
+
+// "1 time", "2 times".
+std::string times_text(size_t n) { return fmt::format("{} time{}", n, n == 1 ? "" : "s"); }
 
 std::string lanes_text(const std::vector<int32_t>& lanes) {
   std::string out = lanes.size() == 1 ? "lane " : "lanes ";
@@ -51,7 +54,9 @@ class Comparison {
     }
     lanes_ = code_.columns.found ? std::max<int64_t>(1, code_.columns.cols_per_thread) : 1;
     check_info();
-    check_columns();
+    check_launches();
+    check_dispatch();
+    for (const AnalyzedKernel& kernel : code_.kernels) check_columns(kernel);
     check_generic_path();
     check_tiles();
     std::vector<std::vector<Write>> writes(static_cast<size_t>(w_.rows));
@@ -71,7 +76,7 @@ class Comparison {
                                             lanes_ - 1));
             continue;
           }
-          writes[static_cast<size_t>(store.row)].push_back({&tile, &store, block.block});
+          writes[static_cast<size_t>(store.row)].push_back({&tile, &store, &block});
         }
       }
     for (int32_t r = 0; r < w_.rows; ++r) {
@@ -121,7 +126,8 @@ class Comparison {
     check_count(info.m, "m", w_.rows, fmt::format("{} has {} rows", weights, w_.rows));
     check_count(info.k, "k", w_.cols, fmt::format("{} has {} columns", weights, w_.cols));
     check_count(info.nnz, "nnz", w_.nnz(), fmt::format("{} has {} non-zeros", weights, w_.nnz()));
-    check_count(info.a_tiles, "a_tiles", code_.grid_x, fmt::format("the launch has {} blocks along x", code_.grid_x));
+    check_count(info.a_tiles, "a_tiles", code_.grid_x,
+                fmt::format("the launches have {} blocks along x in all", code_.grid_x));
     if (code_.columns.found) {
       check_count(info.cols_per_thread, "cols_per_thread", code_.columns.cols_per_thread,
                   fmt::format("each thread of {} computes {} column{} (threadIdx.x * {})", code_.kernel,
@@ -144,8 +150,9 @@ class Comparison {
     if (!info.name.value) {
       report(info.where, "cannot read the info object's name");
     } else if (!code_.entry_point.empty() && *info.name.value != code_.entry_point) {
-      report(info.name.where, fmt::format("the info object's name is '{}', but the entry point that launches {} is '{}'",
-                                          *info.name.value, code_.kernel, code_.entry_point));
+      report(info.name.where, fmt::format("the info object's name is '{}', but the entry point (that launches the "
+                                          "unrolled kernels) is '{}'",
+                                          *info.name.value, code_.entry_point));
     }
     // What the analysis assumed: A compiled in, B and C row-major (row r at r x n), float32.
     const std::pair<const InfoField<std::string>*, std::pair<const char*, const char*>> described[] = {
@@ -172,10 +179,93 @@ class Comparison {
     }
   }
 
-  // The thread's columns: the B-tiles, the block and the lanes cover every column of C once.
-  void check_columns() {
-    const ColumnMapping& c = code_.columns;
+  // The launches against the kernels: COUNT is the number of unrolled kernels, the kernel table
+  // names each once, and launch j has as many blocks along x as its kernel has cases; the blocks
+  // add up to spmmc_a_tiles; a kernel launched after another waits for it before it ends.
+  void check_launches() {
+    const LaunchTable& t = code_.launch;
+    if (t.count != static_cast<int64_t>(code_.kernels.size()))
+      report(t.count_where, fmt::format("{} is {}, but the file has {} unrolled kernel{} (__global__ functions with a "
+                                        "switch (blockIdx.x))",
+                                        t.count_name, t.count, code_.kernels.size(), code_.kernels.size() == 1 ? "" : "s"));
+    std::vector<std::vector<size_t>> launches_of(code_.kernels.size());
+    int64_t blocks = 0;
+    for (size_t j = 0; j < t.launches.size(); ++j) {
+      const KernelLaunch& launch = t.launches[j];
+      blocks += launch.grid_x;
+      if (launch.kernel < 0) {
+        report(launch.where, fmt::format("{}[{}] is {}, not an unrolled kernel (a __global__ function with a switch "
+                                         "(blockIdx.x))",
+                                         t.kernels_name, j, launch.function.empty() ? "null" : launch.function));
+        continue;
+      }
+      const AnalyzedKernel& kernel = code_.kernels[static_cast<size_t>(launch.kernel)];
+      auto& earlier = launches_of[static_cast<size_t>(launch.kernel)];
+      if (!earlier.empty())
+        report(launch.where, fmt::format("{}[{}] launches {} again (as {}[{}] at {}): its tiles run {}", t.kernels_name, j,
+                                         kernel.function, t.kernels_name, earlier[0], t.launches[earlier[0]].where.str(),
+                                         times_text(earlier.size() + 1)));
+      earlier.push_back(j);
+      check_launch_blocks(j, launch, kernel);
+      if (j > 0 && !kernel.waits_for_previous)
+        report(kernel.where, fmt::format("{} ({}[{}]) has no SPMMC_WAIT_FOR_PREVIOUS_KERNEL(): launched while {}[{}] runs, "
+                                         "it may end first, and what the stream runs next may read C before all of it "
+                                         "is written",
+                                         kernel.function, t.kernels_name, j, t.kernels_name, j - 1));
+    }
+    for (size_t k = 0; k < code_.kernels.size(); ++k)
+      if (launches_of[k].empty())
+        report(code_.kernels[k].where, fmt::format("{} is not in {}: it is never launched", code_.kernels[k].function,
+                                                   t.kernels_name));
+    if (!t.a_tiles.value)
+      report(t.a_tiles.where.file.empty() ? whole_file() : t.a_tiles.where, "cannot evaluate spmmc_a_tiles");
+    else if (*t.a_tiles.value != blocks)
+      report(t.a_tiles.where, fmt::format("spmmc_a_tiles is {}, but {} adds up to {} blocks along x", *t.a_tiles.value,
+                                          t.tiles_name, blocks));
+  }
+
+  // Launch j's blocks along x against its kernel's case labels 0 .. cases - 1.
+  void check_launch_blocks(size_t j, const KernelLaunch& launch, const AnalyzedKernel& kernel) {
+    const auto cases = static_cast<int64_t>(kernel.cases.size());
+    if (launch.grid_x == cases) return;
+    report(launch.tiles_where,
+           fmt::format("{}[{}] is {}, but {} ({}[{}]) has {} case{} in its switch (blockIdx.x): {}", code_.launch.tiles_name,
+                       j, launch.grid_x, kernel.function, code_.launch.kernels_name, j, cases, cases == 1 ? "" : "s",
+                       launch.grid_x < cases ? "the tiles of the last cases never run" : "some blocks run no tile"));
+  }
+
+  // Every tile function dispatched by exactly one case of exactly one kernel (a case runs the
+  // tiles from its label to the next break).
+  void check_dispatch() {
+    struct Dispatch {
+      const AnalyzedKernel* kernel;
+      const AnalyzedCase* label;
+    };
+    std::vector<std::vector<Dispatch>> by_tile(code_.tiles.size());
+    for (const AnalyzedKernel& kernel : code_.kernels)
+      for (const AnalyzedCase& c : kernel.cases)
+        for (int32_t t : c.tiles) by_tile[static_cast<size_t>(t)].push_back({&kernel, &c});
+    for (size_t t = 0; t < by_tile.size(); ++t) {
+      const auto& ds = by_tile[t];
+      for (size_t i = 1; i < ds.size(); ++i)
+        report(ds[i].label->where,
+               fmt::format("{} is dispatched {}: by case {} of {} here and by case {} of {} at {}", code_.tiles[t].function,
+                           times_text(ds.size()), ds[i].label->label, ds[i].kernel->function, ds[0].label->label,
+                           ds[0].kernel->function, ds[0].label->where.str()));
+    }
+    for (const AnalyzedTile& tile : code_.uncalled_tiles)
+      report(tile.where, fmt::format("{} is defined but dispatched by no case of any unrolled kernel", tile.function));
+  }
+
+  // The thread's columns in `kernel`: the B-tiles, the block and the lanes cover every column of
+  // C once; V is the same in every kernel (the tiles' lanes are checked against it).
+  void check_columns(const AnalyzedKernel& kernel) {
+    const ColumnMapping& c = kernel.columns;
     if (!c.found) return;
+    if (code_.columns.found && c.cols_per_thread != code_.columns.cols_per_thread)
+      report(c.where, fmt::format("each thread of {} computes {} column{}, but of {} {}", kernel.function,
+                                  c.cols_per_thread, c.cols_per_thread == 1 ? "" : "s", code_.kernel,
+                                  code_.columns.cols_per_thread));
     if (c.b_tile_columns != c.n1)
       report(c.where, fmt::format("the loop counts B-tiles of {} columns, but col advances {} per B-tile: {}",
                                   c.b_tile_columns, c.n1,
@@ -186,19 +276,19 @@ class Comparison {
     else if (c.threads * c.cols_per_thread != c.n1)
       report(c.launch_where,
              fmt::format("the launch has blocks of {} threads of {} column{} each ({} columns), but col advances {} per "
-                         "B-tile: {}",
+                         "B-tile in {}: {}",
                          c.threads, c.cols_per_thread, c.cols_per_thread == 1 ? "" : "s", c.threads * c.cols_per_thread,
-                         c.n1,
+                         c.n1, kernel.function,
                          c.threads * c.cols_per_thread < c.n1 ? "some columns of C are never computed"
                                                               : "threads of neighbouring B-tiles compute the same columns"));
     if (c.max_threads > 0 && c.threads > c.max_threads)
       report(c.launch_where, fmt::format("the launch has {} threads per block, more than {}'s __launch_bounds__({}): it "
                                          "would fail to launch",
-                                         c.threads, code_.kernel, c.max_threads));
+                                         c.threads, kernel.function, c.max_threads));
     if (!c.guarded)
       report(c.where, fmt::format("no `if (col >= n) continue;` before the dispatch of {}: threads past the last column "
                                   "would read and write outside B and C",
-                                  code_.kernel));
+                                  kernel.function));
   }
 
   // One array of the generic path against what the weights give, element by element.
@@ -340,6 +430,16 @@ class Comparison {
                        lane_suffix(group.second, present.size()));
   }
 
+  // "block 3 of layer0_kernel_1", and which launch when the kernel is launched more than once.
+  std::string block_name(const AnalyzedBlock& block) const {
+    const std::vector<KernelLaunch>& launches = code_.launch.launches;
+    const int32_t kernel = launches[static_cast<size_t>(block.launch)].kernel;
+    const auto launched = std::count_if(launches.begin(), launches.end(), [&](const KernelLaunch& l) { return l.kernel == kernel; });
+    std::string name = fmt::format("block {} of {}", block.block, code_.kernels[static_cast<size_t>(kernel)].function);
+    if (launched > 1) name += fmt::format(" ({}[{}])", code_.launch.kernels_name, block.launch);
+    return name;
+  }
+
   static std::vector<int32_t> lanes_of(const std::vector<Write>& writes) {
     std::set<int32_t> lanes;
     for (const Write& w : writes) lanes.insert(w.store->lane);
@@ -348,10 +448,10 @@ class Comparison {
 
   // Lanes written more than once: one message when every lane is written equally often.
   void check_rewrites(int32_t r, const std::vector<std::vector<const Write*>>& by_lane, const std::vector<int32_t>& present) {
-    const auto describe = [](const std::vector<const Write*>& ws) {
+    const auto describe = [this](const std::vector<const Write*>& ws) {
       std::string by;
       for (size_t i = 0; i < ws.size() && i < 4; ++i)
-        by += fmt::format("{}{} in block {} at {}", i ? ", " : "", ws[i]->tile->function, ws[i]->block,
+        by += fmt::format("{}{} in {} at {}", i ? ", " : "", ws[i]->tile->function, block_name(*ws[i]->block),
                           ws[i]->store->where.str());
       if (ws.size() > 4) by += ", ...";
       return by;

@@ -3,9 +3,13 @@
 // thread's V columns, every non-zero exactly once with the same float bits, multiplied by lane l
 // of B and summed in column order into lane l of the right row of C; every row and lane of C
 // written exactly once (rows without non-zeros store +0), no load outside B, no store outside C;
-// the column mapping (B-tiles, block size, V) covering the columns of C; the generic path's CSR
-// arrays equal to the weights; and the info object's m, k, nnz, m1, n1, cols_per_thread,
-// a_tiles, name and weights SHA-256 (compiler/common/sha256.h) agreeing with the matrix and the code.
+// every tile function dispatched by exactly one case of exactly one unrolled kernel; the launch
+// table agreeing with the kernels (spmmc_kernel_count kernels, each in spmmc_kernels once, launch
+// j with as many blocks along x as its kernel has cases, adding up to spmmc_a_tiles, each kernel
+// after the first waiting for the one before); each kernel's column mapping (B-tiles, block
+// size, V) covering the columns of C; the generic path's CSR arrays equal to the weights; and the
+// info object's m, k, nnz, m1, n1, cols_per_thread, a_tiles, name and weights SHA-256
+// (compiler/common/sha256.h) agreeing with the matrix and the code.
 #pragma once
 
 #include <cstdint>

@@ -146,17 +146,14 @@ const clang::FunctionDecl* function_named(const clang::Expr* e) {
   return ref ? llvm::dyn_cast<clang::FunctionDecl>(ref->getDecl()) : nullptr;
 }
 
-std::optional<int64_t> dim3_x(const clang::Expr* e, const clang::ASTContext& ctx) {
+const clang::Expr* dim3_x_expression(const clang::Expr* e) {
   for (int depth = 0; e && depth < 8; ++depth) {
     e = e->IgnoreImplicit()->IgnoreParens();
     if (const auto* construct = llvm::dyn_cast<clang::CXXConstructExpr>(e)) {
-      if (construct->getNumArgs() == 0) return 1;
-      if (construct->getConstructor()->isCopyOrMoveConstructor()) {
-        e = construct->getArg(0);
-        continue;
-      }
+      if (construct->getNumArgs() == 0) return nullptr;
       e = construct->getArg(0);
-      break;
+      if (!construct->getConstructor()->isCopyOrMoveConstructor()) break;
+      continue;
     }
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
       const auto* v = llvm::dyn_cast<clang::VarDecl>(ref->getDecl());
@@ -170,8 +167,15 @@ std::optional<int64_t> dim3_x(const clang::Expr* e, const clang::ASTContext& ctx
     }
     break;
   }
-  if (!e || e->isValueDependent()) return std::nullopt;
-  return integer_constant(e, ctx);
+  return e;
+}
+
+std::optional<int64_t> dim3_x(const clang::Expr* e, const clang::ASTContext& ctx) {
+  if (!e) return std::nullopt;
+  const clang::Expr* x = dim3_x_expression(e);
+  if (!x) return 1;  // dim3()
+  if (x->isValueDependent()) return std::nullopt;
+  return integer_constant(x, ctx);
 }
 
 int64_t LinearForm::coefficient(const std::string& symbol) const {

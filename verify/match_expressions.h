@@ -34,6 +34,8 @@ std::optional<int64_t> integer_constant(const clang::Expr* e, const clang::ASTCo
 const clang::FunctionDecl* function_named(const clang::Expr* e);
 // The x extent of a dim3 argument: dim3(X, ...), a dim3 variable initialised so, or an integer.
 std::optional<int64_t> dim3_x(const clang::Expr* e, const clang::ASTContext& ctx);
+// The expression X of such a dim3 argument (null for dim3(), whose x is 1).
+const clang::Expr* dim3_x_expression(const clang::Expr* e);
 
 // sum(terms[s] * s) + constant over symbols s: "n", "bt", "threadIdx.x", ... (see symbol_of).
 struct LinearForm {

@@ -13,17 +13,24 @@
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/AST/Stmt.h>
+#include <clang/Lex/Lexer.h>
 #include <fmt/format.h>
 
 #include "verify/match_expressions.h"
+#include "verify/read_launch.h"
 #include "verify/read_tile_ptx.h"
 
 namespace spmmc::verify_detail {
 namespace {
 
-// Largest grid the analysis materialises block by block (CUDA allows 2^31 - 1 along x; an
-// emitted kernel has one block per A-tile, far fewer than this within the size guard).
+// Most blocks along x, over all launches, the analysis materialises block by block (CUDA allows
+// 2^31 - 1 per launch; the emitted kernels have one block per A-tile in all, far fewer than this
+// within the size guard).
 constexpr int64_t kMaxBlocks = int64_t{1} << 21;
+
+// The macros of programmatic dependent launch an unrolled kernel's body may hold.
+constexpr const char* kLaunchDependents = "SPMMC_LAUNCH_DEPENDENTS";
+constexpr const char* kWaitForPrevious = "SPMMC_WAIT_FOR_PREVIOUS_KERNEL";
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
@@ -103,33 +110,19 @@ class KernelWalker {
     top.TraverseDecl(ctx_.getTranslationUnitDecl());
     read_info(top.variables);
     read_generic_path(top.variables);
-    const clang::FunctionDecl* kernel = find_kernel(top.functions);
-    if (!kernel) return;
-    if (!find_launch(top.functions, kernel)) return;
-    if (!read_kernel(kernel)) return;
-    for (const clang::FunctionDecl* f : top.functions) {
-      if (f == kernel || !f->hasAttr<clang::CUDADeviceAttr>() || f->hasAttr<clang::CUDAGlobalAttr>() ||
-          tile_index_.count(f) || !pointer_pair_and_integer(*f, 0, ctx_))
-        continue;
-      out_.notes.push_back(fmt::format("{}: {} is defined but no block calls it", locator_.at(f->getLocation()).str(),
-                                       f->getNameAsString()));
-      AnalyzedTile tile;
-      std::vector<CodeDiagnostic> ignored;
-      if (read_tile(*f, tile, ignored)) out_.uncalled_tiles.push_back(std::move(tile));
-    }
-    std::sort(out_.tiles.begin(), out_.tiles.end(), [](const AnalyzedTile& a, const AnalyzedTile& b) {
-      return std::make_pair(a.where.line, a.where.column) < std::make_pair(b.where.line, b.where.column);
-    });
-    // Re-point the blocks at the sorted tiles.
-    std::map<std::string, int32_t> by_name;
-    for (size_t i = 0; i < out_.tiles.size(); ++i) by_name[out_.tiles[i].function] = static_cast<int32_t>(i);
-    for (AnalyzedBlock& block : out_.blocks)
-      for (int32_t& t : block.tiles) t = by_name.at(unsorted_names_[static_cast<size_t>(t)]);
-    for (const AnalyzedBlock& block : out_.blocks)
-      for (int32_t t : block.tiles) {
-        auto& blocks = out_.tiles[static_cast<size_t>(t)].blocks;
-        if (blocks.empty() || blocks.back() != block.block) blocks.push_back(block.block);
-      }
+    const std::vector<const clang::FunctionDecl*> kernels = find_kernels(top.functions);
+    if (kernels.empty()) return;
+    for (const clang::FunctionDecl* kernel : kernels)
+      if (!read_kernel(kernel)) return;
+    read_uncalled_tiles(top.functions, kernels);
+    sort_tiles();
+    if (!read_launch(ctx_, locator_, top.functions, top.variables, kernels, out_)) return;
+    if (!launch_blocks()) return;
+    const KernelLaunch* first = out_.launch.launches.empty() ? nullptr : &out_.launch.launches.front();
+    const AnalyzedKernel& shown = out_.kernels[static_cast<size_t>(first && first->kernel >= 0 ? first->kernel : 0)];
+    out_.kernel = shown.function;
+    out_.kernel_where = shown.where;
+    out_.columns = shown.columns;
   }
 
  private:
@@ -137,10 +130,11 @@ class KernelWalker {
 
   std::string snip(const clang::Stmt* s) const { return snippet(s->getSourceRange(), sm_, ctx_.getLangOpts()); }
 
-  // ---- the kernel and its launch -------------------------------------------------------------
+  // ---- the kernels, their launches, their blocks ---------------------------------------------
 
-  // The one __global__ function with a switch (blockIdx.x).
-  const clang::FunctionDecl* find_kernel(const std::vector<clang::FunctionDecl*>& functions) {
+  // Every __global__ function with a switch (blockIdx.x): the unrolled kernels, in order of
+  // definition (the generic kernel has no such switch).
+  std::vector<const clang::FunctionDecl*> find_kernels(const std::vector<clang::FunctionDecl*>& functions) {
     std::vector<const clang::FunctionDecl*> kernels;
     size_t globals = 0;
     for (const clang::FunctionDecl* f : functions) {
@@ -150,62 +144,80 @@ class KernelWalker {
       scan.TraverseStmt(f->getBody());
       if (std::any_of(scan.switches.begin(), scan.switches.end(), is_dispatch)) kernels.push_back(f);
     }
-    if (kernels.size() != 1) {
-      error({}, fmt::format("expected one __global__ function with a switch (blockIdx.x) dispatch, found {} (of {} "
-                            "__global__ functions)",
-                            kernels.size(), globals));
-      return nullptr;
-    }
-    out_.kernel = kernels[0]->getNameAsString();
-    out_.kernel_where = locator_.at(kernels[0]->getLocation());
-    return kernels[0];
+    if (kernels.empty())
+      error({}, fmt::format("expected __global__ functions with a switch (blockIdx.x) dispatch (the unrolled kernels), "
+                            "found none (of {} __global__ functions)",
+                            globals));
+    return kernels;
   }
 
-  // The one cudaLaunchKernel(&kernel, grid, block, ...) of the host code: the grid's x extent,
-  // the block size, the entry point.
-  bool find_launch(const std::vector<clang::FunctionDecl*>& functions, const clang::FunctionDecl* kernel) {
-    std::vector<std::pair<const clang::CallExpr*, const clang::FunctionDecl*>> launches;
-    for (clang::FunctionDecl* f : functions) {
-      if (f->hasAttr<clang::CUDAGlobalAttr>() || f->hasAttr<clang::CUDADeviceAttr>()) continue;
-      BodyScan scan;
-      scan.TraverseStmt(f->getBody());
-      for (const clang::CallExpr* call : scan.calls) {
-        if (callee_name(call) != "cudaLaunchKernel" || call->getNumArgs() < 3) continue;
-        const clang::FunctionDecl* target = function_named(call->getArg(0));
-        if (target && target->getCanonicalDecl() == kernel->getCanonicalDecl()) launches.emplace_back(call, f);
-      }
+  // Device functions that read as tile functions but that no case calls: kept to explain rows
+  // never written (compare_with_weights reports them as never dispatched).
+  void read_uncalled_tiles(const std::vector<clang::FunctionDecl*>& functions,
+                           const std::vector<const clang::FunctionDecl*>& kernels) {
+    for (const clang::FunctionDecl* f : functions) {
+      if (std::find(kernels.begin(), kernels.end(), f) != kernels.end() || !f->hasAttr<clang::CUDADeviceAttr>() ||
+          f->hasAttr<clang::CUDAGlobalAttr>() || tile_index_.count(f) || !pointer_pair_and_integer(*f, 0, ctx_))
+        continue;
+      AnalyzedTile tile;
+      std::vector<CodeDiagnostic> ignored;
+      if (read_tile(*f, tile, ignored)) out_.uncalled_tiles.push_back(std::move(tile));
     }
-    if (launches.size() != 1) {
-      error({}, fmt::format("expected one cudaLaunchKernel of {} in the host code, found {}", out_.kernel, launches.size()));
-      return false;
-    }
-    const clang::CallExpr* launch = launches[0].first;
-    out_.entry_point = launches[0].second->getNameAsString();
-    out_.columns.launch_where = locator_.at(launch->getBeginLoc());
-    const std::optional<int64_t> x = dim3_x(launch->getArg(1), ctx_);
-    if (!x) {
-      error(launch->getBeginLoc(), "cannot tell the grid's x extent (expected dim3 grid(CONSTANT, ...))");
-      return false;
-    }
-    if (*x < 1 || *x > kMaxBlocks) {
-      error(launch->getBeginLoc(), fmt::format("the grid has {} blocks along x", *x));
-      return false;
-    }
-    out_.grid_x = *x;
-    const std::optional<int64_t> threads = dim3_x(launch->getArg(2), ctx_);
-    if (!threads) {
-      error(launch->getArg(2)->getBeginLoc(), "cannot tell the block size (expected dim3(CONSTANT))");
-      return false;
-    }
-    out_.columns.threads = *threads;
-    if (const auto* bounds = kernel->getAttr<clang::CUDALaunchBoundsAttr>()) {
-      const std::optional<int64_t> max = integer_constant(bounds->getMaxThreads(), ctx_);
-      if (!max) {
-        error(bounds->getLocation(), "cannot evaluate the kernel's __launch_bounds__");
+  }
+
+  // Orders the tiles by definition and re-points the cases at them.
+  void sort_tiles() {
+    std::sort(out_.tiles.begin(), out_.tiles.end(), [](const AnalyzedTile& a, const AnalyzedTile& b) {
+      return std::make_pair(a.where.line, a.where.column) < std::make_pair(b.where.line, b.where.column);
+    });
+    std::map<std::string, int32_t> by_name;
+    for (size_t i = 0; i < out_.tiles.size(); ++i) by_name[out_.tiles[i].function] = static_cast<int32_t>(i);
+    for (AnalyzedKernel& kernel : out_.kernels)
+      for (AnalyzedCase& c : kernel.cases)
+        for (int32_t& t : c.tiles) t = by_name.at(unsorted_names_[static_cast<size_t>(t)]);
+  }
+
+  // The blocks along x of every launch of an unrolled kernel, in launch order: block x of a
+  // launch runs the case x of its kernel (nothing without one); the tiles learn their blocks.
+  bool launch_blocks() {
+    int64_t global = 0;
+    for (size_t j = 0; j < out_.launch.launches.size(); ++j) {
+      const KernelLaunch& launch = out_.launch.launches[j];
+      if (launch.grid_x < 0 || global + launch.grid_x > kMaxBlocks) {
+        out_.errors.push_back({launch.tiles_where, fmt::format("{}[{}] launches {} blocks along x ({} before it)",
+                                                               out_.launch.tiles_name, j, launch.grid_x, global)});
         return false;
       }
-      out_.columns.max_threads = *max;
+      if (launch.kernel >= 0) {
+        const AnalyzedKernel& kernel = out_.kernels[static_cast<size_t>(launch.kernel)];
+        std::map<int64_t, const AnalyzedCase*> by_label;
+        for (const AnalyzedCase& c : kernel.cases) {
+          by_label.emplace(c.label, &c);
+          if (c.label < 0 || c.label >= launch.grid_x)
+            out_.notes.push_back(fmt::format("{}: case {} of {} is never taken: {}[{}] launches it with {} block{} along x",
+                                             c.where.str(), c.label, kernel.function, out_.launch.kernels_name, j,
+                                             launch.grid_x, launch.grid_x == 1 ? "" : "s"));
+        }
+        for (int64_t x = 0; x < launch.grid_x; ++x) {
+          AnalyzedBlock block;
+          block.launch = static_cast<int32_t>(j);
+          block.block = x;
+          block.global = global + x;
+          if (const auto it = by_label.find(x); it != by_label.end()) {
+            block.tiles = it->second->tiles;
+            block.where = it->second->where;
+          }
+          out_.blocks.push_back(std::move(block));
+        }
+      }
+      global += launch.grid_x;
     }
+    out_.grid_x = global;
+    for (const AnalyzedBlock& block : out_.blocks)
+      for (int32_t t : block.tiles) {
+        auto& blocks = out_.tiles[static_cast<size_t>(t)].blocks;
+        if (blocks.empty() || blocks.back() != block.global) blocks.push_back(block.global);
+      }
     return true;
   }
 
@@ -216,48 +228,79 @@ class KernelWalker {
       if (!v || !v->isLocalVarDecl() || v->isStaticLocal() || !v->hasInit() || !v->getType().isConstQualified() ||
           has_side_effects(v->getInit(), ctx_)) {
         error(decls->getBeginLoc(), fmt::format("unrecognised declaration '{}' in {} (only const locals are expected)",
-                                                snip(decls), out_.kernel));
+                                                snip(decls), current().function));
         return false;
       }
     }
     return true;
   }
 
-  // The kernel: const locals, then for (bt = blockIdx.y; bt < (n + N1 - 1) / N1; bt += gridDim.y)
-  // { const locals; if (col >= n) continue; switch (blockIdx.x) { ... } }.
+  // The unrolled kernel being read (the last of out_.kernels).
+  AnalyzedKernel& current() { return out_.kernels.back(); }
+
+  // SPMMC_LAUNCH_DEPENDENTS(); or SPMMC_WAIT_FOR_PREVIOUS_KERNEL(); as the macro expands: ((void)0)
+  // where the device code predates sm_90 (as parsed here), or asm volatile("griddepcontrol...;")
+  // with no operands. The macro's name, or "" when `s` is neither.
+  std::string dependent_launch_macro(const clang::Stmt* s) const {
+    if (!s->getBeginLoc().isMacroID()) return {};
+    const std::string name = clang::Lexer::getImmediateMacroName(s->getBeginLoc(), sm_, ctx_.getLangOpts()).str();
+    if (name != kLaunchDependents && name != kWaitForPrevious) return {};
+    if (const auto* a = llvm::dyn_cast<clang::GCCAsmStmt>(s)) {
+      const std::string want = name == kWaitForPrevious ? "griddepcontrol.wait;" : "griddepcontrol.launch_dependents;";
+      const bool plain = a->getNumOutputs() == 0 && a->getNumInputs() == 0 && a->getAsmString()->getString() == want;
+      return plain ? name : std::string();
+    }
+    const auto* e = llvm::dyn_cast<clang::Expr>(s);
+    return e && e->getType()->isVoidType() && !has_side_effects(e, ctx_) ? name : std::string();
+  }
+
+  // An unrolled kernel: const locals, SPMMC_LAUNCH_DEPENDENTS() and SPMMC_WAIT_FOR_PREVIOUS_KERNEL()
+  // (each at most once), and for (bt = blockIdx.y; bt < (n + N1 - 1) / N1; bt += gridDim.y)
+  // { const locals; if (col >= n) continue; switch (blockIdx.x) { ... } }. Appended to out_.kernels.
   bool read_kernel(const clang::FunctionDecl* kernel) {
     kernel_ = kernel;
+    n_symbol_ = {};
+    column_.reset();
+    column_where_ = {};
+    out_.kernels.emplace_back();
+    current().function = kernel->getNameAsString();
+    current().where = locator_.at(kernel->getLocation());
     if (!pointer_pair_and_integer(*kernel, 64, ctx_)) {
-      error(kernel->getLocation(), fmt::format("expected the parameters (const float* B, float* C, int64_t n) of {}", out_.kernel));
+      error(kernel->getLocation(), fmt::format("expected the parameters (const float* B, float* C, int64_t n) of {}", current().function));
       return false;
     }
     n_symbol_.terms[symbol_of(kernel->getParamDecl(2))] = 1;
+    if (!read_launch_bounds(*kernel)) return false;
     const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(kernel->getBody());
     if (!body) {
-      error(kernel->getLocation(), fmt::format("{} has no body", out_.kernel));
+      error(kernel->getLocation(), fmt::format("{} has no body", current().function));
       return false;
     }
     const clang::ForStmt* loop = nullptr;
+    std::set<std::string> macros;
     for (const clang::Stmt* s : body->body()) {
       if (const auto* decls = llvm::dyn_cast<clang::DeclStmt>(s)) {
         if (!const_locals(decls)) return false;
       } else if (const auto* f = llvm::dyn_cast<clang::ForStmt>(s); f && !loop) {
         loop = f;
+      } else if (const std::string macro = dependent_launch_macro(s); !macro.empty() && macros.insert(macro).second) {
+        current().waits_for_previous |= macro == kWaitForPrevious;
       } else if (!llvm::isa<clang::NullStmt>(s)) {
-        error(s->getBeginLoc(), fmt::format("unrecognised statement '{}' in {} (expected const locals and one loop over "
-                                            "the B-tiles)", snip(s), out_.kernel));
+        error(s->getBeginLoc(), fmt::format("unrecognised statement '{}' in {} (expected const locals, one loop over "
+                                            "the B-tiles, {}() and {}())",
+                                            snip(s), current().function, kLaunchDependents, kWaitForPrevious));
         return false;
       }
     }
     if (!loop) {
-      error(kernel->getLocation(), fmt::format("no loop over the B-tiles in {}", out_.kernel));
+      error(kernel->getLocation(), fmt::format("no loop over the B-tiles in {}", current().function));
       return false;
     }
     return read_loop(loop);
   }
 
   bool read_loop(const clang::ForStmt* loop) {
-    out_.columns.where = locator_.at(loop->getBeginLoc());
+    current().columns.where = locator_.at(loop->getBeginLoc());
     const std::string expected = "expected for (int64_t bt = blockIdx.y; bt < (n + N1 - 1) / N1; bt += gridDim.y)";
     // bt = blockIdx.y
     const auto* init = llvm::dyn_cast_or_null<clang::DeclStmt>(loop->getInit());
@@ -278,7 +321,7 @@ class KernelWalker {
             expected + ": the loop's bound is not the number of B-tiles");
       return false;
     }
-    out_.columns.b_tile_columns = *per_tile;
+    current().columns.b_tile_columns = *per_tile;
     // bt += gridDim.y
     const auto* inc = llvm::dyn_cast_or_null<clang::CompoundAssignOperator>(loop->getInc());
     LinearForm grid_y;
@@ -313,13 +356,13 @@ class KernelWalker {
       } else if (!llvm::isa<clang::NullStmt>(s)) {
         error(s->getBeginLoc(), fmt::format("unrecognised statement '{}' in the loop of {} (expected const locals, "
                                             "if (col >= n) continue; and the switch (blockIdx.x))",
-                                            snip(s), out_.kernel));
+                                            snip(s), current().function));
         return false;
       }
     }
     if (!dispatch) {
       error(loop->getBeginLoc(), fmt::format("the switch (blockIdx.x) of {} is not directly in its loop over the B-tiles",
-                                             out_.kernel));
+                                             current().function));
       return false;
     }
     BodyScan all;
@@ -327,26 +370,27 @@ class KernelWalker {
     size_t dispatches = 0;
     for (const clang::SwitchStmt* s : all.switches) dispatches += is_dispatch(s);
     if (dispatches != 1) {
-      error(kernel_->getLocation(), fmt::format("expected one switch (blockIdx.x) in {}, found {}", out_.kernel, dispatches));
+      error(kernel_->getLocation(), fmt::format("expected one switch (blockIdx.x) in {}, found {}", current().function,
+                                                dispatches));
       return false;
     }
     if (!read_dispatch(dispatch)) return false;
     for (const clang::IfStmt* g : guards)
       if (!read_guard(g)) return false;
     if (column_) {
-      out_.columns.found = true;
-      out_.columns.cols_per_thread = column_->coefficient("threadIdx.x");
-      out_.columns.n1 = column_->coefficient(symbol_of(bt));
+      current().columns.found = true;
+      current().columns.cols_per_thread = column_->coefficient("threadIdx.x");
+      current().columns.n1 = column_->coefficient(symbol_of(bt));
       LinearForm expected_form;
-      if (out_.columns.cols_per_thread) expected_form.terms["threadIdx.x"] = out_.columns.cols_per_thread;
-      if (out_.columns.n1) expected_form.terms[symbol_of(bt)] = out_.columns.n1;
-      if (*column_ != expected_form || out_.columns.cols_per_thread < 1 || out_.columns.n1 < 1) {
+      if (current().columns.cols_per_thread) expected_form.terms["threadIdx.x"] = current().columns.cols_per_thread;
+      if (current().columns.n1) expected_form.terms[symbol_of(bt)] = current().columns.n1;
+      if (*column_ != expected_form || current().columns.cols_per_thread < 1 || current().columns.n1 < 1) {
         error(column_where_, fmt::format("the thread's column is {}, not bt * N1 + threadIdx.x * V with N1, V >= 1",
                                          column_->str()));
         return false;
       }
     } else {
-      out_.columns.found = false;  // no block calls a tile: nothing to map
+      current().columns.found = false;  // no block calls a tile: nothing to map
     }
     return true;
   }
@@ -367,10 +411,10 @@ class KernelWalker {
     }
     if (!ok) {
       error(g->getBeginLoc(), fmt::format("unrecognised statement '{}' in the loop of {} (expected if (col >= n) continue;)",
-                                          snip(g), out_.kernel));
+                                          snip(g), current().function));
       return false;
     }
-    out_.columns.guarded = true;
+    current().columns.guarded = true;
     return true;
   }
 
@@ -468,6 +512,8 @@ class KernelWalker {
     return index;
   }
 
+  // The switch (blockIdx.x) of the current kernel: its cases, with the tiles each runs; no call
+  // of the kernel outside it.
   bool read_dispatch(const clang::SwitchStmt* dispatch) {
     // Calls outside the switch would run in every block.
     BodyScan all, inside;
@@ -476,44 +522,41 @@ class KernelWalker {
     const std::set<const clang::CallExpr*> dispatched(inside.calls.begin(), inside.calls.end());
     for (const clang::CallExpr* call : all.calls)
       if (!dispatched.count(call)) {
-        error(call->getBeginLoc(), fmt::format("a call in {} outside its switch (blockIdx.x)", out_.kernel));
+        error(call->getBeginLoc(), fmt::format("a call in {} outside its switch (blockIdx.x)", current().function));
         return false;
       }
     std::vector<Step> steps;
     const size_t errors_before = out_.errors.size();
     if (!flatten(dispatch->getBody(), steps)) return false;
     if (out_.errors.size() != errors_before) return false;
-    // Where each block starts: its case label, or the default label.
-    std::map<int64_t, size_t> label_at;
-    std::optional<size_t> default_at;
-    for (size_t i = 0; i < steps.size(); ++i) {
-      if (steps[i].kind == Step::Kind::kCase) label_at.emplace(steps[i].value, i);
-      if (steps[i].kind == Step::Kind::kDefault) default_at = i;
-    }
-    auto calls_from = [&](size_t start) {
+    // Each case runs the calls from its label to the next break; the default branch none.
+    const auto calls_from = [&](size_t start) {
       std::vector<int32_t> tiles;
       for (size_t i = start; i < steps.size() && steps[i].kind != Step::Kind::kBreak; ++i)
         if (steps[i].kind == Step::Kind::kCall) tiles.push_back(static_cast<int32_t>(steps[i].value));
       return tiles;
     };
-    if (default_at && !calls_from(*default_at).empty()) {
-      error(steps[*default_at].loc, "the default branch of the dispatch calls a tile function");
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].kind == Step::Kind::kDefault && !calls_from(i).empty()) {
+        error(steps[i].loc, "the default branch of the dispatch calls a tile function");
+        return false;
+      }
+      if (steps[i].kind == Step::Kind::kCase)
+        current().cases.push_back({steps[i].value, calls_from(i), locator_.at(steps[i].loc)});
+    }
+    return true;
+  }
+
+  // __launch_bounds__'s first argument, if the kernel has one.
+  bool read_launch_bounds(const clang::FunctionDecl& kernel) {
+    const auto* bounds = kernel.getAttr<clang::CUDALaunchBoundsAttr>();
+    if (!bounds) return true;
+    const std::optional<int64_t> max = integer_constant(bounds->getMaxThreads(), ctx_);
+    if (!max) {
+      error(bounds->getLocation(), fmt::format("cannot evaluate the __launch_bounds__ of {}", current().function));
       return false;
     }
-    for (const auto& [label, at] : label_at)
-      if (label < 0 || label >= out_.grid_x)
-        out_.notes.push_back(fmt::format("{}: case {} is never taken: the grid has {} blocks along x",
-                                         locator_.at(steps[at].loc).str(), label, out_.grid_x));
-    for (int64_t b = 0; b < out_.grid_x; ++b) {
-      AnalyzedBlock block;
-      block.block = b;
-      const auto it = label_at.find(b);
-      if (it != label_at.end()) {
-        block.tiles = calls_from(it->second);
-        block.where = locator_.at(steps[it->second].loc);
-      }
-      out_.blocks.push_back(std::move(block));
-    }
+    current().columns.max_threads = *max;
     return true;
   }
 
@@ -654,9 +697,10 @@ class KernelWalker {
   const clang::SourceManager& sm_;
   const Locator& locator_;
   EmittedKernelAnalysis& out_;
+  // The kernel being read, and what its first tile call says.
   const clang::FunctionDecl* kernel_ = nullptr;
   LinearForm n_symbol_;                     // {n: 1}
-  std::optional<LinearForm> column_;        // the thread's column, from the first tile call
+  std::optional<LinearForm> column_;        // the thread's column, from its first tile call
   clang::SourceLocation column_where_;
   std::map<const clang::FunctionDecl*, int32_t> tile_index_;
   std::vector<std::string> unsorted_names_;

@@ -1,10 +1,11 @@
 // The AST walk of `spmmc verify` (internal to verify/): from the translation unit Clang parsed
 // without errors to EmittedKernelAnalysis. It finds
-//   - the __global__ function with the switch (blockIdx.x) dispatch, its loop over the B-tiles
-//     (bt = blockIdx.y; bt < (n + N1 - 1) / N1; bt += gridDim.y), the thread's column
-//     col = bt * N1 + threadIdx.x * V, the guard `if (col >= n) continue;`, and the arguments of
-//     every tile call (B + col, C + col, the row stride n x 4);
-//   - its launch in the host code: the grid's x extent, the block size, the entry point;
+//   - every __global__ function with a switch (blockIdx.x) dispatch (the unrolled kernels), and in
+//     each its loop over the B-tiles (bt = blockIdx.y; bt < (n + N1 - 1) / N1; bt += gridDim.y),
+//     the thread's column col = bt * N1 + threadIdx.x * V, the guard `if (col >= n) continue;`,
+//     its cases with the tiles each runs, and the arguments of every tile call (B + col, C + col,
+//     the row stride n x 4);
+//   - their launch loop in the host code (read_launch.h), and from it the blocks of every launch;
 //   - each called tile function's one inline-PTX asm statement, its operands' roles (b, c, ld)
 //     and constraints, then read_tile_ptx.h reads the PTX;
 //   - the spmmc_kernel_info initialiser field by field, and the generic path's CSR arrays.

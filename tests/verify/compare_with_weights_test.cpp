@@ -1,9 +1,10 @@
 // compare_with_weights (verify/) on deliberately corrupted copies of an emitted kernel (its inline
-// PTX, dispatch, launch, column mapping, info object, generic-path arrays), with 1, 2 and 4
-// columns per thread: each must be rejected, with the message naming the right entry, row, lane
-// or tile at the right place.
+// PTX, dispatch, launch table, column mapping, info object, generic-path arrays), with 1, 2 and 4
+// columns per thread, in one kernel or several: each must be rejected, with the message naming
+// the right entry, row, lane, tile or kernel at the right place.
 #include "verify/compare_with_weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -41,9 +42,17 @@ Csr base_matrix(uint32_t seed = 11) {
   });
 }
 
+// FMAs per kernel that split base_matrix() into kernels of two tiles (the last: what is left).
+int64_t two_tiles_per_kernel() {
+  const Csr a = base_matrix();
+  return std::max(a.row_ptr[16], std::max(a.row_ptr[32] - a.row_ptr[16], a.row_ptr[40] - a.row_ptr[32]));
+}
+
 struct Fixture {
-  explicit Fixture(int32_t lanes = 1)
-      : v(lanes), files(test::emit_kernel_files(dir.path, "vk", a, 8, ReorderMethod::kNone, 32 * lanes, lanes)) {}
+  // V = lanes; one kernel, or kernels of at most `fmas_per_kernel` FMAs.
+  explicit Fixture(int32_t lanes = 1, int64_t fmas_per_kernel = 0)
+      : v(lanes),
+        files(test::emit_kernel_files(dir.path, "vk", a, 8, ReorderMethod::kNone, 32 * lanes, lanes, fmas_per_kernel)) {}
 
   int32_t v;
   test::TempDir dir;
@@ -55,6 +64,15 @@ struct Fixture {
   size_t tile_start(int k) const {
     const size_t at = cu().find(fmt::format("void spmmc_tile_{}(", k));
     REQUIRE(at != std::string::npos);
+    return at;
+  }
+  // The start of the definition of the unrolled kernel vk_kernel_J.
+  size_t kernel_start(int j) const { return test::kernel_start(cu(), fmt::format("vk_kernel_{}", j)); }
+  // The offset of element `j` of spmmc_kernel_tiles's initialiser.
+  size_t kernel_tiles_element(size_t j) const {
+    size_t at = find("spmmc_kernel_tiles[spmmc_kernel_count] = {", 0);
+    at = cu().find('{', at) + 1;
+    for (size_t i = 0; i < j; ++i) at = cu().find_first_not_of(" \n", cu().find(',', at) + 1);
     return at;
   }
   // The offset of `what` at or after `from`.
@@ -268,7 +286,8 @@ TEST_CASE("verify rejects: a case label no block takes", "[verify][corrupt]") {
   check_rejected(v);
   CHECK_THAT(v.messages, Catch::Contains("row 16 of C is never written"));
   REQUIRE_FALSE(v.code.notes.empty());
-  CHECK_THAT(v.code.notes[0], Catch::Contains("case 99 is never taken: the grid has 5 blocks along x"));
+  CHECK_THAT(v.code.notes[0], Catch::Contains("case 99 of vk_kernel_0 is never taken: spmmc_kernels[0] launches it with 5 "
+                                              "blocks along x"));
 }
 
 TEST_CASE("verify rejects: a missing break runs the next tile too", "[verify][corrupt]") {
@@ -325,12 +344,13 @@ TEST_CASE("verify rejects: an edited info object", "[verify][corrupt]") {
   const test::Verified l = f.verify(lanes);
   check_rejected(l);
   CHECK(l.result.total_differences == 1);
-  CHECK_THAT(l.messages, Catch::Contains("the info object says cols_per_thread = 1, but each thread of vk_kernel computes "
+  CHECK_THAT(l.messages, Catch::Contains("the info object says cols_per_thread = 1, but each thread of vk_kernel_0 computes "
                                          "2 columns (threadIdx.x * 2)"));
   const std::string name = test::replace_first(f.cu(), "\"vk\",\n", "\"vq\",\n");
   const test::Verified n = f.verify(name);
   check_rejected(n);
-  CHECK_THAT(n.messages, Catch::Contains("the info object's name is 'vq', but the entry point that launches vk_kernel is 'vk'"));
+  CHECK_THAT(n.messages, Catch::Contains("the info object's name is 'vq', but the entry point (that launches the unrolled "
+                                         "kernels) is 'vk'"));
   const std::string layout = test::replace_first(f.cu(), "\"row-major\",", "\"column-major\",");
   const test::Verified b = f.verify(layout);
   check_rejected(b);
@@ -345,30 +365,33 @@ TEST_CASE("verify rejects: an edited info object", "[verify][corrupt]") {
 
 TEST_CASE("verify rejects: a launch grid of the wrong size", "[verify][corrupt]") {
   Fixture f;
-  const std::string text =
-      test::replace_first(f.cu(), "grid(static_cast<unsigned>(spmmc_a_tiles)", "grid(static_cast<unsigned>(spmmc_a_tiles - 1)");
+  const std::string text = test::replace_first(f.cu(), "spmmc_kernel_tiles[spmmc_kernel_count] = {5};",
+                                               "spmmc_kernel_tiles[spmmc_kernel_count] = {4};");
   const test::Verified v = f.verify(text);
   check_rejected(v);
   CHECK(v.code.grid_x == 4);
-  CHECK_THAT(v.messages, Catch::Contains("the info object says a_tiles = 5, but the launch has 4 blocks along x"));
+  CHECK_THAT(v.messages, Catch::Contains("the info object says a_tiles = 5, but the launches have 4 blocks along x in all"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_kernel_tiles[0] is 4, but vk_kernel_0 (spmmc_kernels[0]) has 5 cases in its "
+                                         "switch (blockIdx.x): the tiles of the last cases never run"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_a_tiles is 5, but spmmc_kernel_tiles adds up to 4 blocks along x"));
   CHECK_THAT(v.messages, Catch::Contains("row 32 of C is never written"));
   CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_4 stores it here, but no block calls spmmc_tile_4"));
 }
 
 TEST_CASE("verify rejects: a launch or column mapping that does not cover C", "[verify][corrupt]") {
   Fixture f(2);
-  const std::string launch = "dim3(spmmc_threads),\n                          args, 0, stream);";
+  const std::string launch = "config.blockDim = dim3(spmmc_threads);";
   // Half the threads: columns skipped.
-  const test::Verified half = f.verify(test::replace_first(f.cu(), launch, "dim3(spmmc_threads / 2),\n args, 0, stream);"));
+  const test::Verified half = f.verify(test::replace_first(f.cu(), launch, "config.blockDim = dim3(spmmc_threads / 2);"));
   check_rejected(half);
   CHECK(half.result.total_differences == 1);
   CHECK_THAT(half.messages, Catch::Contains("the launch has blocks of 16 threads of 2 columns each (32 columns), but col "
-                                            "advances 64 per B-tile: some columns of C are never computed"));
+                                            "advances 64 per B-tile in vk_kernel_0: some columns of C are never computed"));
   // Twice the threads: more than the launch bounds allow, and B-tiles overlap.
-  const test::Verified twice = f.verify(test::replace_first(f.cu(), launch, "dim3(spmmc_threads * 2),\n args, 0, stream);"));
+  const test::Verified twice = f.verify(test::replace_first(f.cu(), launch, "config.blockDim = dim3(spmmc_threads * 2);"));
   check_rejected(twice);
   CHECK_THAT(twice.messages, Catch::Contains("threads of neighbouring B-tiles compute the same columns"));
-  CHECK_THAT(twice.messages, Catch::Contains("the launch has 64 threads per block, more than vk_kernel's "
+  CHECK_THAT(twice.messages, Catch::Contains("the launch has 64 threads per block, more than vk_kernel_0's "
                                              "__launch_bounds__(32): it would fail to launch"));
   // One column per thread in the index, two in the PTX: lanes of another thread's columns.
   const test::Verified narrow = f.verify(test::replace_first(f.cu(), "static_cast<int64_t>(threadIdx.x) * spmmc_v",
@@ -376,7 +399,7 @@ TEST_CASE("verify rejects: a launch or column mapping that does not cover C", "[
   check_rejected(narrow);
   CHECK_THAT(narrow.messages, Catch::Contains("stores C(0, col + 1), but a thread has 1 column (col .. col + 0): it writes "
                                               "another thread's column"));
-  CHECK_THAT(narrow.messages, Catch::Contains("the info object says cols_per_thread = 2, but each thread of vk_kernel "
+  CHECK_THAT(narrow.messages, Catch::Contains("the info object says cols_per_thread = 2, but each thread of vk_kernel_0 "
                                               "computes 1 column (threadIdx.x * 1)"));
   // B-tiles counted with another width.
   const test::Verified tiles = f.verify(test::replace_first(f.cu(), "const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;",
@@ -387,7 +410,7 @@ TEST_CASE("verify rejects: a launch or column mapping that does not cover C", "[
   const test::Verified open = f.verify(test::replace_first(f.cu(), "    if (col >= n) continue;", "   "));
   check_rejected(open);
   CHECK(open.result.total_differences == 1);
-  CHECK_THAT(open.messages, Catch::Contains("no `if (col >= n) continue;` before the dispatch of vk_kernel"));
+  CHECK_THAT(open.messages, Catch::Contains("no `if (col >= n) continue;` before the dispatch of vk_kernel_0:"));
 }
 
 TEST_CASE("verify rejects: a lane mix in a vector FMA", "[verify][corrupt]") {
@@ -480,6 +503,170 @@ TEST_CASE("verify rejects: a wrong generic-path CSR entry", "[verify][corrupt]")
                                                               "__device__ const int spmmc_row_ptr[] = {"));
   check_rejected(shorter);
   CHECK_THAT(shorter.messages, Catch::Contains("spmmc_row_ptr has 40 elements, but weights.mtx needs 41"));
+}
+
+// ---- files of several kernels ---------------------------------------------------------------------
+
+// Kernels of two tiles each (the last: what is left): vk_kernel_0 runs tiles 0, 1, vk_kernel_1
+// tiles 2, 3, ...
+struct SplitFixture : Fixture {
+  explicit SplitFixture(int32_t lanes = 1) : Fixture(lanes, two_tiles_per_kernel()) {
+    const std::vector<int32_t>& tiles = files.kernel.kernel_tiles;
+    REQUIRE(tiles.size() == 3);
+    REQUIRE(tiles[0] == 2);
+    REQUIRE(tiles[1] == 2);
+  }
+};
+
+TEST_CASE("verify: a file of several kernels matches, each tile in its own block", "[verify][kernels]") {
+  for (const int32_t lanes : {1, 2, 4}) {
+    INFO("V = " << lanes);
+    SplitFixture f(lanes);
+    const test::Verified v = f.verify(f.cu());
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK(v.result.match);
+    CHECK(v.result.total_differences == 0);
+    CHECK(v.code.notes.empty());
+    REQUIRE(v.code.kernels.size() == 3);
+    CHECK(v.code.kernel == "vk_kernel_0");
+    CHECK(v.code.kernels[2].function == "vk_kernel_2");
+    CHECK(v.code.kernels[1].where.line == test::line_of(f.cu(), f.kernel_start(1)));
+    REQUIRE(v.code.launch.launches.size() == 3);
+    CHECK(v.code.launch.launches[1].function == "vk_kernel_1");
+    CHECK(v.code.launch.launches[1].grid_x == 2);
+    CHECK(v.code.launch.launches[2].grid_x == 1);
+    CHECK(v.code.grid_x == 5);
+    REQUIRE(v.code.kernels[1].cases.size() == 2);
+    CHECK(v.code.kernels[1].cases[1].label == 1);
+    CHECK(v.code.kernels[1].cases[1].tiles == std::vector<int32_t>{3});
+    REQUIRE(v.code.tiles.size() == 5);
+    for (size_t t = 0; t < v.code.tiles.size(); ++t) CHECK(v.code.tiles[t].blocks == std::vector<int64_t>{static_cast<int64_t>(t)});
+    REQUIRE(v.code.blocks.size() == 5);
+    CHECK(v.code.blocks[3].launch == 1);
+    CHECK(v.code.blocks[3].block == 1);
+    CHECK(v.code.blocks[3].tiles == std::vector<int32_t>{3});
+  }
+}
+
+TEST_CASE("verify rejects: a tile dispatched by two kernels", "[verify][corrupt][kernels]") {
+  SplitFixture f;
+  // vk_kernel_1's case 0 runs spmmc_tile_1 (vk_kernel_0's case 1) instead of spmmc_tile_2.
+  const size_t edit = f.find("case 0: spmmc_tile_2(", f.kernel_start(1));
+  const std::string text = test::replace_first(f.cu(), "case 0: spmmc_tile_2(", "case 0: spmmc_tile_1(", edit);
+  const size_t first = f.find("case 1: spmmc_tile_1(", f.kernel_start(0));
+  const test::Verified v = f.verify(text);
+  check_rejected(v);
+  INFO(v.messages);
+  const auto twice = std::find_if(v.result.differences.begin(), v.result.differences.end(), [](const CodeDiagnostic& d) {
+    return d.message.find("is dispatched") != std::string::npos;
+  });
+  REQUIRE(twice != v.result.differences.end());
+  CHECK(twice->message == fmt::format("spmmc_tile_1 is dispatched 2 times: by case 0 of vk_kernel_1 here and by case 1 of "
+                                      "vk_kernel_0 at {}:{}:{}",
+                                      v.code.file, test::line_of(text, first), test::column_of(text, first)));
+  CHECK(twice->where.line == test::line_of(text, edit));
+  CHECK(twice->where.column == test::column_of(text, edit));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_2 is defined but dispatched by no case of any unrolled kernel"));
+  CHECK_THAT(v.messages, Catch::Contains("of C is written 2 times (spmmc_tile_1 in block 1 of vk_kernel_0 at "));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_1 in block 0 of vk_kernel_1 at "));
+  CHECK_THAT(v.messages, Catch::Contains("row 16 of C is never written"));
+}
+
+TEST_CASE("verify rejects: a tile missing from every dispatch", "[verify][corrupt][kernels]") {
+  SplitFixture f;
+  // vk_kernel_1's last case (spmmc_tile_3) removed: it has one case, launched with two blocks.
+  const std::string text = test::replace_first(f.cu(), "      case 1: spmmc_tile_3(b, c, ld); break;\n", "", f.kernel_start(1));
+  const test::Verified v = f.verify(text);
+  check_rejected(v);
+  INFO(v.messages);
+  REQUIRE(v.code.uncalled_tiles.size() == 1);
+  const auto never = std::find_if(v.result.differences.begin(), v.result.differences.end(), [](const CodeDiagnostic& d) {
+    return d.message == "spmmc_tile_3 is defined but dispatched by no case of any unrolled kernel";
+  });
+  REQUIRE(never != v.result.differences.end());
+  const size_t definition = text.find("spmmc_tile_3(const float*");
+  CHECK(never->where.line == test::line_of(text, definition));
+  CHECK(never->where.column == test::column_of(text, definition));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_kernel_tiles[1] is 2, but vk_kernel_1 (spmmc_kernels[1]) has 1 case in its "
+                                         "switch (blockIdx.x): some blocks run no tile"));
+  CHECK_THAT(v.messages, Catch::Contains("row 24 of C is never written (row 24 of A has"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_3 stores it here, but no block calls spmmc_tile_3"));
+  CHECK_THAT(v.messages, !Catch::Contains("is dispatched 2 times"));
+}
+
+TEST_CASE("verify rejects: a wrong spmmc_kernel_tiles entry", "[verify][corrupt][kernels]") {
+  for (const int32_t lanes : {1, 2}) {
+    INFO("V = " << lanes);
+    SplitFixture f(lanes);
+    // Launch 1 with one block: vk_kernel_1's case 1 (spmmc_tile_3) never runs.
+    const size_t at = f.kernel_tiles_element(1);
+    REQUIRE(f.cu().compare(at, 2, "2,") == 0);
+    const std::string fewer = f.cu().substr(0, at) + "1" + f.cu().substr(at + 1);
+    const test::Verified v = f.verify(fewer);
+    check_rejected(v);
+    INFO(v.messages);
+    const auto entry = std::find_if(v.result.differences.begin(), v.result.differences.end(), [](const CodeDiagnostic& d) {
+      return d.message.rfind("spmmc_kernel_tiles[1] is 1", 0) == 0;
+    });
+    REQUIRE(entry != v.result.differences.end());
+    CHECK(entry->message == "spmmc_kernel_tiles[1] is 1, but vk_kernel_1 (spmmc_kernels[1]) has 2 cases in its switch "
+                            "(blockIdx.x): the tiles of the last cases never run");
+    CHECK(entry->where.line == test::line_of(fewer, at));
+    CHECK(entry->where.column == test::column_of(fewer, at));
+    CHECK_THAT(v.messages, Catch::Contains("spmmc_a_tiles is 5, but spmmc_kernel_tiles adds up to 4 blocks along x"));
+    CHECK_THAT(v.messages, Catch::Contains("the info object says a_tiles = 5, but the launches have 4 blocks along x in all"));
+    CHECK_THAT(v.messages, Catch::Contains("spmmc_tile_3 stores it here, but no block calls spmmc_tile_3"));
+    REQUIRE(v.code.notes.size() == 1);
+    CHECK_THAT(v.code.notes[0], Catch::Contains("case 1 of vk_kernel_1 is never taken: spmmc_kernels[1] launches it with 1 "
+                                                "block along x"));
+    // One block more: a block that runs nothing, and the tables no longer add up.
+    const std::string more = f.cu().substr(0, at) + "3" + f.cu().substr(at + 1);
+    const test::Verified m = f.verify(more);
+    check_rejected(m);
+    CHECK_THAT(m.messages, Catch::Contains("spmmc_kernel_tiles[1] is 3, but vk_kernel_1 (spmmc_kernels[1]) has 2 cases in its "
+                                           "switch (blockIdx.x): some blocks run no tile"));
+    CHECK_THAT(m.messages, Catch::Contains("spmmc_a_tiles is 5, but spmmc_kernel_tiles adds up to 6 blocks along x"));
+    CHECK(m.result.rows_differing == 0);
+  }
+}
+
+TEST_CASE("verify rejects: a kernel table that launches a kernel twice and another never", "[verify][corrupt][kernels]") {
+  SplitFixture f;
+  const size_t at = f.find("reinterpret_cast<const void*>(&vk_kernel_2)", 0);
+  const std::string text = test::replace_first(f.cu(), "&vk_kernel_2)", "&vk_kernel_0)", at);
+  const test::Verified v = f.verify(text);
+  check_rejected(v);
+  INFO(v.messages);
+  CHECK_THAT(v.messages, Catch::Contains(fmt::format("{}:{}:{}: spmmc_kernels[2] launches vk_kernel_0 again (as spmmc_kernels[0] "
+                                                     "at ",
+                                                     v.code.file, test::line_of(text, at), test::column_of(text, at))));
+  CHECK_THAT(v.messages, Catch::Contains(fmt::format("{}:{}:", v.code.file, test::line_of(text, f.kernel_start(2)))));
+  CHECK_THAT(v.messages, Catch::Contains("vk_kernel_2 is not in spmmc_kernels: it is never launched"));
+  CHECK_THAT(v.messages, Catch::Contains("spmmc_kernel_tiles[2] is 1, but vk_kernel_0 (spmmc_kernels[2]) has 2 cases"));
+  CHECK_THAT(v.messages, Catch::Contains("row 0 of C is written 2 times (spmmc_tile_0 in block 0 of vk_kernel_0 "
+                                         "(spmmc_kernels[0]) at "));
+  // The count of kernels below the kernels in the file (the tables' sizes follow it).
+  const std::string fewer = test::replace_first(
+      test::replace_first(f.cu(), "spmmc_kernel_count = 3;", "spmmc_kernel_count = 2;"), ",\n    reinterpret_cast<const void*>(&vk_kernel_2)", "");
+  const test::Verified c = f.verify(test::replace_first(fewer, "{2, 2, 1}", "{2, 2}"));
+  check_rejected(c);
+  CHECK_THAT(c.messages, Catch::Contains("spmmc_kernel_count is 2, but the file has 3 unrolled kernels"));
+  CHECK_THAT(c.messages, Catch::Contains("vk_kernel_2 is not in spmmc_kernels: it is never launched"));
+}
+
+TEST_CASE("verify rejects: a kernel that does not wait for the one before it", "[verify][corrupt][kernels]") {
+  SplitFixture f;
+  const std::string text = test::replace_first(f.cu(), "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n", "", f.kernel_start(1));
+  const test::Verified v = f.verify(text);
+  check_rejected(v);
+  INFO(v.messages);
+  CHECK(v.result.total_differences == 1);
+  CHECK_THAT(v.messages, Catch::StartsWith(fmt::format("{}:{}:", v.code.file, test::line_of(text, f.kernel_start(1)))));
+  CHECK_THAT(v.messages, Catch::Contains("vk_kernel_1 (spmmc_kernels[1]) has no SPMMC_WAIT_FOR_PREVIOUS_KERNEL()"));
+  // The first kernel need not wait: nothing runs before it.
+  const test::Verified first = f.verify(test::replace_first(f.cu(), "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n", "", f.kernel_start(0)));
+  CHECK(first.result.match);
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
-// spmmc verify end to end: kernels written by `spmmc compile` (1, 2 and 4 columns per thread)
-// verify (exit 0), corrupted copies are refused (exit 65, file:line:column diagnostics), the JSON
-// report, the read options (a .smtx with --seed), missing files (66) and usage errors (64).
+// spmmc verify end to end: kernels written by `spmmc compile` (1, 2 and 4 columns per thread, one
+// kernel or several) verify (exit 0), corrupted copies are refused (exit 65, file:line:column
+// diagnostics), the JSON report, the read options (a .smtx with --seed), missing files (66) and
+// usage errors (64).
 #include <filesystem>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/test_util.h"
@@ -95,7 +97,7 @@ TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
   CHECK(j["match"] == true);
   CHECK(j["parsed"] == true);
   CHECK(j["analyzed"] == true);
-  CHECK(j["kernel"] == "layer0_kernel");
+  CHECK(j["kernel"] == "layer0_kernel_0");
   CHECK(j["weights_shape"]["rows"] == 64);
   CHECK(j["weights_shape"]["cols"] == 48);
   CHECK(j["weights_shape"]["nnz"] == c.report["input"]["nnz"]);
@@ -111,6 +113,15 @@ TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
   CHECK(j["total_differences"] == 0);
   CHECK(j["differences"].empty());
   CHECK(j["grid_x"] == c.report["kernel"]["tiles"]);
+  // The kernels in launch order ("kernel" is the first, "grid_x" their total): one here.
+  REQUIRE(j.contains("kernels"));
+  REQUIRE(j["kernels"].size() == c.report["kernel"]["kernels"].get<size_t>());
+  REQUIRE(j["kernels"].size() == 1);
+  CHECK(j["kernels"][0]["function"] == "layer0_kernel_0");
+  CHECK(j["kernels"][0]["line"] > 0);
+  CHECK(j["kernels"][0]["grid_x"] == c.report["kernel"]["tiles"]);
+  CHECK(j["kernels"][0]["cases"] == c.report["kernel"]["tiles"]);
+  CHECK(j["kernels"][0]["waits_for_previous"] == true);
   CHECK(j["totals"]["tiles"] == c.report["kernel"]["tiles"]);
   CHECK(j["totals"]["fmas"] == c.report["kernel"]["fmas"]);
   CHECK(j["totals"]["loads"] == c.report["kernel"]["loads_per_thread"]);
@@ -163,6 +174,47 @@ TEST_CASE("verify cli: a corrupted copy exits 65 naming the difference", "[verif
   CHECK(m.exit_code == 65);
   CHECK_THAT(m.err, Catch::Contains("generated for other weights"));
   CHECK_THAT(m.err, Catch::Contains("more differences not shown (--max-errors)"));
+}
+
+TEST_CASE("verify cli: a kernel split by --fmas-per-kernel matches, a wrong launch table does not", "[verify][cli]") {
+  Compiled c;
+  compile(c, {"--fmas-per-kernel", "64"});
+  const std::string cu = test::read_file(c.cu);
+  REQUIRE(cu.find("layer0_kernel_2(") != std::string::npos);
+  const auto r = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string(), "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["match"] == true);
+  CHECK(j["kernel"] == "layer0_kernel_0");
+  CHECK(j["grid_x"] == c.report["kernel"]["tiles"]);
+  REQUIRE(j.contains("kernels"));
+  REQUIRE(j["kernels"].size() == c.report["kernel"]["kernels"].get<size_t>());
+  int64_t blocks = 0;
+  for (size_t k = 0; k < j["kernels"].size(); ++k) {
+    const auto& kernel = j["kernels"][k];
+    CHECK(kernel["function"] == fmt::format("layer0_kernel_{}", k));
+    CHECK(kernel["grid_x"].get<int64_t>() > 0);
+    CHECK(kernel["cases"] == kernel["grid_x"]);
+    CHECK(kernel["waits_for_previous"] == true);
+    blocks += kernel["grid_x"].get<int64_t>();
+  }
+  CHECK(blocks == j["grid_x"].get<int64_t>());
+  // One block fewer for the first kernel: the last tile of it never runs.
+  const std::string table = "spmmc_kernel_tiles[spmmc_kernel_count] = {";
+  const size_t at = cu.find(table);
+  REQUIRE(at != std::string::npos);
+  const size_t first = at + table.size();
+  const int tiles = std::stoi(cu.substr(first));
+  const fs::path bad = c.cu.parent_path() / "layer0_table.cu";
+  test::write_file(bad, cu.substr(0, first) + std::to_string(tiles - 1) + cu.substr(cu.find(',', first)));
+  const auto m = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+  CHECK(m.exit_code == 65);
+  CHECK_THAT(m.err, Catch::Contains(fmt::format("{}:{}:{}: error: spmmc_kernel_tiles[0] is {}, but layer0_kernel_0 "
+                                                "(spmmc_kernels[0]) has {} case",
+                                                bad.string(), test::line_of(cu, first), test::column_of(cu, first), tiles - 1,
+                                                tiles)));
+  CHECK_THAT(m.err, Catch::Contains("of C is never written"));
 }
 
 TEST_CASE("verify cli: read options are the compile's (a .smtx with --seed)", "[verify][cli]") {

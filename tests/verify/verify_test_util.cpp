@@ -11,7 +11,7 @@
 namespace spmmc::test {
 
 EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
-                               ReorderMethod method, int32_t n1, int32_t v) {
+                               ReorderMethod method, int32_t n1, int32_t v, int64_t fmas_per_kernel) {
   const RowTiling tiling = tile_rows(a, m1, method);
   TileCandidate tile;
   tile.m1 = m1;
@@ -21,6 +21,7 @@ EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::stri
   options.name = name;
   options.provenance = "tests/verify";
   options.weights_sha256 = weights_sha256(a);
+  options.fmas_per_kernel = fmas_per_kernel;
   EmittedFiles files;
   files.kernel = emit_unrolled_kernel(a, tiling, tile, options);
   files.cu = dir / (name + ".cu");
@@ -70,6 +71,13 @@ std::string ptx_float(float v) {
   uint32_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
   return fmt::format("0f{:08X}", bits);
+}
+
+size_t kernel_start(const std::string& cu, const std::string& symbol) {
+  const size_t at = cu.find("    " + symbol + "(const float* __restrict__ B");
+  INFO("looking for the definition of " << symbol);
+  REQUIRE(at != std::string::npos);
+  return at;
 }
 
 }  // namespace spmmc::test

@@ -20,10 +20,11 @@ struct EmittedFiles {
   EmittedKernel kernel;
 };
 
-// Emits A with tiles of m1 rows (`method` reordering, N1 = n1, V = v columns per thread) as
-// dir/NAME.cu and dir/NAME.h, with A's weights SHA-256 in the info object, as `spmmc compile` does.
+// Emits A with tiles of m1 rows (`method` reordering, N1 = n1, V = v columns per thread), split
+// into kernels of at most `fmas_per_kernel` FMAs (0: one kernel), as dir/NAME.cu and dir/NAME.h,
+// with A's weights SHA-256 in the info object, as `spmmc compile` does.
 EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
-                               ReorderMethod method, int32_t n1 = 32, int32_t v = 1);
+                               ReorderMethod method, int32_t n1 = 32, int32_t v = 1, int64_t fmas_per_kernel = 0);
 
 struct Verified {
   EmittedKernelAnalysis code;
@@ -48,5 +49,9 @@ int64_t column_of(const std::string& text, size_t offset);
 
 // The 0fHHHHHHHH literal of a float (as PTX writes an f32 immediate).
 std::string ptx_float(float v);
+
+// The offset in `cu` of the definition of the unrolled kernel `symbol` ("NAME_kernel_1"); fails
+// the test when there is none.
+size_t kernel_start(const std::string& cu, const std::string& symbol);
 
 }  // namespace spmmc::test

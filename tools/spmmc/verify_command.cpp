@@ -72,6 +72,19 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
                      {"loads", t.loads},
                      {"fmas", t.fmas},
                      {"dead_loads", t.dead_loads}});
+  // The unrolled kernels in launch order: the function each launch j names (spmmc_kernels[j]),
+  // its blocks along x (spmmc_kernel_tiles[j]), the number of case labels of its dispatch and
+  // whether it waits for its predecessor (null when the launch names no unrolled kernel).
+  Json kernels = Json::array();
+  for (const KernelLaunch& l : code.launch.launches) {
+    const AnalyzedKernel* k =
+        l.kernel >= 0 && static_cast<size_t>(l.kernel) < code.kernels.size() ? &code.kernels[static_cast<size_t>(l.kernel)] : nullptr;
+    kernels.push_back({{"function", l.function},
+                       {"line", k ? k->where.line : 0},
+                       {"grid_x", l.grid_x},
+                       {"cases", k ? Json(k->cases.size()) : Json(nullptr)},
+                       {"waits_for_previous", k ? Json(k->waits_for_previous) : Json(nullptr)}});
+  }
   const KernelInfoFields& info = code.info;
   Json info_json = {{"found", info.found}};
   const auto put = [&](const char* name, const auto& field) {
@@ -95,9 +108,10 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       {"parsed", code.parsed},
       {"analyzed", code.analyzed},
       {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()}, {"sha256", weights_sha256(a)}}},
-      {"kernel", code.kernel},
+      {"kernel", code.kernel},  // the first kernel launched (compatibility: see "kernels")
       {"entry_point", code.entry_point},
-      {"grid_x", code.grid_x},
+      {"grid_x", code.grid_x},  // blocks along x over all launches
+      {"kernels", kernels},
       {"columns",
        {{"cols_per_thread", code.columns.cols_per_thread},
         {"n1", code.columns.n1},
@@ -211,15 +225,16 @@ Command verify_command() {
   c.description =
       "Parses NAME.cu with Clang as CUDA device code (no CUDA headers: a small built-in prelude stands in;\n"
       "NAME.h is read from beside it when there) and reconstructs, from the AST and each tile's inline PTX,\n"
-      "every (row, column, value) the kernel multiplies, for each of a thread's V columns, and the row of C\n"
-      "each sum is stored to. Checks them against WEIGHTS, read with the same options as 'spmmc compile':\n"
-      "every non-zero exactly once with the same float bits, in the right row and lane, in column order;\n"
-      "every row of C written exactly once (empty rows store +0); the thread-to-column mapping; the generic\n"
-      "path's CSR arrays; and NAME_info()'s m, k, nnz, m1, n1, cols_per_thread, a_tiles, name and\n"
-      "weights_sha256. Reports per tile function the PTX instructions, global loads and FMAs. Indices in\n"
-      "messages are 0-based, as in the code. Exit 0 on a match; 65 when the code differs, does not parse or\n"
-      "is not recognised (the first differences are named, file:line:column); 66 when a file is missing.\n"
-      "See docs/verify.md.";
+      "every (row, column, value) the unrolled kernels multiply, for each of a thread's V columns, and the\n"
+      "row of C each sum is stored to. Checks them against WEIGHTS, read with the same options as 'spmmc\n"
+      "compile': every non-zero exactly once with the same float bits, in the right row and lane, in column\n"
+      "order; every row of C written exactly once (empty rows store +0); every tile dispatched by exactly one\n"
+      "case of one kernel, the launch tables, every kernel after the first waiting for its predecessor; the\n"
+      "thread-to-column mapping; the generic path's CSR arrays; and NAME_info()'s m, k, nnz, m1, n1,\n"
+      "cols_per_thread, a_tiles, name and weights_sha256. Reports per tile function the PTX instructions,\n"
+      "global loads and FMAs, and (--json) the kernels in launch order. Indices in messages are 0-based, as\n"
+      "in the code. Exit 0 on a match; 65 when the code differs, does not parse or is not recognised (the\n"
+      "first differences are named, file:line:column); 66 when a file is missing. See docs/verify.md.";
   c.options = {
       {"--against", "WEIGHTS", "the matrix file the kernel claims to compute (required)"},
       {"--json", "", "print a JSON report (schema spmmc.verify/1) instead of the summary"},

@@ -40,10 +40,32 @@ enum cudaError {
 };
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
-enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16 };
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75 };
+
+/* cudaLaunchKernelExC's configuration, as the entry point fills it (the programmatic stream
+   serialization attribute of the kernels after the first). */
+enum cudaLaunchAttributeID { cudaLaunchAttributeProgrammaticStreamSerialization = 5 };
+union cudaLaunchAttributeValue {
+  char pad[64];
+  int programmaticStreamSerializationAllowed;
+};
+typedef struct cudaLaunchAttribute_st {
+  enum cudaLaunchAttributeID id;
+  char pad[8 - sizeof(enum cudaLaunchAttributeID)];
+  union cudaLaunchAttributeValue val;
+} cudaLaunchAttribute;
+typedef struct cudaLaunchConfig_st {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned int numAttrs;
+} cudaLaunchConfig_t;
 
 extern "C" __host__ cudaError_t cudaLaunchKernel(const void* func, dim3 grid_dim, dim3 block_dim, void** args,
                                                  size_t shared_mem, cudaStream_t stream);
+extern "C" __host__ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args);
 extern "C" __host__ cudaError_t cudaGetDevice(int* device);
 extern "C" __host__ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int device);
 /* As cuda_runtime.h's C++ overload: any kernel, by name or pointer. */
