@@ -101,6 +101,10 @@ Probe load_driver() {
       resolve(get_proc, "cuEventSynchronize", 2000, a.cuEventSynchronize, why) &&
       resolve(get_proc, "cuEventElapsedTime", 2000, a.cuEventElapsedTime, why);
   if (!resolved) return probe;
+  // Optional: where the driver lacks it the slot stays empty and every launch is a plain one
+  // (GpuContext::dependent_launch).
+  std::string no_launch_ex;
+  static_cast<void>(resolve(get_proc, "cuLaunchKernelEx", 11060, a.cuLaunchKernelEx, no_launch_ex));
 
   int driver_version = 0;
   a.cuDriverGetVersion(&driver_version);
@@ -229,6 +233,8 @@ bool is_sticky_error(int code) {
   }
 }
 
+bool GpuContext::dependent_launch() const { return api_->cuLaunchKernelEx != nullptr && info_.cc_major >= 9; }
+
 void GpuContext::synchronize() const {
   bind(*this, "stream");
   check(api_->cuStreamSynchronize(static_cast<CUstream>(stream_)), "cuStreamSynchronize", "stream");
@@ -312,17 +318,42 @@ int Kernel::active_blocks_per_sm(int block_threads, int64_t dynamic_shared_bytes
   return blocks;
 }
 
-void Kernel::launch(const LaunchShape& shape, void** args) const {
+void Kernel::launch(const LaunchShape& shape, void** args, bool overlap_previous) const {
+  const bool overlap = overlap_previous && context_->dependent_launch();
   const auto object = [&] {
-    return fmt::format("{}, grid {}x{}x{}, block {}, dynamic shared {} B", name_, shape.grid_x, shape.grid_y,
-                       shape.grid_z, shape.block_x, shape.dynamic_shared_bytes);
+    return fmt::format("{}, grid {}x{}x{}, block {}, dynamic shared {} B{}", name_, shape.grid_x, shape.grid_y,
+                       shape.grid_z, shape.block_x, shape.dynamic_shared_bytes,
+                       overlap ? ", overlapping the previous kernel" : "");
   };
   const GpuContext::Api& a = context_->api();
   if (const CUresult bound = a.bind(); bound != CUDA_SUCCESS) context_->check(bound, "cuCtxSetCurrent", object());
-  const CUresult result =
-      a.cuLaunchKernel(static_cast<CUfunction>(function_), shape.grid_x, shape.grid_y, shape.grid_z, shape.block_x, 1,
-                       1, shape.dynamic_shared_bytes, static_cast<CUstream>(context_->stream()), args, nullptr);
-  if (result != CUDA_SUCCESS) context_->check(result, "cuLaunchKernel", object());
+  const auto stream = static_cast<CUstream>(context_->stream());
+  if (!overlap) {
+    const CUresult result =
+        a.cuLaunchKernel(static_cast<CUfunction>(function_), shape.grid_x, shape.grid_y, shape.grid_z, shape.block_x, 1,
+                         1, shape.dynamic_shared_bytes, stream, args, nullptr);
+    if (result != CUDA_SUCCESS) context_->check(result, "cuLaunchKernel", object());
+    return;
+  }
+  // Programmatic stream serialization: the kernel may start once every block of the previous
+  // kernel on the stream has executed griddepcontrol.launch_dependents (or exited); it must
+  // griddepcontrol.wait before it depends on that kernel's work.
+  CUlaunchAttribute attribute{};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = shape.grid_x;
+  config.gridDimY = shape.grid_y;
+  config.gridDimZ = shape.grid_z;
+  config.blockDimX = shape.block_x;
+  config.blockDimY = 1;
+  config.blockDimZ = 1;
+  config.sharedMemBytes = shape.dynamic_shared_bytes;
+  config.hStream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  const CUresult result = a.cuLaunchKernelEx(&config, static_cast<CUfunction>(function_), args, nullptr);
+  if (result != CUDA_SUCCESS) context_->check(result, "cuLaunchKernelEx", object());
 }
 
 // --- DeviceBuffer ---------------------------------------------------------------------------

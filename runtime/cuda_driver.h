@@ -14,7 +14,7 @@ namespace spmmc {
 
 // A driver call failed. what() names the call, the object (module or kernel) and the driver's
 // own error name and message, e.g. "cuLaunchKernel(proxy_m16): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-// too many resources requested for launch".
+// too many resources requested for launch" (cuLaunchKernelEx for an overlapping launch).
 class DriverError : public std::runtime_error {
  public:
   DriverError(int code, const std::string& what) : std::runtime_error(what), code_(code) {}
@@ -77,8 +77,14 @@ class Kernel {
   // Active blocks per SM for this block size and dynamic shared memory (the driver's occupancy
   // calculator).
   int active_blocks_per_sm(int block_threads, int64_t dynamic_shared_bytes) const;
-  // Enqueues one launch on the context's stream; `args` as for cuLaunchKernel.
-  void launch(const LaunchShape& shape, void** args) const;
+  // Enqueues one launch on the context's stream; `args` as for cuLaunchKernel. With
+  // `overlap_previous`, where the context has dependent launch (GpuContext::dependent_launch),
+  // it is launched with programmatic stream serialization (cuLaunchKernelEx): it may start while
+  // the kernel before it on the stream still runs, once all of that kernel's blocks have executed
+  // griddepcontrol.launch_dependents, and must griddepcontrol.wait before it relies on that
+  // kernel's work or ends (so the completion of the last kernel of a chain means all are done).
+  // Elsewhere it is a plain launch. DriverError naming the kernel and the shape when it fails.
+  void launch(const LaunchShape& shape, void** args, bool overlap_previous = false) const;
 
  private:
   friend class Module;
@@ -135,6 +141,9 @@ class GpuContext {
   ~GpuContext();
 
   const DeviceInfo& device() const { return info_; }
+  // Whether Kernel::launch can overlap a kernel with the one before it (programmatic dependent
+  // launch): compute capability 9.0 or later and a driver with cuLaunchKernelEx.
+  bool dependent_launch() const;
   void synchronize() const;
 
   // Internals for Module/Kernel/DeviceBuffer/timing (opaque driver handles).

@@ -36,6 +36,9 @@ struct GpuContext::Api {
   PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute = nullptr;
   PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 cuOccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   PFN_cuLaunchKernel_v4000 cuLaunchKernel = nullptr;
+  // Optional (nullptr where the driver lacks it): launches with attributes, for programmatic
+  // dependent launch (Kernel::launch with overlap_previous).
+  PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx = nullptr;
   PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
   PFN_cuMemFree_v3020 cuMemFree = nullptr;
   PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync = nullptr;

@@ -100,8 +100,9 @@ TimingStats time_kernel(const GpuContext& context, const Kernel& kernel, const L
   return time_enqueued(context, [&] { kernel.launch(shape, args); }, options, kernel.name());
 }
 
-TimingStats time_work(const GpuContext& context, const std::function<void()>& enqueue, const TimingOptions& options) {
-  return time_enqueued(context, enqueue, options, "timed work");
+TimingStats time_work(const GpuContext& context, const std::function<void()>& enqueue, const TimingOptions& options,
+                      const std::string& label) {
+  return time_enqueued(context, enqueue, options, label);
 }
 
 }  // namespace spmmc

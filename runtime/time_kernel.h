@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "runtime/cuda_driver.h"
 
@@ -26,7 +27,10 @@ struct TimingStats {
 TimingStats time_kernel(const GpuContext& context, const Kernel& kernel, const LaunchShape& shape, void** args,
                         const TimingOptions& options);
 
-// The same for any enqueued work (e.g. a library call on the context's stream).
-TimingStats time_work(const GpuContext& context, const std::function<void()>& enqueue, const TimingOptions& options);
+// The same for any enqueued work (e.g. a library call on the context's stream, or a chain of
+// kernels: one sample is everything one call of `enqueue` puts on the stream). `label` names the
+// work in DriverErrors.
+TimingStats time_work(const GpuContext& context, const std::function<void()>& enqueue, const TimingOptions& options,
+                      const std::string& label = "timed work");
 
 }  // namespace spmmc

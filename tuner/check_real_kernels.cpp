@@ -1,7 +1,11 @@
 #include "tuner/check_real_kernels.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <fmt/format.h>
 
+#include "compiler/common/diagnostics.h"
 #include "runtime/reference_spmm.h"
 #include "runtime/time_kernel.h"
 #include "tuner/measure_worker.h"
@@ -27,34 +31,74 @@ KernelCheckInputs::KernelCheckInputs(const GpuContext& gpu, const std::vector<fl
   b.upload(b_host.data(), b_host.size() * sizeof(float));
 }
 
+int64_t RealKernel::a_tiles() const {
+  int64_t total = 0;
+  for (const Launch& l : launches) total += l.a_tiles;
+  return total;
+}
+
+std::string RealKernel::describe() const {
+  if (launches.empty()) return "no kernel";
+  if (launches.size() == 1) return launches.front().symbol;
+  return fmt::format("{} .. {} ({} kernels)", launches.front().symbol, launches.back().symbol, launches.size());
+}
+
 Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gpu, const KernelCheckInputs& inputs,
                                        const TimingOptions& timing) {
+  SPMMC_CHECK(!k.launches.empty(), "a real candidate needs at least one kernel");
+  for (const RealKernel::Launch& l : k.launches)
+    SPMMC_CHECK(l.a_tiles >= 1 && l.a_tiles <= INT32_MAX, fmt::format("kernel {} with {} A-tiles", l.symbol, l.a_tiles));
   Measurement m;
   m.compile_seconds = k.cubin->seconds;
-  Module module(gpu, k.cubin->image, k.symbol);
-  const Kernel kernel = module.kernel(k.symbol);
-  const KernelAttributes attributes = kernel.attributes();
-  m.registers_per_thread = attributes.registers_per_thread;
-  m.local_bytes_per_thread = attributes.local_bytes_per_thread;
-  if (attributes.max_threads_per_block < k.tile.threads_per_block()) {
+  m.kernels = static_cast<int32_t>(k.launches.size());
+  const std::string name = k.describe();
+  Module module(gpu, k.cubin->image, name);
+  std::vector<Kernel> kernels;
+  std::vector<KernelAttributes> attributes;
+  for (const RealKernel::Launch& l : k.launches) {
+    kernels.push_back(module.kernel(l.symbol));
+    attributes.push_back(kernels.back().attributes());
+    m.registers_per_thread = std::max(m.registers_per_thread, attributes.back().registers_per_thread);
+    m.local_bytes_per_thread = std::max(m.local_bytes_per_thread, attributes.back().local_bytes_per_thread);
+  }
+  // The worst kernel decides: the one that can launch the fewest threads, the one that spills most.
+  const int threads = k.tile.threads_per_block();
+  size_t fewest_threads = 0, most_local = 0;
+  for (size_t j = 1; j < attributes.size(); ++j) {
+    if (attributes[j].max_threads_per_block < attributes[fewest_threads].max_threads_per_block) fewest_threads = j;
+    if (attributes[j].local_bytes_per_thread > attributes[most_local].local_bytes_per_thread) most_local = j;
+  }
+  if (attributes[fewest_threads].max_threads_per_block < threads) {
     m.outcome = Outcome::kInvalid;
-    m.detail = fmt::format("the kernel can launch at most {} threads per block ({} registers per thread)",
-                           attributes.max_threads_per_block, attributes.registers_per_thread);
+    m.detail = fmt::format("the kernel {} can launch at most {} threads per block ({} registers per thread)",
+                           kernels[fewest_threads].name(), attributes[fewest_threads].max_threads_per_block,
+                           attributes[fewest_threads].registers_per_thread);
     return m;
   }
-  if (attributes.local_bytes_per_thread > kMaxLocalBytesPerThread) {
+  if (attributes[most_local].local_bytes_per_thread > kMaxLocalBytesPerThread) {
     m.outcome = Outcome::kInvalid;
-    m.detail = fmt::format("registers spill: {} bytes of local memory per thread at {} registers (at most {} are accepted)",
-                           attributes.local_bytes_per_thread, attributes.registers_per_thread, kMaxLocalBytesPerThread);
+    m.detail = fmt::format("registers spill: {} bytes of local memory per thread at {} registers in the kernel {} (at most "
+                           "{} are accepted)",
+                           attributes[most_local].local_bytes_per_thread, attributes[most_local].registers_per_thread,
+                           kernels[most_local].name(), kMaxLocalBytesPerThread);
     return m;
   }
-  m.blocks_per_sm = kernel.active_blocks_per_sm(k.tile.threads_per_block(), 0);
-  const LaunchShape shape = tile_launch_shape(k.a_tiles, inputs.n, k.tile, int64_t{gpu.device().sm_count} * m.blocks_per_sm);
+  // grid.y from the first kernel's occupancy and the A-tiles of all kernels, grid.x each kernel's
+  // own A-tiles: what the emitted entry point launches (codegen/templates/kernel.cu, spmmc_grid_y).
+  m.blocks_per_sm = kernels.front().active_blocks_per_sm(threads, 0);
+  const LaunchShape shape = tile_launch_shape(k.a_tiles(), inputs.n, k.tile, int64_t{gpu.device().sm_count} * m.blocks_per_sm);
+  std::vector<LaunchShape> shapes(kernels.size(), shape);
+  for (size_t j = 0; j < kernels.size(); ++j) shapes[j].grid_x = static_cast<unsigned>(k.launches[j].a_tiles);
   uint64_t b_ptr = inputs.b.address(), c_ptr = inputs.c.address();
   int64_t n = inputs.n;
   void* args[] = {&b_ptr, &c_ptr, &n};
+  // One run: the kernels in order on the context's stream, each after the first overlapping the
+  // one before it (it waits for it before it ends, so the last one's end is the chain's).
+  const auto launch_chain = [&] {
+    for (size_t j = 0; j < kernels.size(); ++j) kernels[j].launch(shapes[j], args, j > 0);
+  };
   inputs.c.fill_zero();
-  kernel.launch(shape, args);
+  launch_chain();
   gpu.synchronize();
   std::vector<float> got(inputs.want.size());
   inputs.c.download(got.data(), got.size() * sizeof(float));
@@ -64,7 +108,7 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
     m.detail = fmt::format("relative error {:.3g} against the float64 reference", m.max_relative_error);
     return m;
   }
-  m.time = time_kernel(gpu, kernel, shape, args, timing);
+  m.time = time_work(gpu, launch_chain, timing, name);
   m.outcome = Outcome::kOk;
   return m;
 }
@@ -84,12 +128,14 @@ std::vector<Measurement> check_and_time_real_kernels(const Csr& a, const std::ve
       out[i] = check_and_time_real_kernel(kernels[i], gpu, inputs, options.timing);
     } catch (const DriverError& e) {
       out[i].compile_seconds = kernels[i].cubin->seconds;
+      out[i].kernels = static_cast<int32_t>(kernels[i].launches.size());
       out[i].outcome = Outcome::kLaunchFailed;
       out[i].detail = e.what();
       if (!is_sticky_error(e.code())) continue;
       for (size_t j = i + 1; j < kernels.size(); ++j) {
         out[j].outcome = Outcome::kNotRun;
         out[j].compile_seconds = kernels[j].cubin->seconds;
+        out[j].kernels = static_cast<int32_t>(kernels[j].launches.size());
         out[j].detail = fmt::format("not run: the kernel of candidate {} faulted before it ({}), which leaves the "
                                     "process unable to use the GPU",
                                     kernels[i].tile.label(), e.what());

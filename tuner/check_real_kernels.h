@@ -1,6 +1,6 @@
-// The second half of --tune exhaustive: check every compiled real kernel against the float64
-// product and time it, one after the other, in this process or in a worker process
-// (measure_worker.h) so that a kernel that faults costs only its candidate.
+// The second half of --tune exhaustive: check every compiled real candidate (its chain of
+// kernels) against the float64 product and time it, one after the other, in this process or in a
+// worker process (measure_worker.h) so that a kernel that faults costs only its candidate.
 #pragma once
 
 #include <string>
@@ -14,19 +14,32 @@
 
 namespace spmmc {
 
-// One compiled candidate kernel: its tile, the A-tiles of its tiling (grid x), the cubin and the
-// kernel's symbol in it (signature: const float* B, float* C, int64_t n).
+// One compiled candidate: its tile, the cubin and the kernels in it that together compute C, in
+// launch order (EmittedKernel::kernel_symbols and kernel_tiles; all with the signature
+// const float* B, float* C, int64_t n). Kernel j runs with grid (its A-tiles, grid_y) where
+// grid_y comes from the A-tiles of all kernels (tile_launch_shape), as in the emitted entry point
+// (codegen/templates/kernel.cu); every kernel after the first overlaps the one before it
+// (Kernel::launch with overlap_previous).
 struct RealKernel {
+  struct Launch {
+    std::string symbol;
+    int64_t a_tiles = 0;  // grid x
+  };
   TileCandidate tile;
-  int64_t a_tiles = 0;
   const Cubin* cubin = nullptr;
-  std::string symbol;
+  std::vector<Launch> launches;  // at least one
+
+  int64_t a_tiles() const;  // over all launches: the A-tiles of the tiling, zero-row tiles included
+  // The candidate's kernels for messages: "S" for one, "S0 .. S2 (3 kernels)" for several.
+  std::string describe() const;
 };
 
-// Checks each kernel against the float64 product A·B for a random B (options.seed, options.n
+// Checks each candidate against the float64 product A·B for a random B (options.seed, options.n
 // columns) and times the correct ones (options.timing), in order; returns one Measurement per
-// kernel: Ok, Invalid (more threads than its registers allow, or registers that spill),
-// WrongResult, or LaunchFailed with the driver's message.
+// candidate: Ok, Invalid (a kernel with more threads than its registers allow, or registers
+// that spill; the worst kernel's registers and local memory are reported), WrongResult, or
+// LaunchFailed with the driver's message. One check and one timing sample run the whole chain
+// of the candidate's kernels.
 // With options.worker set, the kernels run in a worker process (measure_worker.h): a kernel that
 // faults is LaunchFailed and the next one runs in a new worker. Without it they run on `gpu`, and
 // a kernel that faults (a sticky error, is_sticky_error) leaves this process unable to use the
@@ -42,7 +55,7 @@ struct KernelCheckInputs {
   int64_t n;
 };
 
-// Checks and times one kernel (the step both ways above share); a DriverError escapes.
+// Checks and times one candidate (the step both ways above share); a DriverError escapes.
 Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gpu, const KernelCheckInputs& inputs,
                                        const TimingOptions& timing);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -208,6 +209,64 @@ Measurement from_json(const std::string& line, bool& sticky) {
   return m;
 }
 
+// ---- requests --------------------------------------------------------------------------------
+// One JSON object: the files of B, the product and the cubin, n, the tile, the candidate's kernels
+// in launch order ("kernels": [{"symbol": S, "a_tiles": T}, ...]) and the timing options.
+
+Json request_json(const RealKernel& k, const std::string& cubin_path, const std::string& b_path, size_t b_floats,
+                  const std::string& want_path, size_t want_doubles, const TuningOptions& options) {
+  Json kernels = Json::array();
+  for (const RealKernel::Launch& l : k.launches) kernels.push_back({{"symbol", l.symbol}, {"a_tiles", l.a_tiles}});
+  return {{"b", b_path},
+          {"b_floats", b_floats},
+          {"want", want_path},
+          {"want_doubles", want_doubles},
+          {"n", options.n},
+          {"cubin", cubin_path},
+          {"kernels", kernels},
+          {"m1", k.tile.m1},
+          {"n1", k.tile.n1},
+          {"v", k.tile.cols_per_thread},
+          {"min_blocks", k.tile.min_blocks_per_sm},
+          {"warmup", options.timing.warmup},
+          {"runs", options.timing.runs},
+          {"flush_l2", options.timing.flush_l2}};
+}
+
+struct Request {
+  std::string b, want, cubin;
+  size_t b_floats = 0, want_doubles = 0;
+  int64_t n = 0;
+  RealKernel kernel;  // without its cubin
+  TimingOptions timing;
+};
+
+// The request on one line; std::exception (nlohmann's or std::runtime_error) when it is none.
+Request parse_request(const std::string& line) {
+  const Json r = Json::parse(line);
+  Request q;
+  q.b = r.at("b").get<std::string>();
+  q.b_floats = r.at("b_floats").get<size_t>();
+  q.want = r.at("want").get<std::string>();
+  q.want_doubles = r.at("want_doubles").get<size_t>();
+  q.n = r.at("n").get<int64_t>();
+  q.cubin = r.at("cubin").get<std::string>();
+  q.kernel.tile.m1 = r.at("m1").get<int32_t>();
+  q.kernel.tile.n1 = r.at("n1").get<int32_t>();
+  q.kernel.tile.cols_per_thread = r.at("v").get<int32_t>();
+  q.kernel.tile.min_blocks_per_sm = r.at("min_blocks").get<int32_t>();
+  const Json& kernels = r.at("kernels");
+  if (!kernels.is_array() || kernels.empty()) throw std::runtime_error("bad request: \"kernels\" must be a non-empty array");
+  for (const Json& kernel : kernels) {
+    RealKernel::Launch l{kernel.at("symbol").get<std::string>(), kernel.at("a_tiles").get<int64_t>()};
+    if (l.symbol.empty() || l.a_tiles < 1 || l.a_tiles > INT32_MAX)
+      throw std::runtime_error(fmt::format("bad request: kernel '{}' with {} A-tiles", l.symbol, l.a_tiles));
+    q.kernel.launches.push_back(std::move(l));
+  }
+  q.timing = {r.at("warmup").get<int>(), r.at("runs").get<int>(), r.at("flush_l2").get<bool>()};
+  return q;
+}
+
 }  // namespace
 
 std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_host, const std::vector<double>& want,
@@ -229,21 +288,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
     const std::string cubin_path = folder.file(fmt::format("k{}.cubin", i)).string();
     const RemovedOnSignal cubin_guard(cubin_path);
     write_bytes(cubin_path, k.cubin->image.data(), k.cubin->image.size());
-    const Json request = {{"b", b_path},
-                          {"b_floats", b_host.size()},
-                          {"want", want_path},
-                          {"want_doubles", want.size()},
-                          {"n", options.n},
-                          {"cubin", cubin_path},
-                          {"symbol", k.symbol},
-                          {"m1", k.tile.m1},
-                          {"n1", k.tile.n1},
-                          {"v", k.tile.cols_per_thread},
-                          {"min_blocks", k.tile.min_blocks_per_sm},
-                          {"a_tiles", k.a_tiles},
-                          {"warmup", options.timing.warmup},
-                          {"runs", options.timing.runs},
-                          {"flush_l2", options.timing.flush_l2}};
+    const Json request = request_json(k, cubin_path, b_path, b_host.size(), want_path, want.size(), options);
     std::string reply, ended;
     try {
       if (!worker) worker = std::make_unique<Worker>(options.worker);
@@ -252,6 +297,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
         out[j].outcome = Outcome::kLaunchFailed;
         out[j].detail = e.what();
         out[j].compile_seconds = kernels[j].cubin->seconds;
+        out[j].kernels = static_cast<int32_t>(kernels[j].launches.size());
       }
       break;
     }
@@ -272,6 +318,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
       if (sticky) worker.reset();
     }
     m.compile_seconds = k.cubin->seconds;
+    m.kernels = static_cast<int32_t>(k.launches.size());
     std::error_code ec;
     std::filesystem::remove(cubin_path, ec);
   }
@@ -293,29 +340,19 @@ int run_measure_worker(std::istream& in, std::ostream& out) {
     Json reply;
     bool sticky = false;
     try {
-      const Json r = Json::parse(line);
+      Request q = parse_request(line);
       if (!gpu) throw std::runtime_error("no GPU in the measuring process: " + no_gpu);
-      const int64_t n = r.at("n").get<int64_t>();
-      const std::string key = fmt::format("{}|{}|{}", r.at("b").get<std::string>(), r.at("want").get<std::string>(), n);
+      const std::string key = fmt::format("{}|{}|{}", q.b, q.want, q.n);
       if (key != inputs_key) {
         inputs.reset();
-        inputs = std::make_unique<KernelCheckInputs>(
-            *gpu, read_array<float>(r.at("b").get<std::string>(), r.at("b_floats").get<size_t>()),
-            read_array<double>(r.at("want").get<std::string>(), r.at("want_doubles").get<size_t>()), n);
+        inputs = std::make_unique<KernelCheckInputs>(*gpu, read_array<float>(q.b, q.b_floats),
+                                                     read_array<double>(q.want, q.want_doubles), q.n);
         inputs_key = key;
       }
       Cubin cubin;
-      cubin.image = read_bytes(r.at("cubin").get<std::string>());
-      RealKernel k;
-      k.tile.m1 = r.at("m1").get<int32_t>();
-      k.tile.n1 = r.at("n1").get<int32_t>();
-      k.tile.cols_per_thread = r.at("v").get<int32_t>();
-      k.tile.min_blocks_per_sm = r.at("min_blocks").get<int32_t>();
-      k.a_tiles = r.at("a_tiles").get<int64_t>();
-      k.cubin = &cubin;
-      k.symbol = r.at("symbol").get<std::string>();
-      const TimingOptions timing{r.at("warmup").get<int>(), r.at("runs").get<int>(), r.at("flush_l2").get<bool>()};
-      reply = to_json(check_and_time_real_kernel(k, *gpu, *inputs, timing), false);
+      cubin.image = read_bytes(q.cubin);
+      q.kernel.cubin = &cubin;
+      reply = to_json(check_and_time_real_kernel(q.kernel, *gpu, *inputs, q.timing), false);
     } catch (const DriverError& e) {
       sticky = is_sticky_error(e.code());
       Measurement m;

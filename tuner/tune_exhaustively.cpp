@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "codegen/emit_unrolled_kernel.h"
+#include "compiler/common/diagnostics.h"
 #include "tuner/check_real_kernels.h"
 #include "tuner/measurement.h"
 #include "tuner/tune_with_proxies.h"
@@ -16,14 +17,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The candidate's NVRTC source, split into kernels as spmmc compile splits it
+// (options.fmas_per_kernel); `launches` receives its kernels in launch order.
 CompileJob real_kernel_job(const Csr& a, const Plan& plan, const TileCandidate& tile, const std::string& arch,
-                           std::string& symbol) {
+                           int64_t fmas_per_kernel, std::vector<RealKernel::Launch>& launches) {
   EmitOptions emit;
   emit.name = fmt::format("candidate_m{}_n{}_v{}_b{}", tile.m1, tile.n1, tile.cols_per_thread, tile.min_blocks_per_sm);
   emit.arch = arch;
   emit.nvrtc_form = true;
+  emit.fmas_per_kernel = fmas_per_kernel;
   EmittedKernel k = emit_unrolled_kernel(a, plan.for_m1(tile.m1).tiling, tile, emit);
-  symbol = k.kernel_symbol;
+  SPMMC_CHECK(!k.kernel_symbols.empty() && k.kernel_symbols.size() == k.kernel_tiles.size(),
+              fmt::format("{}: {} kernel symbols for {} kernels' tiles", emit.name, k.kernel_symbols.size(), k.kernel_tiles.size()));
+  launches.clear();
+  for (size_t j = 0; j < k.kernel_symbols.size(); ++j) launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
   return {{emit.name + ".cu", std::move(k.nvrtc_cu)}, {arch, {}}};
 }
 
@@ -38,7 +45,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
 
   // Compile in batches, so the budget is checked between them.
   std::vector<CompileOutcome> compiled(candidates.size());
-  std::vector<std::string> symbols(candidates.size());
+  std::vector<std::vector<RealKernel::Launch>> launches(candidates.size());
   std::vector<char> attempted(candidates.size(), 0);
   double emit_seconds = 0.0;
   // One job per possible worker; the pool itself lowers the parallelism when memory is short.
@@ -47,9 +54,10 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
     if (elapsed() > options.budget_seconds) break;
     const auto emit_start = Clock::now();
     std::vector<CompileJob> jobs;
-    jobs.push_back(real_kernel_job(a, plan, candidates[first]->tile, arch, symbols[first]));
+    jobs.push_back(real_kernel_job(a, plan, candidates[first]->tile, arch, options.fmas_per_kernel, launches[first]));
     const size_t last = std::min(candidates.size(), first + batch);
-    for (size_t i = first + 1; i < last; ++i) jobs.push_back(real_kernel_job(a, plan, candidates[i]->tile, arch, symbols[i]));
+    for (size_t i = first + 1; i < last; ++i)
+      jobs.push_back(real_kernel_job(a, plan, candidates[i]->tile, arch, options.fmas_per_kernel, launches[i]));
     emit_seconds += std::chrono::duration<double>(Clock::now() - emit_start).count();
     auto outcomes = compile_in_parallel(jobs, options.pool, options.cache, {});
     for (size_t i = first; i < last; ++i) {
@@ -75,8 +83,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
       m.outcome = Outcome::kCompileFailed;
       m.detail = compiled[i].error;
     } else {
-      const TileCandidate& tile = candidates[i]->tile;
-      kernels.push_back({tile, plan.for_m1(tile.m1).tiling.num_blocks(), &*compiled[i].cubin, symbols[i]});
+      kernels.push_back({candidates[i]->tile, &*compiled[i].cubin, std::move(launches[i])});
       index.push_back(i);
     }
   }

@@ -30,6 +30,7 @@ struct Measurement {
   int64_t expected_blocks_per_sm = 0;  // proxies: NUM_ATB of the real kernel (Eq. 5)
   int64_t blocks_per_sm = 0;           // what the driver's occupancy calculator gives this launch
   double max_relative_error = 0.0;     // real kernels: relative Frobenius error vs float64
+  int32_t kernels = 0;                 // real kernels: the kernels launched in order for one run
   double compile_seconds = 0.0;        // of the module it came from (shared by a proxy's candidates)
 };
 
@@ -51,6 +52,9 @@ struct TuningOptions {
   PoolLimits pool;                      // NVRTC workers
   const CubinCache* cache = nullptr;    // none: compile everything
   double budget_seconds = 3600.0;       // exhaustive: stop compiling new candidates after this
+  // Exhaustive: EmitOptions::fmas_per_kernel of the real candidates, i.e. how the code spmmc
+  // compile emits is split into kernels (its --fmas-per-kernel; 0: one kernel).
+  int64_t fmas_per_kernel = 0;
   uint64_t seed = 1;                    // of the random B
   std::function<void(const TuningProgress&)> progress;
   // The command line of a measuring worker process (tuner/measure_worker.h), e.g.

@@ -1,5 +1,5 @@
 // spmmc-runtime-gpu-check: the GPU test of runtime/ (NVRTC -> module -> attributes, occupancy,
-// launches, timing, dynamic shared memory, launch errors) as a plain program, so that it runs on
+// launches, overlapped launches, timing, dynamic shared memory, launch errors) as a plain program, so that it runs on
 // a GPU machine that has no Catch2: built here, carried there beside libfmt (see tests/gpu/).
 // Prints one PASS/FAIL line per check and a summary last. Exit: 0 all passed, 1 a check failed,
 // 69 no GPU (with the reason; nothing was run).
@@ -29,6 +29,25 @@ extern "C" __global__ void spmmc_fma_loop(float* out, int k, float a, float b) {
   float x = (float)i * 1e-3f;
   for (int j = 0; j < k; ++j) x = fmaf(x, a, b);
   out[i] = x;
+}
+
+// A chain link: starts its dependents at once, spins for `ns` nanoseconds (globaltimer), then
+// waits for the kernel before it (griddepcontrol, as the emitted kernels do) and records, in
+// out[2 * link + 1], what that kernel stored in out[2 * link - 2] (visible only once it finished).
+extern "C" __global__ void spmmc_chain_link(float* out, int link, long long ns) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" : : : "memory");
+#endif
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < (unsigned long long)ns);
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[2 * link] = (float)(link + 1);
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" : : : "memory");
+#endif
+  if (threadIdx.x == 0 && blockIdx.x == 0 && link > 0) out[2 * link + 1] = *(volatile float*)&out[2 * link - 2];
 }
 
 extern "C" __global__ void spmmc_dynamic_shared(float* out, int words) {
@@ -127,6 +146,50 @@ void run_checks() {
                     twice.median_ms / once.median_ms));
   const TimingStats work = time_work(*context, [&] { out.fill_zero(); }, TimingOptions{2, 7, false});
   check(work.runs == 7 && work.median_ms > 0.0, fmt::format("time_work of a memset: median {:.4f} ms", work.median_ms));
+
+  // Overlapped launches (programmatic dependent launch, Kernel::launch with overlap_previous): a
+  // chain of kernels that each spin and wait for their predecessor only at the end runs in about
+  // one kernel's time where the device overlaps them; everywhere each sees its predecessor done.
+  {
+    check(context->dependent_launch() == (d.cc_major >= 9),
+          fmt::format("dependent launch {} on compute capability {}.{}", context->dependent_launch() ? "used" : "not used",
+                      d.cc_major, d.cc_minor));
+    const Kernel link = module.kernel("spmmc_chain_link");
+    constexpr int kLinks = 4;
+    long long ns = 200000;  // 200 us per kernel
+    int index = 0;
+    void* link_args[] = {&out_address, &index, &ns};
+    const auto chain = [&](bool overlap) {
+      for (index = 0; index < kLinks; ++index) link.launch({2, 1, 1, 128, 0}, link_args, overlap && index > 0);
+    };
+    out.fill_zero();
+    chain(true);
+    context->synchronize();
+    std::vector<float> seen(2 * kLinks);
+    out.download(seen.data(), seen.size() * sizeof(float));
+    bool ordered = true;
+    for (int j = 0; j < kLinks; ++j)
+      ordered = ordered && seen[2 * j] == static_cast<float>(j + 1) && (j == 0 || seen[2 * j + 1] == static_cast<float>(j));
+    check(ordered, "an overlapped chain of 4 kernels ran, each seeing its predecessor's result after griddepcontrol.wait");
+    const TimingOptions chain_timing{2, 9, false};
+    const TimingStats serial = time_work(*context, [&] { chain(false); }, chain_timing, "serial chain");
+    const TimingStats overlapped = time_work(*context, [&] { chain(true); }, chain_timing, "overlapped chain");
+    if (context->dependent_launch()) {
+      check(overlapped.median_ms < 0.6 * serial.median_ms && serial.median_ms > 0.7,
+            fmt::format("4 x 200 us kernels: overlapped {:.3f} ms, serial {:.3f} ms ({:.2f}x; < 0.6x wanted)",
+                        overlapped.median_ms, serial.median_ms, overlapped.median_ms / serial.median_ms));
+    } else {
+      check(overlapped.median_ms > 0.7 && serial.median_ms > 0.7,
+            fmt::format("without dependent launch both chains are plain: {:.3f} ms and {:.3f} ms", overlapped.median_ms,
+                        serial.median_ms));
+    }
+    const std::string overlapped_too_big = driver_error_of([&] { fma.launch({1, 1, 1, 2048, 0}, args, true); });
+    const std::string call = context->dependent_launch() ? "cuLaunchKernelEx(spmmc_fma_loop" : "cuLaunchKernel(spmmc_fma_loop";
+    check(overlapped_too_big.find(call) != std::string::npos && overlapped_too_big.find("block 2048") != std::string::npos &&
+              overlapped_too_big.find("CUDA_ERROR_") != std::string::npos &&
+              (overlapped_too_big.find("overlapping the previous kernel") != std::string::npos) == context->dependent_launch(),
+          "an overlapped launch of 2048 threads per block raises DriverError naming the kernel: " + overlapped_too_big);
+  }
 
   // Dynamic shared memory above 48 KiB: refused until allowed, then works; occupancy falls with it.
   const int64_t big = 64 * 1024;

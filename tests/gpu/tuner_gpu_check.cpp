@@ -1,39 +1,100 @@
-// spmmc-tuner-gpu-check: the GPU test of how the tuner meets a candidate whose kernel faults (an
-// illegal address, a sticky error: the process cannot use the GPU afterwards). Real kernels of a
-// small matrix are checked and timed by check_and_time_real_kernels with a deliberately faulting
-// kernel between them:
-//  1. in worker processes (this program with __measure-worker, as spmmc does): before and after
-//     the fault Ok, the faulting one LaunchFailed with the driver's message;
-//  2. in this process: the one before Ok, the faulting one LaunchFailed, the one after NotRun
-//     naming the fault, and the context must indeed refuse further work (why the worker exists). A plain program like
-// spmmc-runtime-gpu-check (built here, carried to the GPU machine beside libfmt): PASS/FAIL
-// lines, a summary last; exit 0 all passed, 1 a check failed, 69 no GPU (nothing was run).
+// spmmc-tuner-gpu-check: the GPU test of how the tuner checks and times real candidates, each a
+// chain of kernels (the emitted form: NAME_kernel_0, NAME_kernel_1, ... launched in order, every
+// one after the first overlapping its predecessor), and how it meets a candidate whose kernel
+// faults (an illegal address, a sticky error: the process cannot use the GPU afterwards):
+//  1. the context overlaps launches where the device can (cc >= 9, cuLaunchKernelEx);
+//  2. hand-made probe kernels record how the chain was launched: grid x = each kernel's A-tiles,
+//     the same grid y for all (from the A-tiles of all kernels), the block, n, every block run,
+//     in order (each kernel, after griddepcontrol.wait, sees what the one before it wrote);
+//  3. the worst kernel of a chain decides Invalid (too few threads, spilling) and is named;
+//  4. emitted candidates split into several kernels (small fmas_per_kernel) and in one are
+//     checked and timed Ok in this process; one missing its last kernel is WrongResult;
+//  5. tune_exhaustively end to end (in workers) with fmas_per_kernel 64 and 0: every candidate
+//     Ok, with the number of kernels emit_unrolled_kernel made;
+//  6. in worker processes (this program with __measure-worker, as spmmc does) with a faulting
+//     chain between candidates: before and after the fault Ok, the faulting one LaunchFailed with
+//     the driver's message;
+//  7. in this process: the one before Ok, the faulting one LaunchFailed, the one after NotRun
+//     naming the fault, and the context must indeed refuse further work (why the worker exists).
+// A plain program like spmmc-runtime-gpu-check (built here, carried to the GPU machine beside
+// libfmt): PASS/FAIL lines, a summary last; exit 0 all passed, 1 a check failed, 69 no GPU
+// (nothing was run).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "codegen/emit_unrolled_kernel.h"
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/plan_tiles.h"
 #include "compiler/planning/reorder_rows.h"
 #include "runtime/cuda_driver.h"
-#include "tests/gpu/gpu_check.h"
 #include "runtime/nvrtc_compile.h"
+#include "runtime/reference_spmm.h"
+#include "tests/gpu/gpu_check.h"
 #include "tuner/check_real_kernels.h"
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
+#include "tuner/tune_exhaustively.h"
 
 namespace spmmc {
 namespace {
 
-// Same signature as an emitted kernel; writes far outside any allocation: an illegal address.
+// Same signature as an emitted kernel. The quiet one does nothing; the faulting one writes far
+// outside any allocation: an illegal address. A chain of the two faults in its second, overlapped
+// kernel.
 constexpr const char* kFaultingSource = R"(
+extern "C" __global__ void spmmc_quiet_kernel(const float* B, float* C, long long n) {}
 extern "C" __global__ void spmmc_faulting_kernel(const float* B, float* C, long long n) {
   C[(1ll << 40) + threadIdx.x] = B[0];
+}
+)";
+
+// Probe kernels with the emitted signature and the emitted kernels' griddepcontrol discipline.
+// Kernel j records in C[8j ..]: [0] grid x, [1] grid y, [2] block x, [3] n, [4] blocks run
+// (one atomic add per block), [5] for j > 0 what kernel j - 1 recorded as its grid x, read after
+// griddepcontrol.wait (so only right when kernel j - 1 had finished).
+// The narrow kernel can launch at most 32 threads; the spilling one keeps an array in local memory.
+constexpr const char* kProbeSource = R"(
+#if __CUDA_ARCH__ >= 900
+#define LAUNCH_DEPENDENTS() asm volatile("griddepcontrol.launch_dependents;" : : : "memory")
+#define WAIT_FOR_PREVIOUS() asm volatile("griddepcontrol.wait;" : : : "memory")
+#else
+#define LAUNCH_DEPENDENTS()
+#define WAIT_FOR_PREVIOUS()
+#endif
+__device__ void probe(float* C, long long n, int j) {
+  LAUNCH_DEPENDENTS();
+  const bool first = threadIdx.x == 0;
+  if (first && blockIdx.x == 0 && blockIdx.y == 0) {
+    C[8 * j + 0] = (float)gridDim.x;
+    C[8 * j + 1] = (float)gridDim.y;
+    C[8 * j + 2] = (float)blockDim.x;
+    C[8 * j + 3] = (float)n;
+  }
+  if (first) atomicAdd(&C[8 * j + 4], 1.0f);
+  WAIT_FOR_PREVIOUS();
+  if (j > 0 && first && blockIdx.x == 0 && blockIdx.y == 0) C[8 * j + 5] = *(volatile float*)&C[8 * (j - 1)];
+}
+extern "C" __global__ void spmmc_probe_0(const float* B, float* C, long long n) { probe(C, n, 0); }
+extern "C" __global__ void spmmc_probe_1(const float* B, float* C, long long n) { probe(C, n, 1); }
+extern "C" __global__ void spmmc_probe_2(const float* B, float* C, long long n) { probe(C, n, 2); }
+extern "C" __global__ void __launch_bounds__(32) spmmc_narrow_kernel(const float* B, float* C, long long n) {
+  C[threadIdx.x] = B[threadIdx.x];
+}
+// (volatile and indexed by n: measured, a plain array indexed once is folded into one load).
+extern "C" __global__ void spmmc_spilling_kernel(const float* B, float* C, long long n) {
+  volatile float buf[64];
+  for (int i = 0; i < 64; ++i) buf[i] = B[(i * 7) % 13 + threadIdx.x];
+  float sum = 0.0f;
+  for (int i = 0; i < 64; ++i) sum += buf[(i * (int)n + threadIdx.x) & 63];
+  C[threadIdx.x] = sum;
 }
 )";
 
@@ -55,76 +116,254 @@ Csr small_matrix() {
   return a;
 }
 
+TileCandidate make_tile(int32_t m1, int32_t n1, int32_t v, const GpuContext& gpu) {
+  TileCandidate tile;
+  tile.m1 = m1;
+  tile.n1 = n1;
+  tile.cols_per_thread = v;
+  tile.min_blocks_per_sm = min_blocks_for_register_budget(tile.threads_per_block(), gpu.device().registers_per_sm);
+  return tile;
+}
+
+// An emitted candidate, compiled: the RealKernel (cubin pointer set by the caller once the
+// cubins stop moving) and what emit_unrolled_kernel said about it.
+struct Emitted {
+  RealKernel kernel;
+  std::vector<int32_t> kernel_tiles;
+  int32_t tiles = 0;
+  int64_t fmas_per_kernel = 0;
+};
+
+Emitted emit_candidate(const Csr& a, const TileCandidate& tile, int64_t fmas_per_kernel, const NvrtcOptions& nvrtc,
+                       std::vector<std::unique_ptr<Cubin>>& cubins) {
+  const RowTiling tiling = tile_rows(a, tile.m1, ReorderMethod::kColumnOverlap);
+  EmitOptions emit;
+  emit.name = fmt::format("check_m{}_n{}_v{}_f{}", tile.m1, tile.n1, tile.cols_per_thread, fmas_per_kernel);
+  emit.arch = nvrtc.arch;
+  emit.nvrtc_form = true;
+  emit.fmas_per_kernel = fmas_per_kernel;
+  const EmittedKernel k = emit_unrolled_kernel(a, tiling, tile, emit);
+  cubins.push_back(std::make_unique<Cubin>(compile_to_cubin({emit.name + ".cu", k.nvrtc_cu}, nvrtc)));
+  Emitted e;
+  e.kernel.tile = tile;
+  e.kernel.cubin = cubins.back().get();
+  for (size_t j = 0; j < k.kernel_symbols.size() && j < k.kernel_tiles.size(); ++j)
+    e.kernel.launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
+  e.kernel_tiles = k.kernel_tiles;
+  e.tiles = k.tiles;
+  e.fmas_per_kernel = fmas_per_kernel;
+  bool named = k.kernel_symbols.size() == k.kernel_tiles.size() && !k.kernel_symbols.empty();
+  for (size_t j = 0; named && j < k.kernel_symbols.size(); ++j)
+    named = k.kernel_symbols[j] == fmt::format("{}_kernel_{}", emit.name, j) && k.kernel_tiles[j] >= 1;
+  check(named && e.kernel.a_tiles() == k.tiles && k.tiles == tiling.num_blocks(),
+        fmt::format("{}: {} kernels with A-tiles [{}] (sum {}; the tiling has {})", emit.name, k.kernel_symbols.size(),
+                    fmt::join(k.kernel_tiles, ", "), e.kernel.a_tiles(), tiling.num_blocks()));
+  return e;
+}
+
+std::string describe(const Measurement& m) {
+  return fmt::format("{}: {} ({} kernels, error {:.2g}, median {:.4f} ms, p20 {:.4f}, p80 {:.4f}, {} registers, {} B local, "
+                     "{} blocks/SM)",
+                     outcome_name(m.outcome), m.detail, m.kernels, m.max_relative_error, m.time.median_ms, m.time.p20_ms,
+                     m.time.p80_ms, m.registers_per_thread, m.local_bytes_per_thread, m.blocks_per_sm);
+}
+
+bool ok_and_timed(const Measurement& m, size_t kernels) {
+  return m.outcome == Outcome::kOk && m.max_relative_error < 1e-5 && m.time.median_ms > 0.0 &&
+         m.time.p20_ms <= m.time.median_ms && m.time.median_ms <= m.time.p80_ms && m.registers_per_thread > 0 &&
+         m.blocks_per_sm >= 1 && m.kernels == static_cast<int32_t>(kernels);
+}
+
+// The device's limits as a planning target.
+Target target_of(const GpuContext& gpu) {
+  const DeviceInfo& d = gpu.device();
+  Target t;
+  t.name = "this-gpu";
+  t.description = d.name;
+  t.arch = d.arch();
+  t.sm_count = d.sm_count;
+  t.warp_size = d.warp_size;
+  t.registers_per_sm = d.registers_per_sm;
+  t.max_registers_per_block = d.registers_per_block;
+  t.max_registers_per_thread = 255;
+  t.register_allocation_granularity = 8;
+  t.max_threads_per_sm = d.max_threads_per_sm;
+  t.max_threads_per_block = d.max_threads_per_block;
+  t.max_blocks_per_sm = d.max_blocks_per_sm;
+  t.shared_memory_per_sm = d.shared_memory_per_sm;
+  t.max_shared_memory_per_block = d.shared_memory_per_block_optin;
+  t.reserved_shared_memory_per_block = d.reserved_shared_memory_per_block;
+  t.l2_bytes = d.l2_bytes;
+  return t;
+}
+
 void run_checks() {
   std::unique_ptr<GpuContext> gpu = GpuContext::open();
-  std::printf("device: %s, %s\n", gpu->device().name.c_str(), gpu->device().arch().c_str());
+  const DeviceInfo& device = gpu->device();
+  std::printf("device: %s, %s, driver %d\n", device.name.c_str(), device.arch().c_str(), device.driver_version);
   const Csr a = small_matrix();
   NvrtcOptions nvrtc;
-  nvrtc.arch = gpu->device().arch();
+  nvrtc.arch = device.arch();
+  const int64_t n = 256;
 
-  // Two real candidates (V = 1 and V = 2) and the faulting kernel between and after them.
-  std::vector<Cubin> cubins;
-  std::vector<RealKernel> kernels;
-  std::vector<std::string> labels;
-  for (const auto& [m1, n1, v] : std::vector<std::tuple<int32_t, int32_t, int32_t>>{{8, 64, 1}, {16, 128, 2}}) {
-    TileCandidate tile;
-    tile.m1 = m1;
-    tile.n1 = n1;
-    tile.cols_per_thread = v;
-    tile.min_blocks_per_sm = min_blocks_for_register_budget(tile.threads_per_block(), gpu->device().registers_per_sm);
-    const RowTiling tiling = tile_rows(a, m1, ReorderMethod::kColumnOverlap);
-    EmitOptions emit;
-    emit.name = fmt::format("check_m{}_n{}_v{}", m1, n1, v);
-    emit.nvrtc_form = true;
-    const EmittedKernel k = emit_unrolled_kernel(a, tiling, tile, emit);
-    cubins.push_back(compile_to_cubin({emit.name + ".cu", k.nvrtc_cu}, nvrtc));
-    kernels.push_back({tile, tiling.num_blocks(), nullptr, k.kernel_symbol});
-    labels.push_back(tile.label());
+  // 1. Overlapped launches where the device has them.
+  check(gpu->dependent_launch() == (device.cc_major >= 9),
+        fmt::format("dependent launch (cuLaunchKernelEx with programmatic stream serialization): {} on compute capability "
+                    "{}.{}",
+                    gpu->dependent_launch() ? "used" : "not used (plain launches)", device.cc_major, device.cc_minor));
+
+  const std::vector<float> b_host = random_floats(static_cast<size_t>(a.cols) * n, 7);
+  const KernelCheckInputs inputs(*gpu, b_host, reference_spmm(a, b_host, n), n);
+  const TimingOptions timing{2, 5, false};
+
+  // 2. How the chain is launched, seen from the kernels.
+  const Cubin probe_cubin = compile_to_cubin({"probe.cu", kProbeSource}, nvrtc);
+  {
+    RealKernel probe;
+    probe.tile = make_tile(8, 64, 1, *gpu);
+    probe.cubin = &probe_cubin;
+    probe.launches = {{"spmmc_probe_0", 2}, {"spmmc_probe_1", 3}, {"spmmc_probe_2", 1}};
+    const Measurement m = check_and_time_real_kernel(probe, *gpu, inputs, timing);
+    check(m.outcome == Outcome::kWrongResult && m.kernels == 3,
+          "the probe chain ran and is WrongResult (it computes no product): " + describe(m));
+    std::vector<float> c(24);
+    inputs.c.download(c.data(), c.size() * sizeof(float));
+    const LaunchShape want =
+        tile_launch_shape(probe.a_tiles(), n, probe.tile, int64_t{device.sm_count} * m.blocks_per_sm);
+    for (size_t j = 0; j < probe.launches.size(); ++j) {
+      const float* r = &c[8 * j];
+      const auto x = static_cast<float>(probe.launches[j].a_tiles);
+      const bool shape_ok = r[0] == x && r[1] == static_cast<float>(want.grid_y) &&
+                            r[2] == static_cast<float>(probe.tile.threads_per_block()) && r[3] == static_cast<float>(n);
+      const bool all_blocks = r[4] == x * static_cast<float>(want.grid_y);
+      const bool ordered = j == 0 || r[5] == static_cast<float>(probe.launches[j - 1].a_tiles);
+      check(shape_ok && all_blocks && ordered,
+            fmt::format("probe kernel {}: grid {}x{} (want {}x{}), block {} (want {}), n {}, {} blocks ran (want {}), "
+                        "saw the previous kernel's grid x {} after its wait (want {})",
+                        j, r[0], r[1], x, want.grid_y, r[2], probe.tile.threads_per_block(), r[3], r[4],
+                        x * static_cast<float>(want.grid_y), r[5], j == 0 ? 0 : probe.launches[j - 1].a_tiles));
+    }
   }
-  cubins.push_back(compile_to_cubin({"faulting.cu", kFaultingSource}, nvrtc));
-  TileCandidate fault_tile;
-  fault_tile.m1 = 8;
-  fault_tile.n1 = 64;
-  const RealKernel faulting{fault_tile, 1, nullptr, "spmmc_faulting_kernel"};
-  // Order: good, FAULT, good.
-  std::vector<RealKernel> order = {kernels[0], faulting, kernels[1]};
-  order[0].cubin = &cubins[0];
-  order[1].cubin = &cubins[2];
-  order[2].cubin = &cubins[1];
 
+  // 3. The worst kernel of a chain decides Invalid, and is named.
+  {
+    RealKernel narrow;
+    narrow.tile = make_tile(8, 64, 1, *gpu);  // 64 threads
+    narrow.cubin = &probe_cubin;
+    narrow.launches = {{"spmmc_probe_0", 2}, {"spmmc_narrow_kernel", 1}, {"spmmc_probe_1", 2}};
+    const Measurement m = check_and_time_real_kernel(narrow, *gpu, inputs, timing);
+    check(m.outcome == Outcome::kInvalid && m.detail.find("spmmc_narrow_kernel") != std::string::npos &&
+              m.detail.find("at most 32 threads") != std::string::npos && m.kernels == 3,
+          "a chain with a kernel of at most 32 threads is Invalid for 64, naming it: " + describe(m));
+    RealKernel spilling = narrow;
+    spilling.launches = {{"spmmc_probe_0", 2}, {"spmmc_probe_1", 2}, {"spmmc_spilling_kernel", 1}};
+    const Measurement s = check_and_time_real_kernel(spilling, *gpu, inputs, timing);
+    check(s.outcome == Outcome::kInvalid && s.detail.find("spmmc_spilling_kernel") != std::string::npos &&
+              s.detail.find("spill") != std::string::npos && s.local_bytes_per_thread > 64,
+          "a chain with a spilling kernel is Invalid, naming it, with its local memory: " + describe(s));
+  }
+
+  // 4. Emitted candidates, one kernel and several, in this process.
+  std::vector<std::unique_ptr<Cubin>> cubins;
+  std::vector<Emitted> emitted;
+  for (const auto& [m1, n1, v, fmas] : std::vector<std::tuple<int32_t, int32_t, int32_t, int64_t>>{
+           {8, 64, 1, 0}, {8, 64, 1, 64}, {8, 64, 1, 120}, {16, 128, 2, 0}, {16, 128, 2, 64}, {4, 256, 4, 64}})
+    emitted.push_back(emit_candidate(a, make_tile(m1, n1, v, *gpu), fmas, nvrtc, cubins));
+  size_t split = 0;
+  for (const Emitted& e : emitted) {
+    if (e.fmas_per_kernel == 0) check(e.kernel.launches.size() == 1, e.kernel.describe() + ": fmas_per_kernel 0 gives one kernel");
+    if (e.kernel.launches.size() > 1) ++split;
+  }
+  check(split >= 3, fmt::format("{} of the candidates are split into several kernels", split));
+  std::vector<RealKernel> good;
+  for (const Emitted& e : emitted) good.push_back(e.kernel);
   TuningOptions options;
-  options.n = 256;
-  options.timing = {2, 5, false};
+  options.n = n;
+  options.timing = timing;
+  const std::vector<Measurement> in_process = check_and_time_real_kernels(a, good, *gpu, options);
+  check(in_process.size() == good.size(), fmt::format("{} measurements for {} candidates", in_process.size(), good.size()));
+  for (size_t i = 0; i < in_process.size() && i < good.size(); ++i)
+    check(ok_and_timed(in_process[i], good[i].launches.size()),
+          fmt::format("{} (tile {}) in this process: {}", good[i].describe(), good[i].tile.label(), describe(in_process[i])));
+  for (const Emitted& e : emitted) {
+    if (e.kernel.launches.size() < 2) continue;
+    RealKernel missing_last = e.kernel;
+    missing_last.launches.pop_back();
+    const Measurement m = check_and_time_real_kernel(missing_last, *gpu, inputs, timing);
+    check(m.outcome == Outcome::kWrongResult,
+          fmt::format("{} without its last kernel is WrongResult: {}", e.kernel.describe(), describe(m)));
+    RealKernel reversed = e.kernel;  // the kernels write disjoint rows: any order computes C
+    std::reverse(reversed.launches.begin(), reversed.launches.end());
+    const Measurement r = check_and_time_real_kernel(reversed, *gpu, inputs, timing);
+    check(ok_and_timed(r, reversed.launches.size()),
+          fmt::format("{} launched in reverse order still computes C: {}", e.kernel.describe(), describe(r)));
+    break;
+  }
 
-  // 1. In worker processes: the fault costs only its candidate.
-  options.worker = {"/proc/self/exe", "__measure-worker"};
-  const std::vector<Measurement> in_workers = check_and_time_real_kernels(a, order, *gpu, options);
-  check(in_workers.size() == order.size(), fmt::format("worker: {} measurements for {} kernels", in_workers.size(), order.size()));
-  if (in_workers.size() != 3) return;
-  const auto describe_worker = [](const Measurement& m) {
-    return fmt::format("{}: {} (error {:.2g}, median {:.4f} ms, {} registers)", outcome_name(m.outcome), m.detail,
-                       m.max_relative_error, m.time.median_ms, m.registers_per_thread);
-  };
-  check(in_workers[0].outcome == Outcome::kOk && in_workers[0].max_relative_error < 1e-5 && in_workers[0].time.median_ms > 0.0,
-        "worker: the candidate before the fault is checked and timed: " + describe_worker(in_workers[0]));
-  check(in_workers[1].outcome == Outcome::kLaunchFailed && in_workers[1].detail.find("ILLEGAL_ADDRESS") != std::string::npos,
-        "worker: the faulting candidate is LaunchFailed with the driver's message: " + describe_worker(in_workers[1]));
-  check(in_workers[2].outcome == Outcome::kOk && in_workers[2].max_relative_error < 1e-5 && in_workers[2].time.median_ms > 0.0,
-        "worker: the candidate after the fault is checked and timed in a new worker: " + describe_worker(in_workers[2]));
+  // 5. tune_exhaustively end to end, in workers, split as spmmc compile would split it.
+  PlanOptions plan_options;
+  plan_options.n = n;
+  plan_options.axes.m1 = {4, 8, 16};
+  plan_options.axes.n1 = {64, 128};
+  plan_options.axes.cols_per_thread = {1, 2};
+  const Plan plan = plan_tiles(a, target_of(*gpu), plan_options);
+  std::vector<const PlannedCandidate*> candidates;
+  for (const PlannedCandidate& c : plan.candidates)
+    if (c.verdict.rejected_by != Constraint::kRegister) candidates.push_back(&c);
+  for (const int64_t fmas_per_kernel : {int64_t{64}, int64_t{0}}) {
+    TuningOptions tune = options;
+    tune.worker = {"/proc/self/exe", "__measure-worker"};
+    tune.fmas_per_kernel = fmas_per_kernel;
+    const TuningResult result = tune_exhaustively(a, plan, candidates, *gpu, tune);
+    check(!candidates.empty() && result.candidates.size() == candidates.size() && result.chosen >= 0,
+          fmt::format("tune_exhaustively (fmas_per_kernel {}): {} candidates, chosen {}", fmas_per_kernel,
+                      result.candidates.size(), result.chosen));
+    for (size_t i = 0; i < result.candidates.size() && i < candidates.size(); ++i) {
+      const TileCandidate& tile = candidates[i]->tile;
+      EmitOptions emit;
+      emit.name = "count";
+      emit.fmas_per_kernel = fmas_per_kernel;
+      const EmittedKernel k = emit_unrolled_kernel(a, plan.for_m1(tile.m1).tiling, tile, emit);
+      const Measurement& real = result.candidates[i].real;
+      check(ok_and_timed(real, k.kernel_symbols.size()),
+            fmt::format("tune_exhaustively (fmas_per_kernel {}) {}: {}", fmas_per_kernel, tile.label(), describe(real)));
+    }
+  }
 
-  // 2. In this process (the last check: the fault leaves the process unable to use the GPU).
+  // Candidates for the fault checks: a good one, a faulting chain, a good one split.
+  const Emitted* single = &emitted[0];
+  const Emitted* multi = &emitted[1];
+  const Cubin faulting_cubin = compile_to_cubin({"faulting.cu", kFaultingSource}, nvrtc);
+  RealKernel faulting;
+  faulting.tile = make_tile(8, 64, 1, *gpu);
+  faulting.cubin = &faulting_cubin;
+  faulting.launches = {{"spmmc_quiet_kernel", 1}, {"spmmc_faulting_kernel", 1}};
+
+  // 6. In worker processes: the fault costs only its candidate.
+  {
+    const std::vector<RealKernel> order = {single->kernel, faulting, multi->kernel};
+    options.worker = {"/proc/self/exe", "__measure-worker"};
+    const std::vector<Measurement> in_workers = check_and_time_real_kernels(a, order, *gpu, options);
+    check(in_workers.size() == order.size(),
+          fmt::format("worker: {} measurements for {} candidates", in_workers.size(), order.size()));
+    if (in_workers.size() != 3) return;
+    check(ok_and_timed(in_workers[0], 1), "worker: the candidate before the fault is checked and timed: " + describe(in_workers[0]));
+    check(in_workers[1].outcome == Outcome::kLaunchFailed && in_workers[1].detail.find("ILLEGAL_ADDRESS") != std::string::npos,
+          "worker: the faulting chain is LaunchFailed with the driver's message: " + describe(in_workers[1]));
+    check(ok_and_timed(in_workers[2], multi->kernel.launches.size()),
+          "worker: the split candidate after the fault is checked and timed in a new worker: " + describe(in_workers[2]));
+  }
+
+  // 7. In this process (the last check: the fault leaves the process unable to use the GPU).
+  const std::vector<RealKernel> order = {multi->kernel, faulting, single->kernel};
   options.worker.clear();
   const std::vector<Measurement> measured = check_and_time_real_kernels(a, order, *gpu, options);
-  check(measured.size() == order.size(), fmt::format("{} measurements for {} kernels", measured.size(), order.size()));
+  check(measured.size() == order.size(), fmt::format("{} measurements for {} candidates", measured.size(), order.size()));
   if (measured.size() != 3) return;
-  const auto describe = [](const Measurement& m) {
-    return fmt::format("{}: {} (error {:.2g}, median {:.4f} ms)", outcome_name(m.outcome), m.detail, m.max_relative_error,
-                       m.time.median_ms);
-  };
-  check(measured[0].outcome == Outcome::kOk && measured[0].max_relative_error < 1e-5 && measured[0].time.median_ms > 0.0,
-        "the candidate before the fault is checked and timed: " + describe(measured[0]));
+  check(ok_and_timed(measured[0], multi->kernel.launches.size()),
+        "the split candidate before the fault is checked and timed: " + describe(measured[0]));
   check(measured[1].outcome == Outcome::kLaunchFailed && measured[1].detail.find("ILLEGAL_ADDRESS") != std::string::npos,
-        "the faulting candidate is LaunchFailed with the driver's message: " + describe(measured[1]));
+        "the faulting chain is LaunchFailed with the driver's message: " + describe(measured[1]));
   check(measured[2].outcome == Outcome::kNotRun && measured[2].detail.find("faulted before it") != std::string::npos,
         "the candidate after it is NotRun, naming the fault: " + describe(measured[2]));
   std::vector<CandidateResult> results(measured.size());

@@ -3,12 +3,17 @@
 // that what the tuner records and when it starts a new worker are checked on every machine. The
 // real worker is checked on a GPU by tests/gpu/tuner_gpu_check.cpp.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "tests/test_util.h"
 #include "tuner/measure_worker.h"
 
 namespace spmmc {
@@ -17,8 +22,10 @@ namespace {
 // Reads requests; answers by the symbol in each: "ok" a good measurement (with the worker's
 // pid as its register count, so a new worker is visible), "crash" dies of SIGSEGV, "nonsense"
 // prints a line that is no answer, "sticky" reports a sticky fault and exits, as the real one.
+// With an argument, appends every request to the file it names.
 constexpr const char* kFakeWorker = R"(
 while IFS= read -r line; do
+  if [ -n "$1" ]; then printf '%s\n' "$line" >> "$1"; fi
   case "$line" in
     *'"symbol":"crash"'*) kill -SEGV $$ ;;
     *'"symbol":"nonsense"'*) echo 'this is not JSON' ;;
@@ -30,16 +37,16 @@ while IFS= read -r line; do
 done
 )";
 
-std::vector<Measurement> run_fake(const std::vector<std::string>& symbols, std::vector<std::string> worker) {
+// One candidate per entry: its kernels' symbols in launch order, kernel j with j + 1 A-tiles.
+std::vector<Measurement> run_fake(const std::vector<std::vector<std::string>>& candidates, std::vector<std::string> worker) {
   static const Cubin cubin{"not a real cubin", "", "", 1.5, false};
   std::vector<RealKernel> kernels;
-  for (const std::string& s : symbols) {
+  for (const auto& symbols : candidates) {
     RealKernel k;
     k.tile.m1 = 16;
     k.tile.n1 = 256;
-    k.a_tiles = 4;
     k.cubin = &cubin;
-    k.symbol = s;
+    for (size_t j = 0; j < symbols.size(); ++j) k.launches.push_back({symbols[j], static_cast<int64_t>(j) + 1});
     kernels.push_back(k);
   }
   TuningOptions options;
@@ -49,7 +56,8 @@ std::vector<Measurement> run_fake(const std::vector<std::string>& symbols, std::
 }
 
 TEST_CASE("measure worker: a crashed, confused or faulted worker costs only its candidate", "[tuner][worker]") {
-  const auto m = run_fake({"ok", "ok", "crash", "ok", "nonsense", "ok", "sticky", "ok"}, {"sh", "-c", kFakeWorker});
+  const auto m = run_fake({{"ok"}, {"ok", "ok_1"}, {"crash"}, {"ok"}, {"ok_0", "nonsense"}, {"ok"}, {"sticky"}, {"ok"}},
+                          {"sh", "-c", kFakeWorker});
   REQUIRE(m.size() == 8);
   for (size_t i : {0u, 1u, 3u, 5u, 7u}) {
     INFO(i << ": " << m[i].detail);
@@ -60,6 +68,7 @@ TEST_CASE("measure worker: a crashed, confused or faulted worker costs only its 
     CHECK(m[i].blocks_per_sm == 2);
     CHECK(m[i].compile_seconds == 1.5);
   }
+  for (size_t i = 0; i < m.size(); ++i) CHECK(m[i].kernels == (i == 1 || i == 4 ? 2 : 1));
   // One worker answers until it fails; each failure costs one candidate and a new worker.
   CHECK(m[0].registers_per_thread == m[1].registers_per_thread);
   CHECK(m[3].registers_per_thread != m[1].registers_per_thread);
@@ -73,8 +82,78 @@ TEST_CASE("measure worker: a crashed, confused or faulted worker costs only its 
   CHECK_THAT(m[6].detail, Catch::Contains("ILLEGAL_ADDRESS"));
 }
 
+// The requests a fake worker received (one per line of `path`).
+std::vector<std::string> read_lines(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The real worker's answer to `request` (one line), and its exit code.
+std::string worker_answer(const std::string& request, int* code = nullptr) {
+  std::istringstream in(request + "\n");
+  std::ostringstream out;
+  const int c = run_measure_worker(in, out);
+  if (code != nullptr) *code = c;
+  return out.str();
+}
+
+TEST_CASE("measure worker: a request names every kernel of the candidate in launch order, and the worker reads it",
+          "[tuner][worker]") {
+  const test::TempDir dir;
+  const std::filesystem::path log = dir.path / "requests.jsonl";
+  const auto m = run_fake({{"single"}, {"c_kernel_0", "c_kernel_1", "c_kernel_2"}}, {"sh", "-c", kFakeWorker, "fake", log.string()});
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].outcome == Outcome::kOk);
+  CHECK(m[1].outcome == Outcome::kOk);
+  CHECK(m[0].kernels == 1);
+  CHECK(m[1].kernels == 3);
+  const std::vector<std::string> requests = read_lines(log);
+  REQUIRE(requests.size() == 2);
+  const auto kernels_of = [](const std::string& line) {
+    std::vector<std::pair<std::string, int64_t>> out;
+    const nlohmann::json request = nlohmann::json::parse(line);
+    for (const auto& k : request.at("kernels"))
+      out.emplace_back(k.at("symbol").get<std::string>(), k.at("a_tiles").get<int64_t>());
+    return out;
+  };
+  using Kernels = std::vector<std::pair<std::string, int64_t>>;
+  CHECK(kernels_of(requests[0]) == Kernels{{"single", 1}});
+  CHECK(kernels_of(requests[1]) == Kernels{{"c_kernel_0", 1}, {"c_kernel_1", 2}, {"c_kernel_2", 3}});
+  const nlohmann::json r = nlohmann::json::parse(requests[1]);
+  CHECK(r.at("m1") == 16);
+  CHECK(r.at("n1") == 256);
+  CHECK(r.at("n") == 8);
+  CHECK_FALSE(r.contains("symbol"));
+
+  // The real worker reads what the parent sends: without a GPU it gets as far as needing one.
+  // (With a GPU it goes on to read B, whose file is gone: it reports that instead.)
+  for (const std::string& request : requests) {
+    const std::string answer = worker_answer(request);
+    INFO(answer);
+    CHECK_THAT(answer, Catch::Contains("\"outcome\":\"LaunchFailed\""));
+    CHECK_THAT(answer, !Catch::Contains("bad request") && !Catch::Contains("json.exception"));
+  }
+
+  // A request it cannot read is answered LaunchFailed, GPU or not, naming what is wrong.
+  nlohmann::json no_kernels = r;
+  no_kernels["kernels"] = nlohmann::json::array();
+  CHECK_THAT(worker_answer(no_kernels.dump()), Catch::Contains("bad request: \\\"kernels\\\" must be a non-empty array"));
+  nlohmann::json zero_tiles = r;
+  zero_tiles["kernels"][1]["a_tiles"] = 0;
+  CHECK_THAT(worker_answer(zero_tiles.dump()), Catch::Contains("bad request: kernel 'c_kernel_1' with 0 A-tiles"));
+  nlohmann::json old_form = r;
+  old_form.erase("kernels");
+  old_form["symbol"] = "c_kernel_0";
+  old_form["a_tiles"] = 6;
+  CHECK_THAT(worker_answer(old_form.dump()), Catch::Contains("in the measuring process") && Catch::Contains("kernels"));
+  for (const nlohmann::json& bad : {no_kernels, zero_tiles, old_form})
+    CHECK_THAT(worker_answer(bad.dump()), !Catch::Contains("\"sticky\":true") && !Catch::Contains("no GPU"));
+}
+
 TEST_CASE("measure worker: a worker that cannot start fails every candidate, naming why", "[tuner][worker]") {
-  const auto m = run_fake({"ok", "ok"}, {"/nonexistent/spmmc-worker"});
+  const auto m = run_fake({{"ok"}, {"ok"}}, {"/nonexistent/spmmc-worker"});
   REQUIRE(m.size() == 2);
   for (const Measurement& x : m) {
     CHECK(x.outcome == Outcome::kLaunchFailed);
@@ -83,7 +162,11 @@ TEST_CASE("measure worker: a worker that cannot start fails every candidate, nam
 }
 
 TEST_CASE("measure worker: without a GPU the worker answers each request with why, then exits 69", "[tuner][worker]") {
-  std::istringstream in("{\"n\": 4}\n{\"n\": 4}\n");
+  const std::string request =
+      R"({"b":"/nonexistent/b.f32","b_floats":8,"want":"/nonexistent/want.f64","want_doubles":4,"n":4,)"
+      R"("cubin":"/nonexistent/k0.cubin","kernels":[{"symbol":"k_kernel_0","a_tiles":1},{"symbol":"k_kernel_1","a_tiles":2}],)"
+      R"("m1":8,"n1":64,"v":1,"min_blocks":1,"warmup":1,"runs":2,"flush_l2":false})";
+  std::istringstream in(request + "\n" + request + "\n");
   std::ostringstream out;
   const int code = run_measure_worker(in, out);
   if (code == 0) {

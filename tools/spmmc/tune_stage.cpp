@@ -31,6 +31,7 @@ Json measurement_json(const Measurement& m) {
   if (m.blocks_per_sm) j["blocks_per_sm"] = m.blocks_per_sm;
   if (m.expected_blocks_per_sm) j["dynamic_shared_bytes"] = m.dynamic_shared_bytes;
   if (m.max_relative_error > 0) j["relative_error"] = m.max_relative_error;
+  if (m.kernels) j["kernels"] = m.kernels;
   if (m.compile_seconds > 0) j["compile_seconds"] = m.compile_seconds;
   return j;
 }
@@ -106,7 +107,7 @@ TuningSettings tuning_settings_from(const Args& args) {
 }
 
 TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
-                        const TuningSettings& settings, int64_t n, bool quiet,
+                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool quiet,
                         std::vector<const PlannedCandidate*>& candidates) {
   candidates = plan.survivors();
   if (candidates.empty())
@@ -128,6 +129,7 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
   options.timing.runs = settings.timing_runs;
   options.timing.flush_l2 = settings.flush_l2;
   options.budget_seconds = settings.budget_seconds;
+  options.fmas_per_kernel = fmas_per_kernel;
   options.pool.max_workers = settings.jobs;
   std::unique_ptr<CubinCache> cache;
   if (settings.use_cache) {

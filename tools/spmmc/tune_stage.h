@@ -2,6 +2,8 @@
 // terminal, and the "tuning" section of NAME.json. --tune none (the heuristic) needs none of it.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,10 +43,12 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
 
 // Runs --tune `mode` ("proxy" or "exhaustive") over the planning survivors (or, when none
 // survived, over every candidate the register constraint kept) and returns the result;
-// `candidates` receives the candidates in the result's order.
+// `candidates` receives the candidates in the result's order. Exhaustive tuning splits each
+// real candidate into kernels of at most `fmas_per_kernel` FMAs (0: one kernel), as the compile
+// that tunes will emit it.
 // Progress is shown on a terminal unless `quiet`.
 TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
-                        const TuningSettings& settings, int64_t n, bool quiet,
+                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool quiet,
                         std::vector<const PlannedCandidate*>& candidates);
 
 // The "tuning" section of NAME.json: device, per-stage seconds, and every candidate with its
