@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include "runtime/cuda_driver.h"
 #include "tests/test_util.h"
 
@@ -218,6 +220,43 @@ TEST_CASE("compile cli: --tile M1xN1xV and --min-blocks-per-sm are honoured", "[
   CHECK(run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "x").string(), "--tile", "4x96x4"}).exit_code == 64);
   // 64 rows with 8 per tile: at least 8 tiles.
   CHECK(j["kernel"]["tiles"].get<int>() >= 8);
+}
+
+TEST_CASE("compile cli: --fmas-per-kernel splits the code; auto keeps a short layer whole", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();  // 768 non-zeros
+  const auto compile = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"compile", a, "--name", name, "-o", (dir.path / "out").string(), "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_spmmc(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return std::make_pair(nlohmann::json::parse(test::read_file(dir.path / "out" / (name + ".json"))),
+                          test::read_file(dir.path / "out" / (name + ".cu")));
+  };
+  // Given: kernels of at most 100 FMAs (768 / 100: at least 8), recorded in the report and the
+  // provenance; 0: one kernel.
+  const auto [split, split_cu] = compile("split", {"--n", "64", "--tile", "4x64", "--fmas-per-kernel", "100"});
+  CHECK(split["kernel"]["fmas_per_kernel"] == 100);
+  CHECK(split["kernel"]["kernels"].get<int>() >= 8);
+  CHECK_THAT(split_cu, Catch::Contains("--tile 4x64 --fmas-per-kernel 100 --reorder"));
+  CHECK_THAT(split_cu, Catch::Contains(fmt::format("constexpr int spmmc_kernel_count = {};", split["kernel"]["kernels"].get<int>())));
+  const auto [one, one_cu] = compile("one", {"--n", "64", "--tile", "4x64", "--fmas-per-kernel", "0"});
+  CHECK(one["kernel"]["kernels"] == 1);
+  CHECK_THAT(one_cu, Catch::Contains("constexpr int spmmc_kernel_count = 1;"));
+  // auto (the default): this short layer runs far below the time two launches cost, so one kernel
+  // (F = the minimum, 4096 FMAs); auto is not recorded in the provenance.
+  const auto [small_n, small_cu] = compile("auto_small", {"--n", "64"});
+  CHECK(small_n["kernel"]["kernels"] == 1);
+  CHECK(small_n["kernel"]["fmas_per_kernel"] == 4096);
+  CHECK_THAT(small_cu, !Catch::Contains("--fmas-per-kernel"));
+  // Bad values are usage errors, naming the option.
+  for (const char* bad : {"-1", "many", "1.5"}) {
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "x").string(), "--fmas-per-kernel", bad});
+    CHECK(r.exit_code == 64);
+    CHECK_THAT(r.err, Catch::Contains("--fmas-per-kernel"));
+  }
+  CHECK(empty_or_absent(dir.path / "x"));
 }
 
 }  // namespace
