@@ -70,6 +70,8 @@ done <"$cases"
 build_one() {  # build_one DIR LABEL
   local dir=$1 label=$2 t0 t1
   [ -f "$dir/lib$label.so" ] && [ -f "$dir/nvcc.time.csv" ] && return 0
+  # A build of this very .cu that failed or timed out is not retried (delete nvcc.rc to retry).
+  [ -f "$dir/nvcc.rc" ] && [ "$dir/nvcc.rc" -nt "$dir/$label.cu" ] && return 0
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   (cd "$dir" && timeout "${SPMMC_NVCC_TIMEOUT:-1800}" "$NVCC_BIN" -O3 -arch=sm_90 -shared -Xcompiler -fPIC -Xptxas -v -time nvcc.time.csv \
