@@ -222,7 +222,7 @@ TEST_CASE("compile cli: --tile M1xN1xV and --min-blocks-per-sm are honoured", "[
   CHECK(j["kernel"]["tiles"].get<int>() >= 8);
 }
 
-TEST_CASE("compile cli: --fmas-per-kernel splits the code; auto keeps a short layer whole", "[cli][compile]") {
+TEST_CASE("compile cli: --fmas-per-kernel splits the code, and auto keeps a short layer whole", "[cli][compile]") {
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string();  // 768 non-zeros
   const auto compile = [&](const std::string& name, std::vector<std::string> extra) {
