@@ -112,8 +112,7 @@ int run_compile(const Args& args) {
   seconds["read"] = seconds_since(clock);
   if (m.csr.nnz() == 0)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path), "the matrix has no non-zeros: there is nothing to compile");
-  const std::string split = args.get_or("--fmas-per-kernel", "auto");
-  const bool auto_split = split == "auto";
+  const bool auto_split = args.get_or("--fmas-per-kernel", "auto") == "auto";
   int64_t fmas_per_kernel =
       auto_split ? default_fmas_per_kernel(m.csr.nnz(), plan_options.n, target.arch) : args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
   int64_t min_blocks = 0;  // the register budget's
@@ -128,8 +127,7 @@ int run_compile(const Args& args) {
   const PlannedCandidate* chosen = nullptr;
   // With the automatic split, a tile fits when its finest split does (see below).
   const auto fits_size_guard = [&](const PlannedCandidate& c) {
-    return estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile,
-                                  auto_split ? std::min(fmas_per_kernel, kMinFmasPerKernel) : fmas_per_kernel)
+    return estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile, auto_split ? kMinFmasPerKernel : fmas_per_kernel)
                .nvcc_seconds <= limits.max_nvcc_seconds;
   };
   Json tuning;
@@ -157,10 +155,11 @@ int run_compile(const Args& args) {
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
   // The automatic split is made finer (more launches, less nvcc time) where the layer would
   // otherwise exceed the compile-time limit.
-  while (auto_split && fmas_per_kernel > kMinFmasPerKernel &&
-         estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel).nvcc_seconds > limits.max_nvcc_seconds)
+  SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
+  while (auto_split && fmas_per_kernel > kMinFmasPerKernel && estimate.nvcc_seconds > limits.max_nvcc_seconds) {
     fmas_per_kernel = std::max(kMinFmasPerKernel, fmas_per_kernel / 2);
-  const SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
+    estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
+  }
   check_size_guard(estimate, limits, path);
 
   EmitOptions emit;
