@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -54,6 +55,19 @@ EmittedKernel emit(const Csr& a, int32_t m1, ReorderMethod method, int32_t n1 = 
   options.provenance = "test";
   options.weights_sha256 = "abc";
   return emit_unrolled_kernel(a, tiling, make_tile(m1, n1, v), options);
+}
+
+// A seeded random matrix: where keep(r, c), an entry is present with probability `density`, its
+// value uniform in [-3, 3).
+Csr random_matrix(int32_t rows, int32_t cols, double density, uint32_t seed, const std::function<bool(int32_t, int32_t)>& keep) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  std::bernoulli_distribution present(density);
+  std::vector<float> dense(static_cast<size_t>(rows * cols));
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t c = 0; c < cols; ++c)
+      if (keep(r, c) && present(rng)) dense[static_cast<size_t>(r * cols + c)] = value(rng);
+  return test::csr_from_dense(rows, cols, dense);
 }
 
 KernelProgram program_of(const Csr& a, int32_t m1, ReorderMethod method, int32_t n1 = 32, int32_t v = 1) {
@@ -242,15 +256,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
 }
 
 TEST_CASE("emitter: kernels of consecutive tiles, at most F FMAs each", "[codegen][emit]") {
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
-  std::bernoulli_distribution present(0.2);
-  const int32_t rows = 61, cols = 50;
-  std::vector<float> dense(static_cast<size_t>(rows * cols));
-  for (int32_t r = 0; r < rows; ++r)
-    for (int32_t c = 0; c < cols; ++c)
-      if (r % 9 != 4 && present(rng)) dense[static_cast<size_t>(r * cols + c)] = value(rng);
-  const Csr a = test::csr_from_dense(rows, cols, dense);
+  const Csr a = random_matrix(61, 50, 0.2, 9, [](int32_t r, int32_t) { return r % 9 != 4; });
   const RowTiling tiling = tile_rows(a, 4, ReorderMethod::kColumnOverlap);
   for (const int64_t f : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{30}, int64_t{64}, a.nnz() - 1, a.nnz(), int64_t{1} << 40}) {
     INFO("F = " << f);
@@ -429,15 +435,8 @@ TEST_CASE("emitter: V columns per thread load and store .vV, with V FMAs per non
 
 // Properties on a seeded random matrix with empty rows and columns, for every method, M1 and V.
 TEST_CASE("emitter: one FMA per non-zero, one load per non-empty tile column, every row stored once", "[codegen][emit]") {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
-  std::bernoulli_distribution present(0.15);
-  const int32_t rows = 45, cols = 37;
-  std::vector<float> dense(static_cast<size_t>(rows * cols));
-  for (int32_t r = 0; r < rows; ++r)
-    for (int32_t c = 0; c < cols; ++c)
-      if (r % 7 != 3 && c % 5 != 2 && present(rng)) dense[static_cast<size_t>(r * cols + c)] = value(rng);
-  const Csr a = test::csr_from_dense(rows, cols, dense);
+  const int32_t rows = 45;
+  const Csr a = random_matrix(rows, 37, 0.15, 5, [](int32_t r, int32_t c) { return r % 7 != 3 && c % 5 != 2; });
   int32_t empty_rows = 0;
   for (int32_t r = 0; r < rows; ++r) empty_rows += a.row_length(r) == 0;
   REQUIRE(empty_rows >= 6);
@@ -464,7 +463,7 @@ TEST_CASE("emitter: one FMA per non-zero, one load per non-empty tile column, ev
 
         // B for the numbers: n = 4V columns; threads of the first and the last V columns.
         const int64_t n = 4 * v;
-        const std::vector<float> b = test::seeded_b(cols, n, 99);
+        const std::vector<float> b = test::seeded_b(a.cols, n, 99);
         const std::vector<float> want = test::fmaf_spmm(a, b, n);
 
         std::multiset<int32_t> stored;
