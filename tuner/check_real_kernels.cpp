@@ -43,14 +43,18 @@ std::string RealKernel::describe() const {
   return fmt::format("{} .. {} ({} kernels)", launches.front().symbol, launches.back().symbol, launches.size());
 }
 
+void note_candidate(Measurement& m, const RealKernel& k) {
+  m.compile_seconds = k.cubin->seconds;
+  m.kernels = static_cast<int32_t>(k.launches.size());
+}
+
 Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gpu, const KernelCheckInputs& inputs,
                                        const TimingOptions& timing) {
   SPMMC_CHECK(!k.launches.empty(), "a real candidate needs at least one kernel");
   for (const RealKernel::Launch& l : k.launches)
     SPMMC_CHECK(l.a_tiles >= 1 && l.a_tiles <= INT32_MAX, fmt::format("kernel {} with {} A-tiles", l.symbol, l.a_tiles));
   Measurement m;
-  m.compile_seconds = k.cubin->seconds;
-  m.kernels = static_cast<int32_t>(k.launches.size());
+  note_candidate(m, k);
   const std::string name = k.describe();
   Module module(gpu, k.cubin->image, name);
   std::vector<Kernel> kernels;
@@ -127,15 +131,13 @@ std::vector<Measurement> check_and_time_real_kernels(const Csr& a, const std::ve
     try {
       out[i] = check_and_time_real_kernel(kernels[i], gpu, inputs, options.timing);
     } catch (const DriverError& e) {
-      out[i].compile_seconds = kernels[i].cubin->seconds;
-      out[i].kernels = static_cast<int32_t>(kernels[i].launches.size());
+      note_candidate(out[i], kernels[i]);
       out[i].outcome = Outcome::kLaunchFailed;
       out[i].detail = e.what();
       if (!is_sticky_error(e.code())) continue;
       for (size_t j = i + 1; j < kernels.size(); ++j) {
         out[j].outcome = Outcome::kNotRun;
-        out[j].compile_seconds = kernels[j].cubin->seconds;
-        out[j].kernels = static_cast<int32_t>(kernels[j].launches.size());
+        note_candidate(out[j], kernels[j]);
         out[j].detail = fmt::format("not run: the kernel of candidate {} faulted before it ({}), which leaves the "
                                     "process unable to use the GPU",
                                     kernels[i].tile.label(), e.what());

@@ -55,6 +55,9 @@ struct KernelCheckInputs {
   int64_t n;
 };
 
+// Records in `m` what is known of `k` without running it: its compile time and its kernels.
+void note_candidate(Measurement& m, const RealKernel& k);
+
 // Checks and times one candidate (the step both ways above share); a DriverError escapes.
 Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gpu, const KernelCheckInputs& inputs,
                                        const TimingOptions& timing);

@@ -296,8 +296,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
       for (size_t j = i; j < kernels.size(); ++j) {
         out[j].outcome = Outcome::kLaunchFailed;
         out[j].detail = e.what();
-        out[j].compile_seconds = kernels[j].cubin->seconds;
-        out[j].kernels = static_cast<int32_t>(kernels[j].launches.size());
+        note_candidate(out[j], kernels[j]);
       }
       break;
     }
@@ -317,8 +316,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
       }
       if (sticky) worker.reset();
     }
-    m.compile_seconds = k.cubin->seconds;
-    m.kernels = static_cast<int32_t>(k.launches.size());
+    note_candidate(m, k);
     std::error_code ec;
     std::filesystem::remove(cubin_path, ec);
   }
