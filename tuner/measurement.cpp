@@ -22,9 +22,8 @@ SmResources sm_resources(const DeviceInfo& device) {
 LaunchShape tile_launch_shape(int64_t blocks_x, int64_t n, const TileCandidate& tile, int64_t resident_blocks) {
   LaunchShape s;
   const int64_t b_tiles = (n + tile.n1 - 1) / tile.n1;
-  const int64_t wave = (std::max<int64_t>(resident_blocks, 1) + blocks_x - 1) / blocks_x;
   s.grid_x = static_cast<unsigned>(blocks_x);
-  s.grid_y = static_cast<unsigned>(std::clamp<int64_t>(std::min(wave, b_tiles), 1, 65535));
+  s.grid_y = static_cast<unsigned>(blocks_per_a_tile(blocks_x, b_tiles, resident_blocks));
   s.block_x = static_cast<unsigned>(tile.threads_per_block());
   return s;
 }

@@ -16,9 +16,9 @@ namespace spmmc {
 SmResources sm_resources(const DeviceInfo& device);
 
 // The grid the emitted kernels use (codegen/templates/kernel.cu, spmmc_grid_y): x = `blocks_x`
-// A-tiles; y = enough B-tile columns of blocks for one wave of `resident_blocks` (the blocks of
-// the kernel the whole GPU holds at once: SMs x active blocks per SM), at most the B-tiles of
-// n1 columns and 65535 (the blocks loop over the rest); N1 / V threads per block.
+// A-tiles; y = blocks_per_a_tile over the B-tiles of n1 columns for one wave of
+// `resident_blocks` (the blocks of the kernel the whole GPU holds at once: SMs x active blocks
+// per SM); N1 / V threads per block.
 LaunchShape tile_launch_shape(int64_t blocks_x, int64_t n, const TileCandidate& tile, int64_t resident_blocks);
 
 // `count` floats uniform in [-1, 1) from a fixed generator seeded with `seed`.

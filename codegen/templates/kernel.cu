@@ -69,9 +69,11 @@ spmmc_device_shape spmmc_current_device() {
   return d;
 }
 
-// grid.y of every unrolled kernel: enough B-tile columns of blocks that all kernels together fill
-// every SM with as many blocks as fit at once (one wave), each block looping over its share of
-// the B-tiles. Blocks per SM depend on the architecture only: asked once (a thread-safe static).
+// grid.y of every unrolled kernel: blocks per A-tile, each looping over its share of the B-tiles,
+// so that all kernels' blocks together fit the SMs in one wave (as many blocks per SM as fit at
+// once) and the busiest block has as few B-tiles as that wave allows (the same rule as the
+// compiler's blocks_per_a_tile). Blocks per SM depend on the architecture only: asked once (a
+// thread-safe static).
 int64_t spmmc_grid_y(int64_t b_tiles, int sms) {
   static const int per_sm = [] {
     int blocks = 0;
@@ -80,8 +82,11 @@ int64_t spmmc_grid_y(int64_t b_tiles, int sms) {
       blocks = 1;
     return blocks;
   }();
-  const int64_t y = (int64_t{sms} * per_sm + spmmc_a_tiles - 1) / spmmc_a_tiles;
-  return y < 1 ? 1 : y > b_tiles ? b_tiles : y > spmmc_max_grid_y ? spmmc_max_grid_y : y;
+  const int64_t most = int64_t{sms} * per_sm / spmmc_a_tiles;  // blocks per A-tile in one wave
+  if (most <= 1 || b_tiles <= 1) return 1;
+  const int64_t per_block = (b_tiles + most - 1) / most;  // B-tiles of the busiest block
+  const int64_t y = (b_tiles + per_block - 1) / per_block;
+  return y > spmmc_max_grid_y ? spmmc_max_grid_y : y;
 }
 
 }  // namespace

@@ -7,21 +7,57 @@
 
 namespace spmmc {
 
+int64_t busiest_sm_columns(int64_t a_tiles, int64_t n, int64_t n1, int64_t blocks_per_sm, int64_t sms) {
+  a_tiles = std::max<int64_t>(a_tiles, 1);
+  n1 = std::max<int64_t>(n1, 1);
+  sms = std::max<int64_t>(sms, 1);
+  const int64_t b_tiles = (n + n1 - 1) / n1;
+  const int64_t y = blocks_per_a_tile(a_tiles, b_tiles, sms * std::max<int64_t>(blocks_per_sm, 1));
+  std::vector<int64_t> block_columns(static_cast<size_t>(y), 0);  // by blockIdx.y: its B-tiles' columns
+  for (int64_t bt = 0; bt < b_tiles; ++bt) block_columns[static_cast<size_t>(bt % y)] += std::min(n1, n - bt * n1);
+  // Blocks in launch order (x fastest), block i on SM i mod sms.
+  std::vector<int64_t> sm_columns(static_cast<size_t>(std::min(sms, a_tiles * y)), 0);
+  int64_t i = 0;
+  for (int64_t j = 0; j < y; ++j)
+    for (int64_t a = 0; a < a_tiles; ++a, ++i)
+      sm_columns[static_cast<size_t>(i % static_cast<int64_t>(sm_columns.size()))] += block_columns[static_cast<size_t>(j)];
+  return *std::max_element(sm_columns.begin(), sm_columns.end());
+}
+
+int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target) {
+  const int64_t warp = std::max<int64_t>(target.warp_size, 1);
+  const int64_t widest = std::min<int64_t>(1024, target.max_threads_per_block) / warp * warp;
+  const int64_t rounded = std::min((n + warp - 1) / warp * warp, widest);
+  const int64_t narrowest = 512;  // 16 warps: measured as fast as 32 per block (study 2); 8 lost 15%
+  if (rounded <= narrowest) return rounded;
+  int64_t best = rounded, best_columns = -1;
+  for (int64_t t = rounded; t >= narrowest; t -= warp) {
+    const int64_t per_sm = min_blocks_for_register_budget(static_cast<int32_t>(t), target.registers_per_sm);
+    const int64_t columns = busiest_sm_columns(a_tiles, n, t, per_sm, target.sm_count);
+    if (best_columns < 0 || columns < best_columns) best = t, best_columns = columns;
+  }
+  return best;
+}
+
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
                                                  const std::function<bool(const PlannedCandidate&)>& fits, std::string& why) {
-  const int64_t warps = (plan.shape.n + target.warp_size - 1) / target.warp_size;
-  const int64_t n1 = std::min<int64_t>(warps * target.warp_size, std::min<int64_t>(1024, target.max_threads_per_block));
   const PlannedCandidate* largest = nullptr;  // the M1 = 32 candidate, when M1 = 16 does not fit either
   for (const int32_t m1 : {16, 32}) {
+    const auto tiling = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
+    if (tiling == plan.per_m1.end()) continue;
+    const int64_t a_tiles = tiling->tiling.num_blocks();  // the emitted grid.x, empty-row tiles included
+    const int64_t n1 = balanced_threads(a_tiles, plan.shape.n, target);
     for (const PlannedCandidate& c : plan.candidates) {
       if (c.tile.m1 != m1 || c.tile.n1 != n1 || c.tile.cols_per_thread != 1 || c.verdict.rejected_by == Constraint::kRegister)
         continue;
       largest = &c;
       if (!fits(c)) break;
-      why = fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (n rounded up to the warp "
-                        "size, at most 1024), {} blocks per SM of launch bounds (64 registers per thread), M1 = {}{}",
-                        n1, c.tile.min_blocks_per_sm, m1,
-                        m1 == 16 ? "" : " (M1 = 16 would exceed the compile-time limit)");
+      why = fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (the width of 512 to 1024 "
+                        "threads, or n rounded up to the warp size below 512, that leaves the busiest of {} SMs the "
+                        "fewest columns: {}), {} blocks per SM of launch bounds (the register budget), M1 = {}{}",
+                        n1, target.sm_count,
+                        busiest_sm_columns(a_tiles, plan.shape.n, n1, c.tile.min_blocks_per_sm, target.sm_count),
+                        c.tile.min_blocks_per_sm, m1, m1 == 16 ? "" : " (M1 = 16 would exceed the compile-time limit)");
       return &c;
     }
   }
@@ -29,7 +65,7 @@ const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target&
     // Larger tiles would compile faster but spill under the register budget: the size guard
     // refuses this one with a message naming the limit, rather than emitting a slow kernel.
     why = fmt::format("heuristic (--tune none): the measured design with M1 = {}, N1 = {} (no tile of the design fits the "
-                      "compile-time limit)", largest->tile.m1, n1);
+                      "compile-time limit)", largest->tile.m1, largest->tile.n1);
     return largest;
   }
   std::vector<const PlannedCandidate*> pool = plan.survivors();

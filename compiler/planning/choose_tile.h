@@ -11,8 +11,9 @@
 namespace spmmc {
 
 // The design's default first (docs/design/kernel.md, measured on an H100): V = 1, N1 = threads
-// per block = n rounded up to the warp size, at most 1024, the register budget's minimum blocks
-// per SM (64 registers per thread), and M1 = 16 rows per tile, which ran fastest; M1 = 32 (about
+// per block chosen by balanced_threads (n rounded up to the warp size where n < 512), the
+// register budget's minimum blocks per SM (64 registers per thread, more where one block of
+// over 512 threads fills an SM), and M1 = 16 rows per tile, which ran fastest; M1 = 32 (about
 // 0.85x the speed, 3x faster to compile) where M1 = 16 does not `fit` (the size guard's compile
 // time), and M1 = 32 still when neither fits: larger tiles would spill under the budget, so the
 // size guard refuses it with its message instead. Candidates rejected by the register constraint
@@ -24,6 +25,20 @@ namespace spmmc {
 // step; when nothing survived the constraints, candidates rejected only for too few thread blocks
 // or for load balance compete instead. Returns nullptr only when the register constraint removed
 // everything; `why` says what decided.
+// The columns of C that the busiest SM computes, for `a_tiles` A-tiles at width n, with blocks of
+// n1 columns, `blocks_per_sm` of them resident per SM, on `sms` SMs: the emitted launch
+// (blocks_per_a_tile blocks per A-tile, each looping over its B-tiles; the last B-tile may be
+// partial) with the blocks spread over the SMs in launch order. The heuristic's model of the
+// kernel's time: an SM's throughput is shared by its blocks, so its time grows with its columns.
+int64_t busiest_sm_columns(int64_t a_tiles, int64_t n, int64_t n1, int64_t blocks_per_sm, int64_t sms);
+
+// Threads per block (V = 1) of the default tile: where n >= 512, the multiple of the warp size in
+// [512, 1024] whose launch leaves the busiest SM the fewest columns (busiest_sm_columns with the
+// register budget's blocks per SM on the target's SMs), the most threads among equals; n rounded
+// up to the warp size otherwise. E.g. 16 A-tiles at n = 6272 on 132 SMs: 1024 threads give 112
+// blocks of 1024 columns, 800 threads 128 blocks of 800 (docs/design/kernel.md, item 5).
+int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target);
+
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
                                                  const std::function<bool(const PlannedCandidate&)>& fits, std::string& why);
 

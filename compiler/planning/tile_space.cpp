@@ -41,4 +41,11 @@ std::vector<TileCandidate> build_tile_space(const TileSpaceAxes& axes, int64_t r
   return space;
 }
 
+int64_t blocks_per_a_tile(int64_t a_tiles, int64_t b_tiles, int64_t resident_blocks) {
+  const int64_t most = resident_blocks / std::max<int64_t>(a_tiles, 1);  // blocks per A-tile in one wave
+  if (most <= 1 || b_tiles <= 1) return 1;
+  const int64_t per_block = (b_tiles + most - 1) / most;  // B-tiles of the busiest block
+  return std::clamp<int64_t>((b_tiles + per_block - 1) / per_block, 1, std::min<int64_t>(b_tiles, 65535));
+}
+
 }  // namespace spmmc

@@ -52,4 +52,12 @@ TileSpaceAxes default_tile_axes(const Target& target);
 // axes.min_blocks_per_sm, or the register budget's minimum blocks per SM when that is 0.
 std::vector<TileCandidate> build_tile_space(const TileSpaceAxes& axes, int64_t registers_per_sm);
 
+// grid.y of the emitted launch (codegen/templates/kernel.cu, spmmc_grid_y, which computes the
+// same): the blocks per A-tile, each looping over its share of the `b_tiles` B-tiles, so that
+// all `a_tiles` x grid.y blocks fit `resident_blocks` (SMs x blocks per SM) in one wave and the
+// busiest block has as few B-tiles as that wave allows: with at most W = resident / a_tiles
+// blocks per A-tile, each block takes ceil(b_tiles / W) B-tiles and grid.y = ceil(b_tiles /
+// that). 1 when the A-tiles alone fill the wave; at most min(b_tiles, 65535).
+int64_t blocks_per_a_tile(int64_t a_tiles, int64_t b_tiles, int64_t resident_blocks);
+
 }  // namespace spmmc

@@ -1,5 +1,7 @@
 #include "tests/codegen/emitted_kernel_util.h"
 
+#include "compiler/planning/tile_space.h"
+
 #include <dlfcn.h>
 #include <sys/wait.h>
 
@@ -194,8 +196,8 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       if (unrolled) {
         ++paths.unrolled;
         const int64_t b_tiles = ceil_div(n, n1);
-        const int64_t y = std::clamp<int64_t>(ceil_div(kEmulatedSmCount * kEmulatedBlocksPerSm, a_tiles), 1,
-                                              std::min<int64_t>(b_tiles, 65535));
+        // The template's spmmc_grid_y follows the compiler's rule (compiler/planning/tile_space.h).
+        const int64_t y = blocks_per_a_tile(a_tiles, b_tiles, kEmulatedSmCount * kEmulatedBlocksPerSm);
         paths.looped += b_tiles > y;
         paths.kernels = std::max<int64_t>(paths.kernels, static_cast<int64_t>(chain[0]));
         CHECK(chain[2] == static_cast<unsigned long long>(a_tiles));  // the kernels' grid.x add up to the A-tiles
