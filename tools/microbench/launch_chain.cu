@@ -14,8 +14,16 @@
 //              to see what the wait costs)
 //   streams    K plain launches spread over 8 streams forked from and joined to the main one by
 //              events
+//   graph      the pdl-wait chain captured once into a CUDA graph (stream capture keeps the
+//              programmatic edges), then one cudaGraphLaunch per run: what an entry point that
+//              builds the graph once would pay per call
+//   graph-set  the same, plus cudaGraphExecKernelNodeSetParams on every kernel node before each
+//              launch (an entry point called with new B and C pointers must update them)
+//   graph-serial  the serial chain captured into a graph (plain edges: each kernel waits for the
+//              previous one to end)
 // Reported per mode and K: the median time between events around the whole chain (GPU), and the
-// host time the launch calls took (CPU), over `runs` runs after warm-up.
+// host time the launch calls took (CPU) divided by K, over `runs` runs after warm-up (a graph is
+// captured and instantiated during the warm-up runs).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -76,8 +84,47 @@ int main(int argc, char** argv) {
     config.numAttrs = overlap ? 1 : 0;
     CHECK(cudaLaunchKernelEx(&config, spin, cycles, wait, sink));
   };
+  // The graphs of the graph modes, one per (mode, K), captured on a side stream at first use.
+  struct Captured {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    std::vector<cudaGraphNode_t> kernels;
+  };
+  std::vector<std::pair<std::string, Captured>> graphs;
+  cudaStream_t capture_stream;
+  CHECK(cudaStreamCreateWithFlags(&capture_stream, cudaStreamNonBlocking));
+  const auto graph_for = [&](const std::string& mode, int k) -> Captured& {
+    const std::string key = mode + "/" + std::to_string(k);
+    for (auto& g : graphs)
+      if (g.first == key) return g.second;
+    Captured c;
+    CHECK(cudaStreamBeginCapture(capture_stream, cudaStreamCaptureModeThreadLocal));
+    for (int j = 0; j < k; ++j) launch_ex(blocks, capture_stream, mode != "graph-serial" && j > 0, mode != "graph-serial");
+    CHECK(cudaStreamEndCapture(capture_stream, &c.graph));
+    CHECK(cudaGraphInstantiate(&c.exec, c.graph, 0));
+    size_t count = 0;
+    CHECK(cudaGraphGetNodes(c.graph, nullptr, &count));
+    std::vector<cudaGraphNode_t> nodes(count);
+    CHECK(cudaGraphGetNodes(c.graph, nodes.data(), &count));
+    for (const cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type;
+      CHECK(cudaGraphNodeGetType(node, &type));
+      if (type == cudaGraphNodeTypeKernel) c.kernels.push_back(node);
+    }
+    graphs.emplace_back(key, c);
+    return graphs.back().second;
+  };
   const auto chain = [&](const std::string& mode, int k) {
-    if (mode == "single") {
+    if (mode.rfind("graph", 0) == 0) {
+      Captured& g = graph_for(mode == "graph-set" ? "graph" : mode, k);
+      if (mode == "graph-set")
+        for (const cudaGraphNode_t node : g.kernels) {
+          cudaKernelNodeParams params;
+          CHECK(cudaGraphKernelNodeGetParams(node, &params));
+          CHECK(cudaGraphExecKernelNodeSetParams(g.exec, node, &params));
+        }
+      CHECK(cudaGraphLaunch(g.exec, main_stream));
+    } else if (mode == "single") {
       launch_ex(k * blocks, main_stream, false, 0);
     } else if (mode == "serial") {
       for (int j = 0; j < k; ++j) launch_ex(blocks, main_stream, false, 0);
@@ -100,7 +147,7 @@ int main(int argc, char** argv) {
   std::printf("| mode | K | GPU us | x single | host us per launch |\n|---|--:|--:|--:|--:|\n");
   for (const int k : {1, 2, 4, 8, 16, 32}) {
     double single_us = 0;
-    for (const std::string mode : {"single", "serial", "pdl-wait", "pdl", "streams"}) {
+    for (const std::string mode : {"single", "serial", "pdl-wait", "pdl", "streams", "graph", "graph-set", "graph-serial"}) {
       std::vector<double> gpu, host;
       for (int r = 0; r < runs + 3; ++r) {
         CHECK(cudaEventRecord(t0, main_stream));
@@ -121,6 +168,10 @@ int main(int argc, char** argv) {
       if (mode == "single") single_us = g;
       std::printf("| %s | %d | %.1f | %.2f | %.2f |\n", mode.c_str(), k, g, g / single_us, host[host.size() / 2]);
     }
+  }
+  for (auto& g : graphs) {
+    CHECK(cudaGraphExecDestroy(g.second.exec));
+    CHECK(cudaGraphDestroy(g.second.graph));
   }
   CHECK(cudaGetLastError());
   return 0;
