@@ -16,7 +16,8 @@ namespace spmmc {
 // Each candidate's real kernels are emitted with options.fmas_per_kernel (split as spmmc compile
 // splits them) and timed as the chain they run as. Candidates not compiled within
 // options.budget_seconds are recorded as NotRun; a kernel that faults ends the search with what
-// was measured before it (check_real_kernels.h).
+// was measured before it (check_real_kernels.h). With options.time_sgemm, cuBLAS SGEMM for the
+// dense layer is timed once, after the real kernels (`sgemm`, tuner/time_sgemm.h).
 TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options);
 

@@ -12,6 +12,7 @@
 #include "proxy/align_occupancy.h"
 #include "proxy/build_proxy.h"
 #include "tuner/measurement.h"
+#include "tuner/time_sgemm.h"
 
 namespace spmmc {
 namespace {
@@ -176,6 +177,13 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   report(options, "timing proxies", candidates.size(), candidates.size());
   result.seconds.emplace_back("proxy_time", seconds_since(clock));
   result.chosen = fastest_candidate(result.candidates, false);
+
+  // The dense baseline, once, after the candidates.
+  if (options.time_sgemm) {
+    report(options, "timing cuBLAS SGEMM", 0, 1);
+    result.sgemm = time_sgemm(gpu, a.rows, a.cols, options.n, options.timing);
+    result.seconds.emplace_back("sgemm", seconds_since(clock));
+  }
   return result;
 }
 

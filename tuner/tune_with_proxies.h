@@ -20,7 +20,8 @@ namespace spmmc {
 int32_t launch_bound_class(int32_t n1);
 
 // Times the proxy of every candidate (all from `plan`, for A) on `gpu`. Failures are recorded
-// per candidate; `chosen` is the fastest proxy.
+// per candidate; `chosen` is the fastest proxy. With options.time_sgemm, cuBLAS SGEMM for the
+// dense layer is timed last (`sgemm`, tuner/time_sgemm.h).
 TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options);
 

@@ -13,6 +13,7 @@
 #include "compiler/planning/tile_space.h"
 #include "runtime/compile_pool.h"
 #include "runtime/time_kernel.h"
+#include "tuner/time_sgemm.h"
 
 namespace spmmc {
 
@@ -42,7 +43,8 @@ struct CandidateResult {
 };
 
 struct TuningProgress {
-  std::string stage;        // "compiling proxies", "timing proxies", "compiling kernels", "timing kernels"
+  std::string stage;        // "compiling proxies", "timing proxies", "compiling kernels", "timing kernels",
+                            // "timing cuBLAS SGEMM"
   size_t done = 0, total = 0;
 };
 
@@ -60,15 +62,21 @@ struct TuningOptions {
   // The command line of a measuring worker process (tuner/measure_worker.h), e.g.
   // {"/proc/self/exe", "__measure-worker"}; empty: real kernels run in this process.
   std::vector<std::string> worker;
+  // Also time cuBLAS SGEMM for the dense layer (tuner/time_sgemm.h), once, after the candidates,
+  // with `timing`: TuningResult::sgemm.
+  bool time_sgemm = true;
 };
 
 struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
   // Wall seconds per stage: "proxy_build", "proxy_compile", "proxy_time", "real_emit",
-  // "real_compile", "real_check_and_time".
+  // "real_compile", "real_check_and_time", "sgemm".
   std::vector<std::pair<std::string, double>> seconds;
   int32_t proxies = 0;                      // proxy kernels compiled
+  // cuBLAS SGEMM for the dense layer (M x K times K x n), timed like the candidates; absent when
+  // TuningOptions::time_sgemm is off. Unavailable (with the reason) where cuBLAS is missing or fails.
+  std::optional<SgemmTiming> sgemm;
 };
 
 }  // namespace spmmc

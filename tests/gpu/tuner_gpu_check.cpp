@@ -10,7 +10,8 @@
 //  4. emitted candidates split into several kernels (small fmas_per_kernel) and in one are
 //     checked and timed Ok in this process; one missing its last kernel is WrongResult;
 //  5. tune_exhaustively end to end (in workers) with fmas_per_kernel 64 and 0: every candidate
-//     Ok, with the number of kernels emit_unrolled_kernel made;
+//     Ok, with the number of kernels emit_unrolled_kernel made, and cuBLAS SGEMM timed once;
+//     time_sgemm itself: a positive time on a small shape, a missing library unavailable;
 //  6. in worker processes (this program with __measure-worker, as spmmc does) with a faulting
 //     chain between candidates: before and after the fault Ok, the faulting one LaunchFailed with
 //     the driver's message;
@@ -41,6 +42,7 @@
 #include "tuner/check_real_kernels.h"
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
+#include "tuner/time_sgemm.h"
 #include "tuner/tune_exhaustively.h"
 
 namespace spmmc {
@@ -166,6 +168,10 @@ std::string describe(const Measurement& m) {
                      "{} blocks/SM)",
                      outcome_name(m.outcome), m.detail, m.kernels, m.max_relative_error, m.time.median_ms, m.time.p20_ms,
                      m.time.p80_ms, m.registers_per_thread, m.local_bytes_per_thread, m.blocks_per_sm);
+}
+
+std::string describe(const SgemmTiming& t) {
+  return t.available ? fmt::format("median {:.4f} ms", t.median_ms) : "unavailable: " + t.why_unavailable;
 }
 
 bool ok_and_timed(const Measurement& m, size_t kernels) {
@@ -328,6 +334,20 @@ void run_checks() {
       check(ok_and_timed(real, k.kernel_symbols.size()),
             fmt::format("tune_exhaustively (fmas_per_kernel {}) {}: {}", fmas_per_kernel, tile.label(), describe(real)));
     }
+    const auto sgemm_stages = std::count_if(result.seconds.begin(), result.seconds.end(),
+                                            [](const auto& stage) { return stage.first == "sgemm"; });
+    check(result.sgemm && result.sgemm->available && result.sgemm->median_ms > 0.0 && sgemm_stages == 1,
+          fmt::format("tune_exhaustively (fmas_per_kernel {}) timed cuBLAS SGEMM once ({} stage): {}", fmas_per_kernel,
+                      sgemm_stages, result.sgemm ? describe(*result.sgemm) : "not timed"));
+  }
+
+  // 5b. time_sgemm alone: the dense 40 x 48 layer at n = 256, and a cuBLAS that does not exist.
+  {
+    const SgemmTiming timed = time_sgemm(*gpu, a.rows, a.cols, n, timing);
+    check(timed.available && timed.median_ms > 0.0, "time_sgemm on 40 x 48 x 256: " + describe(timed));
+    const SgemmTiming missing = time_sgemm(*gpu, a.rows, a.cols, n, timing, {"libspmmc-no-such-cublas.so.99"});
+    check(!missing.available && missing.why_unavailable.find("libspmmc-no-such-cublas.so.99") != std::string::npos,
+          "time_sgemm with a cuBLAS that does not exist is unavailable, naming it: " + missing.why_unavailable);
   }
 
   // Candidates for the fault checks: a good one, a faulting chain, a good one split.

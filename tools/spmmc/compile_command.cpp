@@ -24,6 +24,7 @@
 #include "tools/spmmc/json_fields.h"
 #include "tools/spmmc/tune_stage.h"
 #include "tools/spmmc/write_depfile.h"
+#include "tuner/compare_with_sgemm.h"
 
 namespace spmmc::cli {
 namespace {
@@ -131,12 +132,14 @@ int run_compile(const Args& args) {
                .nvcc_seconds <= limits.max_nvcc_seconds;
   };
   Json tuning;
+  SgemmComparison sgemm;  // the dense baseline, when tuning timed it
   if (args.has("--tile")) {
     chosen = &plan.candidates.front();
   } else if (gpu) {
     std::vector<const PlannedCandidate*> candidates;
     const TuningResult result = run_tuning(tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, fmas_per_kernel, args.has("--quiet"), candidates);
     tuning = tuning_json(tune, result, *gpu);
+    sgemm = compare_with_sgemm(result, tune == "exhaustive");
     if (result.chosen >= 0) {
       chosen = candidates[static_cast<size_t>(result.chosen)];
       why = fmt::format("the fastest {} of {} candidates", tune == "proxy" ? "proxy" : "real kernel", candidates.size());
@@ -241,6 +244,7 @@ int run_compile(const Args& args) {
     if (reproducible) tuning.erase("seconds");
     report["tuning"] = tuning;
   }
+  if (!sgemm.json.is_null()) report["sgemm"] = sgemm.json;
 
   std::error_code ec;
   std::filesystem::create_directories(*out_dir, ec);
@@ -276,6 +280,8 @@ int run_compile(const Args& args) {
                  base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), chosen->tile.label().c_str(),
                  args.has("--tile") ? "--tile" : tune == "none" ? "heuristic" : ("--tune " + tune).c_str(), kernel.tiles, static_cast<double>(kernel.cu.size()) / 1e6,
                  estimate.nvcc_seconds);
+    // Users deserve to know when the pruned layer is not worth it (issue 10).
+    if (!sgemm.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", sgemm.note.c_str());
   }
   return 0;
 }
@@ -311,7 +317,8 @@ Command compile_command() {
        "kernel; default auto: launches within 10% of the estimated run time at --n, kernels of at least 4096 FMAs"},
       {"--tune", "MODE",
        "how to choose the tile: none (a heuristic, default; no GPU), proxy (time LO-SpMM proxies on the GPU) or "
-       "exhaustive (compile and time every candidate's real kernel; slow)"},
+       "exhaustive (compile and time every candidate's real kernel; slow). Both also time cuBLAS SGEMM on the dense "
+       "layer (\"sgemm\" in NAME.json) and exhaustive notes when it is faster than the chosen kernel"},
   };
   for (auto& o : tuning_option_specs()) c.options.push_back(o);
   for (auto& o : planning_option_specs()) c.options.push_back(o);

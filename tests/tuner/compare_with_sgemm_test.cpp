@@ -1,0 +1,103 @@
+// tuner/compare_with_sgemm.h: the "sgemm" object of spmmc compile's report and the note it
+// prints, from given tuning results (no GPU).
+#include "tuner/compare_with_sgemm.h"
+
+#include "tests/test_util.h"
+
+namespace spmmc {
+namespace {
+
+Measurement ok(double median_ms) {
+  Measurement m;
+  m.outcome = Outcome::kOk;
+  m.time.median_ms = median_ms;
+  return m;
+}
+
+// Two candidates; the second (proxy 0.8 ms, real kernel 0.5 ms) is chosen.
+TuningResult tuned(std::optional<SgemmTiming> sgemm) {
+  TuningResult r;
+  r.candidates.resize(2);
+  r.candidates[0].proxy = ok(0.9);
+  r.candidates[0].real = ok(0.7);
+  r.candidates[1].proxy = ok(0.8);
+  r.candidates[1].real = ok(0.5);
+  r.chosen = 1;
+  r.sgemm = std::move(sgemm);
+  return r;
+}
+
+SgemmTiming timed(double ms) {
+  SgemmTiming t;
+  t.available = true;
+  t.median_ms = ms;
+  return t;
+}
+
+TEST_CASE("compare_with_sgemm: nothing to say when SGEMM was not timed", "[tuner][sgemm]") {
+  for (const bool use_real : {true, false}) {
+    const SgemmComparison c = compare_with_sgemm(tuned(std::nullopt), use_real);
+    CHECK(c.json.is_null());
+    CHECK(c.note.empty());
+  }
+}
+
+TEST_CASE("compare_with_sgemm: an unavailable cuBLAS is reported with its reason and no note", "[tuner][sgemm]") {
+  SgemmTiming missing;
+  missing.why_unavailable = "no usable cuBLAS: libcublas.so.13: cannot open shared object file";
+  const SgemmComparison c = compare_with_sgemm(tuned(missing), true);
+  CHECK(c.json.dump() ==
+        R"({"available":false,"why_unavailable":"no usable cuBLAS: libcublas.so.13: cannot open shared object file"})");
+  CHECK(c.note.empty());
+}
+
+TEST_CASE("compare_with_sgemm: exhaustive tuning compares with the chosen real kernel, and a faster SGEMM gets a note",
+          "[tuner][sgemm]") {
+  const SgemmComparison c = compare_with_sgemm(tuned(timed(0.2)), true);
+  CHECK(c.json.dump() ==
+        R"({"available":true,"median_ms":0.2,"compared_with":"real kernel","chosen_ms":0.5,"faster_than_chosen":true,"ratio":2.5})");
+  CHECK(c.note ==
+        "cuBLAS SGEMM (dense, FP32) took 0.2 ms, the chosen sparse kernel 0.5 ms: at this sparsity the dense layer is "
+        "faster (2.50x)");
+}
+
+TEST_CASE("compare_with_sgemm: proxy tuning reports SGEMM without comparing it with a proxy's time", "[tuner][sgemm]") {
+  const SgemmComparison c = compare_with_sgemm(tuned(timed(0.4)), false);
+  CHECK(c.json.dump() ==
+        R"({"available":true,"median_ms":0.4,"compared_with":null,"why_not_compared":"--tune proxy times reduced proxy kernels, not the emitted kernel; --tune exhaustive compares"})");
+  CHECK(c.note.empty());
+}
+
+TEST_CASE("compare_with_sgemm: a faster sparse kernel is reported without a note, and equal times are no win for SGEMM",
+          "[tuner][sgemm]") {
+  const SgemmComparison slower = compare_with_sgemm(tuned(timed(1.25)), true);
+  CHECK(slower.json.dump() ==
+        R"({"available":true,"median_ms":1.25,"compared_with":"real kernel","chosen_ms":0.5,"faster_than_chosen":false,"ratio":0.4})");
+  CHECK(slower.note.empty());
+  const SgemmComparison equal = compare_with_sgemm(tuned(timed(0.5)), true);
+  CHECK(equal.json.at("faster_than_chosen") == false);
+  CHECK(equal.json.at("ratio") == 1.0);
+  CHECK(equal.note.empty());
+}
+
+TEST_CASE("compare_with_sgemm: without a chosen, measured candidate SGEMM's time alone is reported", "[tuner][sgemm]") {
+  TuningResult none = tuned(timed(0.2));
+  none.chosen = -1;
+  const SgemmComparison c = compare_with_sgemm(none, true);
+  CHECK(c.json.dump() == R"({"available":true,"median_ms":0.2})");
+  CHECK(c.note.empty());
+  TuningResult failed = tuned(timed(0.2));
+  failed.candidates[1].real.outcome = Outcome::kWrongResult;  // chosen by a caller, but not Ok
+  CHECK(compare_with_sgemm(failed, true).json.dump() == R"({"available":true,"median_ms":0.2})");
+}
+
+TEST_CASE("compare_with_sgemm: the note keeps four significant digits of small and large times", "[tuner][sgemm]") {
+  TuningResult r = tuned(timed(0.0123456));
+  r.candidates[1].real = ok(12.34567);
+  const SgemmComparison c = compare_with_sgemm(r, true);
+  CHECK(c.note == "cuBLAS SGEMM (dense, FP32) took 0.01235 ms, the chosen sparse kernel 12.35 ms: at this sparsity the "
+                  "dense layer is faster (1000.01x)");
+}
+
+}  // namespace
+}  // namespace spmmc

@@ -1,0 +1,32 @@
+// What spmmc compile says about the dense baseline after tuning: the "sgemm" object of NAME.json
+// and, when cuBLAS SGEMM beat the chosen sparse kernel, the note it prints. Pure: from a
+// TuningResult, no GPU.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/tuning.h"
+
+namespace spmmc {
+
+struct SgemmComparison {
+  // null when SGEMM was not timed (result.sgemm empty). Otherwise
+  //   {"available": false, "why_unavailable": "..."} or
+  //   {"available": true, "median_ms": S, then, for --tune exhaustive when a candidate's kernel
+  //    was timed, "compared_with": "real kernel", "chosen_ms": C, "faster_than_chosen": S < C,
+  //    "ratio": C / S; for --tune proxy "compared_with": null and "why_not_compared"}.
+  nlohmann::ordered_json json;
+  // When SGEMM is faster than the chosen candidate: the message of the note (without a prefix),
+  // "cuBLAS SGEMM (dense, FP32) took S ms, the chosen sparse kernel C ms: at this sparsity the
+  // dense layer is faster (R x)"; empty otherwise.
+  std::string note;
+};
+
+// Compares result.sgemm with the chosen candidate's real kernel's median time when `use_real`
+// (--tune exhaustive). Otherwise (--tune proxy) it only reports SGEMM's time: a proxy is a reduced
+// kernel whose time ranks the candidates but is not the emitted kernel's.
+SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real);
+
+}  // namespace spmmc

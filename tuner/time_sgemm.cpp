@@ -1,0 +1,205 @@
+#include "tuner/time_sgemm.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "tuner/measurement.h"
+
+namespace spmmc {
+namespace {
+
+// The few cuBLAS types and constants used, with the values of cublas_api.h (stable since CUDA
+// 11): spmmc includes no cuBLAS header, so it builds where cuBLAS is absent. Enums are passed as
+// int, as the C ABI passes them.
+struct CublasContext;
+using CublasHandle = CublasContext*;
+using CublasStatus = int;
+constexpr CublasStatus kCublasSuccess = 0;  // CUBLAS_STATUS_SUCCESS
+constexpr int kCublasOpN = 0;               // CUBLAS_OP_N
+constexpr int kCublasDefaultMath = 0;       // CUBLAS_DEFAULT_MATH: FP32 stays FP32 (no TF32)
+
+using CublasCreate = CublasStatus (*)(CublasHandle*);
+using CublasDestroy = CublasStatus (*)(CublasHandle);
+using CublasSetStream = CublasStatus (*)(CublasHandle, void* /* cudaStream_t */);
+using CublasSetMathMode = CublasStatus (*)(CublasHandle, int);
+using CublasSgemm = CublasStatus (*)(CublasHandle, int, int, int, int, int, const float*, const float*, int, const float*,
+                                     int, const float*, float*, int);
+using CublasStatusText = const char* (*)(CublasStatus);
+
+// The entry points of one loaded cuBLAS. Never dlclose'd: cuBLAS's CUDA runtime stays
+// initialised for the life of the process, as the driver does (runtime/cuda_driver.cpp).
+struct Cublas {
+  std::string library;
+  CublasCreate create = nullptr;
+  CublasDestroy destroy = nullptr;
+  CublasSetStream set_stream = nullptr;
+  CublasSetMathMode set_math_mode = nullptr;
+  CublasSgemm sgemm = nullptr;
+  CublasStatusText status_name = nullptr;    // optional (cuBLAS 11.4.2 and later)
+  CublasStatusText status_string = nullptr;  // optional
+
+  // "CUBLAS_STATUS_NOT_INITIALIZED (the CUDA Runtime initialization failed)", or the number.
+  std::string describe(CublasStatus status) const {
+    const char* name = status_name ? status_name(status) : nullptr;
+    const char* text = status_string ? status_string(status) : nullptr;
+    if (name == nullptr) return fmt::format("cuBLAS status {}", status);
+    return text != nullptr ? fmt::format("{} ({})", name, text) : std::string(name);
+  }
+};
+
+class CublasFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void check(const Cublas& cublas, CublasStatus status, const char* call, const std::string& object) {
+  if (status != kCublasSuccess)
+    throw CublasFailure(fmt::format("{}({}) in {} failed: {}", call, object, cublas.library, cublas.describe(status)));
+}
+
+template <typename Fn>
+bool resolve(void* library, const char* symbol, Fn& slot) {
+  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
+  return slot != nullptr;
+}
+
+// Opens `name` and resolves the entry points; false with `why` when it cannot.
+bool load(const std::string& name, Cublas& cublas, std::string& why) {
+  void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* error = dlerror();
+    why = error != nullptr ? error : fmt::format("{}: cannot be loaded (no reason given)", name);
+    return false;
+  }
+  cublas = Cublas{};
+  cublas.library = name;
+  for (const auto& [symbol, found] :
+       {std::pair<const char*, bool>{"cublasCreate_v2", resolve(library, "cublasCreate_v2", cublas.create)},
+        {"cublasDestroy_v2", resolve(library, "cublasDestroy_v2", cublas.destroy)},
+        {"cublasSetStream_v2", resolve(library, "cublasSetStream_v2", cublas.set_stream)},
+        {"cublasSetMathMode", resolve(library, "cublasSetMathMode", cublas.set_math_mode)},
+        {"cublasSgemm_v2", resolve(library, "cublasSgemm_v2", cublas.sgemm)}}) {
+    if (!found) {
+      why = fmt::format("{}: loaded, but it has no {} (not cuBLAS, or too old a cuBLAS)", name, symbol);
+      return false;
+    }
+  }
+  resolve(library, "cublasGetStatusName", cublas.status_name);
+  resolve(library, "cublasGetStatusString", cublas.status_string);
+  return true;
+}
+
+// "<what>: A; B; C" from the reasons of each library tried.
+std::string unavailable(const char* what, const std::vector<std::string>& reasons) {
+  std::string why = fmt::format("{}: ", what);
+  if (reasons.empty()) return why + "no library to try";
+  for (size_t i = 0; i < reasons.size(); ++i) why += (i ? "; " : "") + reasons[i];
+  return why;
+}
+
+// A cuBLAS handle, destroyed (never throwing) on destruction.
+class Handle {
+ public:
+  Handle(const Cublas& cublas, CublasHandle handle) : cublas_(cublas), handle_(handle) {}
+  ~Handle() { cublas_.destroy(handle_); }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  CublasHandle get() const { return handle_; }
+
+ private:
+  const Cublas& cublas_;
+  CublasHandle handle_;
+};
+
+SgemmTiming unavailable_because(std::string why) {
+  SgemmTiming t;
+  t.why_unavailable = std::move(why);
+  return t;
+}
+
+}  // namespace
+
+bool cublas_loadable(const std::vector<std::string>& libraries, std::string* why) {
+  std::vector<std::string> reasons;
+  for (const std::string& name : libraries) {
+    Cublas cublas;
+    std::string reason;
+    if (load(name, cublas, reason)) {
+      if (why != nullptr) why->clear();
+      return true;
+    }
+    reasons.push_back(std::move(reason));
+  }
+  if (why != nullptr) *why = unavailable("cuBLAS could not be loaded", reasons);
+  return false;
+}
+
+SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, const TimingOptions& timing,
+                       const std::vector<std::string>& libraries) {
+  const std::string shape = fmt::format("{} x {} times {} x {}", m, k, k, n);
+  if (m < 1 || k < 1 || n < 1 || m > INT_MAX || k > INT_MAX || n > INT_MAX)
+    return unavailable_because(fmt::format("SGEMM of {}: cuBLAS takes sizes in [1, {}]", shape, INT_MAX));
+  try {
+    // Buffers first: allocating makes the context current on this thread, and cuBLAS (its CUDA
+    // runtime) adopts the current primary context.
+    const auto a_floats = static_cast<size_t>(m) * static_cast<size_t>(k);
+    const auto b_floats = static_cast<size_t>(k) * static_cast<size_t>(n);
+    const auto c_floats = static_cast<size_t>(m) * static_cast<size_t>(n);
+    const DeviceBuffer a(gpu, a_floats * sizeof(float)), b(gpu, b_floats * sizeof(float)), c(gpu, c_floats * sizeof(float));
+    a.upload(random_floats(a_floats, 1).data(), a_floats * sizeof(float));
+    b.upload(random_floats(b_floats, 2).data(), b_floats * sizeof(float));
+
+    // The first library that loads and creates a handle (a cuBLAS newer than the driver loads
+    // but fails to create one: the next, older one may work).
+    std::vector<std::string> reasons;
+    for (const std::string& name : libraries) {
+      Cublas cublas;
+      std::string reason;
+      if (!load(name, cublas, reason)) {
+        reasons.push_back(std::move(reason));
+        continue;
+      }
+      CublasHandle raw = nullptr;
+      if (const CublasStatus status = cublas.create(&raw); status != kCublasSuccess || raw == nullptr) {
+        reasons.push_back(fmt::format("{}: cublasCreate_v2 failed: {}", name, cublas.describe(status)));
+        continue;
+      }
+      const Handle handle(cublas, raw);
+      check(cublas, cublas.set_stream(handle.get(), gpu.stream()), "cublasSetStream_v2", "the tuner's stream");
+      check(cublas, cublas.set_math_mode(handle.get(), kCublasDefaultMath), "cublasSetMathMode", "CUBLAS_DEFAULT_MATH");
+      // Row-major C = A * B is column-major C^T = B^T * A^T: B^T is n x k (ld n), A^T is k x m
+      // (ld k), C^T is n x m (ld n).
+      const float alpha = 1.0f, beta = 0.0f;
+      const auto* b_ptr = reinterpret_cast<const float*>(static_cast<uintptr_t>(b.address()));
+      const auto* a_ptr = reinterpret_cast<const float*>(static_cast<uintptr_t>(a.address()));
+      auto* c_ptr = reinterpret_cast<float*>(static_cast<uintptr_t>(c.address()));
+      const int in = static_cast<int>(n), im = static_cast<int>(m), ik = static_cast<int>(k);
+      const std::string label = "cuBLAS SGEMM " + shape;
+      const TimingStats stats = time_work(
+          gpu,
+          [&] {
+            check(cublas, cublas.sgemm(handle.get(), kCublasOpN, kCublasOpN, in, im, ik, &alpha, b_ptr, in, a_ptr, ik, &beta,
+                                       c_ptr, in),
+                  "cublasSgemm_v2", shape);
+          },
+          timing, label);
+      SgemmTiming t;
+      t.available = true;
+      t.median_ms = stats.median_ms;
+      return t;
+    }
+    return unavailable_because(unavailable("no usable cuBLAS", reasons));
+  } catch (const std::exception& e) {
+    // A driver call (out of memory, a context a faulting candidate left unusable), a cuBLAS call:
+    // the baseline is missing, the tuning is not affected.
+    return unavailable_because(fmt::format("timing cuBLAS SGEMM of {} failed: {}", shape, e.what()));
+  }
+}
+
+}  // namespace spmmc
