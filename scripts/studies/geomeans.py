@@ -2,7 +2,9 @@
 """Geomeans of kernel-study tables, merged: the later table's row replaces an earlier one of the
 same case (a layer re-timed after a change of the default).
 
-usage: scripts/studies/geomeans.py CASES TABLE.md [TABLE.md ...]
+usage: scripts/studies/geomeans.py [--table] CASES TABLE.md [TABLE.md ...]
+  --table   also print the merged table, one row per layer of CASES (untimed ones marked), with
+            the TABLE.md each row comes from
   CASES     a kernel-study cases file (LABEL|MATRIX|N|FLAGS): the layers that count, and where to
             read each matrix's shape for its sparsity (1 - nnz / (M K))
   TABLE.md  kernel-study's Markdown output (or a document holding its table rows)
@@ -43,7 +45,8 @@ def read_rows(paths):
                     continue
                 try:
                     rows[cells[0]] = {"nnz": int(cells[1]), "n": int(cells[2]), "tile": cells[3],
-                                      "peer": float(cells[10]), "sgemm": float(cells[11])}
+                                      "nvcc": cells[4], "tflops": float(cells[9]), "peer": float(cells[10]),
+                                      "sgemm": float(cells[11]), "source": os.path.basename(path)}
                 except ValueError:
                     continue
     return rows
@@ -54,17 +57,21 @@ def geomean(values):
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    table = args[:1] == ["--table"]
+    if table:
+        args = args[1:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    root = os.path.dirname(os.path.abspath(sys.argv[1]))
+    root = os.path.dirname(os.path.abspath(args[0]))
     cases = []
-    with open(sys.argv[1]) as f:
+    with open(args[0]) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
             label, matrix = line.split("|")[:2]
             cases.append((label, matrix))
-    rows = read_rows(sys.argv[2:])
+    rows = read_rows(args[1:])
     timed, missing = [], []
     for label, matrix in cases:
         if label not in rows:
@@ -95,6 +102,17 @@ def main():
         print(f"not timed: {len(missing)}")
         for label in missing:
             print(f"  {label}")
+    if table:
+        by_label = {r["label"]: r for r in timed}
+        print("\n| layer | sparsity | nnz | n | tile | nvcc s | TFLOP/s | x best peer | x SGEMM | from |")
+        print("|---|--:|--:|--:|---|--:|--:|--:|--:|---|")
+        for label, _ in cases:
+            r = by_label.get(label)
+            if r is None:
+                print(f"| {label} | | | | | | | | | not timed |")
+                continue
+            print(f"| {label} | {r['sparsity']:.2f} | {r['nnz']} | {r['n']} | {r['tile']} | {r['nvcc']} | {r['tflops']:.2f} | "
+                  f"{r['peer']:.2f} | {r['sgemm']:.2f} | {r['source']} |")
 
 
 if __name__ == "__main__":
