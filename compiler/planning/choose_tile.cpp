@@ -54,7 +54,7 @@ const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target&
       if (!fits(c)) break;
       why = fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (the width of 512 to 1024 "
                         "threads, or n rounded up to the warp size below 512, that leaves the busiest of {} SMs the "
-                        "fewest columns: {}), {} blocks per SM of launch bounds (the register budget), M1 = {}{}",
+                        "fewest columns: {}), launch bounds of at least {} block(s) per SM (the register budget), M1 = {}{}",
                         n1, target.sm_count,
                         busiest_sm_columns(a_tiles, plan.shape.n, n1, c.tile.min_blocks_per_sm, target.sm_count),
                         c.tile.min_blocks_per_sm, m1, m1 == 16 ? "" : " (M1 = 16 would exceed the compile-time limit)");
