@@ -220,6 +220,27 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   CHECK(paths.kernels > 5);
 }
 
+TEST_CASE("emitted kernel on the CPU: the balanced width of the default (800 threads)", "[codegen][emulation]") {
+  // 16 A-tiles tuned for n = 6272: the heuristic takes 800 threads (balanced_threads), so the last
+  // B-tile is partial (672 columns) and, at other widths, blocks of 800 threads loop over B-tiles
+  // that do not divide n.
+  test::TempDir dir;
+  const fs::path path = dir.path / "uniform.mtx";
+  const auto g = run_spmmc({"gen", "uniform", "--rows", "256", "--cols", "48", "--sparsity", "0.9", "--seed", "11", "-q", "-o",
+                            path.string()});
+  INFO(g.err);
+  REQUIRE(g.exit_code == 0);
+  const auto r = run_spmmc({"compile", path.string(), "--n", "6272", "--name", "k", "-o", (dir.path / "o").string(), "--quiet"});
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(test::read_file(dir.path / "o" / "k.json"));
+  REQUIRE(report["choice"]["m1"] == 16);
+  CHECK(report["choice"]["threads_per_block"] == 800);
+  CHECK(report["choice"]["min_blocks_per_sm"] == 1);
+  const test::PathCounts paths = run_cases({{"balanced_800", path, {}, {6272, 799, 801, 1600, 33}, 6272, "overlap"}}, dir.path);
+  CHECK(paths.unrolled >= 5);  // every width, at each alignment run_cases tries
+  CHECK(paths.looped > 0);
+}
+
 TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codegen][emulation]") {
   // The count the case above relies on, checked through the report: 1 tile + ceil(49 / 8).
   test::TempDir dir;
