@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -92,6 +93,16 @@ CliResult run_spmmc(const std::vector<std::string>& args, const std::string& env
   result.out = read_file(dir.path / "out");
   result.err = read_file(dir.path / "err");
   return result;
+}
+
+std::string spmmc_dynamic_section() {
+  FILE* pipe = popen(("readelf -d " + shell_quote(SPMMC_EXE) + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  REQUIRE(pclose(pipe) == 0);
+  return out;
 }
 
 std::vector<std::string> random_identifiers(size_t count, std::mt19937_64& rng) {

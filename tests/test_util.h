@@ -43,6 +43,11 @@ struct CliResult {
 };
 CliResult run_spmmc(const std::vector<std::string>& args, const std::string& env = "");
 
+// `readelf -d` of the spmmc executable: its dynamic section, whose (NEEDED) entries are the
+// libraries it loads at start (those it must not need, e.g. libcuda or libcublas, are dlopen'ed).
+// Fails the calling test when readelf cannot run.
+std::string spmmc_dynamic_section();
+
 // `count` random C identifiers of the shapes people give layers: a letter, then 0-11 letters,
 // digits or underscores.
 std::vector<std::string> random_identifiers(size_t count, std::mt19937_64& rng);

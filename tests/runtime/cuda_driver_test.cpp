@@ -1,7 +1,5 @@
 #include "runtime/cuda_driver.h"
 
-#include <cstdio>
-
 #include "tests/test_util.h"
 
 namespace spmmc {
@@ -38,12 +36,7 @@ TEST_CASE("DeviceInfo::arch names the real architecture", "[cuda_driver]") {
 
 TEST_CASE("the spmmc executable does not link the CUDA driver", "[cuda_driver]") {
   // readelf lists the NEEDED entries; libcuda.so.1 must be dlopen'ed, never needed at load time.
-  FILE* pipe = popen("readelf -d '" SPMMC_EXE "' 2>&1", "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  REQUIRE(pclose(pipe) == 0);
+  const std::string out = test::spmmc_dynamic_section();
   INFO(out);
   CHECK(out.find("(NEEDED)") != std::string::npos);
   CHECK(out.find("libcuda.so") == std::string::npos);

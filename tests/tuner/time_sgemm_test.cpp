@@ -3,7 +3,6 @@
 // (tests/gpu/tuner_gpu_check.cpp checks it on the GPU machine).
 #include "tuner/time_sgemm.h"
 
-#include <cstdio>
 #include <memory>
 
 #include "tests/test_util.h"
@@ -46,12 +45,7 @@ TEST_CASE("time_sgemm: every library tried is named, in order, and an empty list
 
 TEST_CASE("time_sgemm: the spmmc executable does not link cuBLAS", "[tuner][sgemm]") {
   // readelf lists the NEEDED entries; libcublas must be dlopen'ed, never needed at load time.
-  FILE* pipe = popen("readelf -d '" SPMMC_EXE "' 2>&1", "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  REQUIRE(pclose(pipe) == 0);
+  const std::string out = test::spmmc_dynamic_section();
   INFO(out);
   CHECK(out.find("(NEEDED)") != std::string::npos);
   CHECK(out.find("libcublas") == std::string::npos);
