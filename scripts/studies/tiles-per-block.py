@@ -13,6 +13,7 @@ build and time), not what spmmc emits.
 
 usage: scripts/studies/tiles-per-block.py G FILE.cu
 """
+import os
 import re
 import sys
 
@@ -56,7 +57,6 @@ def main() -> None:
     text = f"// tiles-per-block probe: G = {g} (scripts/studies/tiles-per-block.py)\n" + rewrite(text, g)
     with open(path + ".tmp", "w") as f:
         f.write(text)
-    import os
     os.replace(path + ".tmp", path)
 
 
