@@ -50,17 +50,19 @@ struct LaunchMapping {
 
 // The split of the unrolled code into several kernels (docs/design/kernel.md, "Compile time"):
 // ptxas's time grows faster than linearly with the code of one kernel function and linearly over
-// functions, but every kernel costs a launch (measured on the H100 machine: 3.5 us of host time
-// per cudaLaunchKernelEx, which is what a chain of overlapped kernels pays per kernel).
-// The default: as many kernels as keep the launches within 10% of the layer's estimated run time
+// functions, but every kernel costs run time. The entry point launches several kernels as one
+// CUDA graph (codegen/templates/kernel.cu), where each kernel after the first added 0.4-1.0 us
+// (median 0.85 us) to a layer's run time on the H100 (study 8: the same layers split into 1 to 77
+// kernels; a chain of plain launches cost about 3 us of host time per kernel).
+// The default: as many kernels as keep that cost within 10% of the layer's estimated run time
 // at 10 useful TFLOP/s, but no kernel below kMinFmasPerKernel FMAs (below that ptxas gains
 // nothing: 32 one-tile kernels compiled only 15% faster than 8 of four tiles).
 constexpr int64_t kMinFmasPerKernel = 4096;
-constexpr double kLaunchSeconds = 3.5e-6, kAssumedFlopsPerSecond = 10e12, kLaunchShareOfRunTime = 0.1;
+constexpr double kSecondsPerKernel = 0.85e-6, kAssumedFlopsPerSecond = 10e12, kKernelShareOfRunTime = 0.1;
 
 // FMAs per kernel by default for A with `nnz` non-zeros multiplied with B of `n` columns
 // (the n spmmc compile tunes for) on a GPU of the architecture `arch` ("sm_90"): nnz itself (one
-// kernel) for layers that run for less than ~70 us (two launches would cost more than 10%),
+// kernel) for layers that run for less than ~17 us (a second kernel would cost more than 10%),
 // smaller for longer ones, at least kMinFmasPerKernel. Before sm_90 there is no programmatic
 // dependent launch and split kernels run one after the other (4-6x slower, measured): one kernel.
 int64_t default_fmas_per_kernel(int64_t nnz, int64_t n, const std::string& arch = "sm_90");

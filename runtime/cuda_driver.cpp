@@ -105,6 +105,14 @@ Probe load_driver() {
   // (GpuContext::dependent_launch).
   std::string no_launch_ex;
   static_cast<void>(resolve(get_proc, "cuLaunchKernelEx", 11060, a.cuLaunchKernelEx, no_launch_ex));
+  // Optional too: without all six, GpuContext::graphs() is false and no KernelGraph is captured.
+  std::string no_graphs;
+  static_cast<void>(resolve(get_proc, "cuStreamBeginCapture", 10010, a.cuStreamBeginCapture, no_graphs) &&
+                    resolve(get_proc, "cuStreamEndCapture", 10000, a.cuStreamEndCapture, no_graphs) &&
+                    resolve(get_proc, "cuGraphInstantiateWithFlags", 11040, a.cuGraphInstantiateWithFlags, no_graphs) &&
+                    resolve(get_proc, "cuGraphLaunch", 10000, a.cuGraphLaunch, no_graphs) &&
+                    resolve(get_proc, "cuGraphExecDestroy", 10000, a.cuGraphExecDestroy, no_graphs) &&
+                    resolve(get_proc, "cuGraphDestroy", 10000, a.cuGraphDestroy, no_graphs));
 
   int driver_version = 0;
   a.cuDriverGetVersion(&driver_version);
@@ -141,9 +149,14 @@ int function_attribute(const GpuContext& context, void* function, CUfunction_att
   return value;
 }
 
-void bind(const GpuContext& context, const std::string& object) {
+// Makes the context current on this thread; DriverError naming `object` when it cannot. (Not
+// named bind: with <functional> in view, a call with a std::string would find std::bind by ADL.)
+void make_current(const GpuContext& context, const std::string& object) {
   context.check(context.api().bind(), "cuCtxSetCurrent", object);
 }
+
+// A KernelGraph in errors: "CUDA graph 'NAME'".
+std::string graph_object(const std::string& name) { return fmt::format("CUDA graph '{}'", name); }
 
 }  // namespace
 
@@ -235,8 +248,15 @@ bool is_sticky_error(int code) {
 
 bool GpuContext::dependent_launch() const { return api_->cuLaunchKernelEx != nullptr && info_.cc_major >= 9; }
 
+bool GpuContext::graphs() const {
+  const Api& a = *api_;
+  return a.cuStreamBeginCapture != nullptr && a.cuStreamEndCapture != nullptr &&
+         a.cuGraphInstantiateWithFlags != nullptr && a.cuGraphLaunch != nullptr && a.cuGraphExecDestroy != nullptr &&
+         a.cuGraphDestroy != nullptr;
+}
+
 void GpuContext::synchronize() const {
-  bind(*this, "stream");
+  make_current(*this, "stream");
   check(api_->cuStreamSynchronize(static_cast<CUstream>(stream_)), "cuStreamSynchronize", "stream");
 }
 
@@ -249,7 +269,7 @@ void GpuContext::check(int result, const char* call, const std::string& object) 
 
 Module::Module(const GpuContext& context, const std::string& cubin_image, std::string name)
     : context_(&context), name_(std::move(name)) {
-  bind(context, name_);
+  make_current(context, name_);
   const GpuContext::Api& a = context.api();
   std::vector<char> log(16384, '\0');
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -273,7 +293,7 @@ Module::~Module() {
 
 Kernel Module::kernel(const std::string& symbol) const {
   const std::string object = fmt::format("{}: kernel '{}'", name_, symbol);
-  bind(*context_, object);
+  make_current(*context_, object);
   CUfunction function = nullptr;
   context_->check(context_->api().cuModuleGetFunction(&function, static_cast<CUmodule>(module_), symbol.c_str()),
                   "cuModuleGetFunction", object);
@@ -281,7 +301,7 @@ Kernel Module::kernel(const std::string& symbol) const {
 }
 
 KernelAttributes Kernel::attributes() const {
-  bind(*context_, name_);
+  make_current(*context_, name_);
   KernelAttributes attributes;
   attributes.registers_per_thread = function_attribute(*context_, function_, CU_FUNC_ATTRIBUTE_NUM_REGS, name_);
   attributes.static_shared_bytes = function_attribute(*context_, function_, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, name_);
@@ -294,7 +314,7 @@ KernelAttributes Kernel::attributes() const {
 
 void Kernel::allow_dynamic_shared(int64_t bytes) const {
   SPMMC_CHECK(bytes >= 0 && bytes <= INT_MAX, fmt::format("dynamic shared memory of {} bytes for {}", bytes, name_));
-  bind(*context_, name_);
+  make_current(*context_, name_);
   const GpuContext::Api& a = context_->api();
   const auto function = static_cast<CUfunction>(function_);
   context_->check(a.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)),
@@ -308,7 +328,7 @@ void Kernel::allow_dynamic_shared(int64_t bytes) const {
 
 int Kernel::active_blocks_per_sm(int block_threads, int64_t dynamic_shared_bytes) const {
   SPMMC_CHECK(dynamic_shared_bytes >= 0, fmt::format("negative dynamic shared memory for {}", name_));
-  bind(*context_, name_);
+  make_current(*context_, name_);
   int blocks = 0;
   context_->check(context_->api().cuOccupancyMaxActiveBlocksPerMultiprocessor(
                       &blocks, static_cast<CUfunction>(function_), block_threads,
@@ -356,6 +376,62 @@ void Kernel::launch(const LaunchShape& shape, void** args, bool overlap_previous
   if (result != CUDA_SUCCESS) context_->check(result, "cuLaunchKernelEx", object());
 }
 
+// --- KernelGraph ----------------------------------------------------------------------------
+
+KernelGraph KernelGraph::capture(const GpuContext& context, const std::function<void()>& enqueue, std::string name) {
+  KernelGraph graph(&context, std::move(name));
+  const std::string object = graph_object(graph.name_);
+  SPMMC_CHECK(context.graphs(), fmt::format("{}: the CUDA driver has no stream capture or graph launch", object));
+  make_current(context, object);
+  const GpuContext::Api& a = context.api();
+  const auto stream = static_cast<CUstream>(context.stream());
+  // Thread-local: only this thread's unsafe calls (e.g. a synchronous copy) would break the
+  // capture; other threads may go on using the driver.
+  context.check(a.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture", object);
+  CUgraph captured = nullptr;
+  try {
+    enqueue();
+  } catch (...) {
+    // Leave the stream out of capture mode, whatever was captured (a failed launch invalidates the
+    // capture, and cuStreamEndCapture then says so): what `enqueue` threw is the error to report.
+    a.bind();
+    a.cuStreamEndCapture(stream, &captured);
+    if (captured != nullptr) a.cuGraphDestroy(captured);
+    throw;
+  }
+  const CUresult ended = a.cuStreamEndCapture(stream, &captured);
+  graph.graph_ = captured;  // destroyed with `graph` should what follows throw
+  context.check(ended, "cuStreamEndCapture", object);
+  CUgraphExec exec = nullptr;
+  context.check(a.cuGraphInstantiateWithFlags(&exec, captured, 0), "cuGraphInstantiateWithFlags", object);
+  graph.exec_ = exec;
+  return graph;
+}
+
+KernelGraph::KernelGraph(KernelGraph&& other) noexcept
+    : context_(other.context_),
+      name_(std::move(other.name_)),
+      graph_(std::exchange(other.graph_, nullptr)),
+      exec_(std::exchange(other.exec_, nullptr)) {}
+
+KernelGraph::~KernelGraph() {
+  if (graph_ == nullptr && exec_ == nullptr) return;
+  const GpuContext::Api& a = context_->api();
+  a.bind();
+  // A replay still running is not cut short: the driver frees the executable graph once it ends.
+  if (exec_ != nullptr) a.cuGraphExecDestroy(static_cast<CUgraphExec>(exec_));
+  if (graph_ != nullptr) a.cuGraphDestroy(static_cast<CUgraph>(graph_));
+}
+
+void KernelGraph::launch() const {
+  SPMMC_CHECK(exec_ != nullptr, fmt::format("{} launched after it was moved from", graph_object(name_)));
+  const GpuContext::Api& a = context_->api();
+  if (const CUresult bound = a.bind(); bound != CUDA_SUCCESS)
+    context_->check(bound, "cuCtxSetCurrent", graph_object(name_));
+  const CUresult result = a.cuGraphLaunch(static_cast<CUgraphExec>(exec_), static_cast<CUstream>(context_->stream()));
+  if (result != CUDA_SUCCESS) context_->check(result, "cuGraphLaunch", graph_object(name_));
+}
+
 // --- DeviceBuffer ---------------------------------------------------------------------------
 // Copies go through the context's (non-blocking) stream and wait for it: the synchronous
 // cuMemcpyHtoD/DtoH run on the legacy default stream, which does not order with a non-blocking
@@ -363,7 +439,7 @@ void Kernel::launch(const LaunchShape& shape, void** args, bool overlap_previous
 
 DeviceBuffer::DeviceBuffer(const GpuContext& context, size_t bytes) : context_(&context), bytes_(bytes) {
   if (bytes == 0) return;
-  bind(context, fmt::format("device buffer of {} bytes", bytes));
+  make_current(context, fmt::format("device buffer of {} bytes", bytes));
   CUdeviceptr address = 0;
   context.check(context.api().cuMemAlloc(&address, bytes), "cuMemAlloc", fmt::format("{} bytes", bytes));
   address_ = address;
@@ -380,7 +456,7 @@ void DeviceBuffer::upload(const void* host, size_t bytes) const {
   SPMMC_CHECK(bytes <= bytes_, fmt::format("upload of {} bytes into a device buffer of {}", bytes, bytes_));
   if (bytes == 0) return;
   const std::string object = fmt::format("upload of {} bytes", bytes);
-  bind(*context_, object);
+  make_current(*context_, object);
   const auto stream = static_cast<CUstream>(context_->stream());
   context_->check(context_->api().cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(address_), host, bytes, stream),
                   "cuMemcpyHtoDAsync", object);
@@ -391,7 +467,7 @@ void DeviceBuffer::download(void* host, size_t bytes) const {
   SPMMC_CHECK(bytes <= bytes_, fmt::format("download of {} bytes from a device buffer of {}", bytes, bytes_));
   if (bytes == 0) return;
   const std::string object = fmt::format("download of {} bytes", bytes);
-  bind(*context_, object);
+  make_current(*context_, object);
   const auto stream = static_cast<CUstream>(context_->stream());
   context_->check(context_->api().cuMemcpyDtoHAsync(host, static_cast<CUdeviceptr>(address_), bytes, stream),
                   "cuMemcpyDtoHAsync", object);
@@ -401,7 +477,7 @@ void DeviceBuffer::download(void* host, size_t bytes) const {
 void DeviceBuffer::fill_zero() const {
   if (bytes_ == 0) return;
   const std::string object = fmt::format("device buffer of {} bytes", bytes_);
-  bind(*context_, object);
+  make_current(*context_, object);
   context_->check(context_->api().cuMemsetD8Async(static_cast<CUdeviceptr>(address_), 0, bytes_,
                                                   static_cast<CUstream>(context_->stream())),
                   "cuMemsetD8Async", object);

@@ -49,6 +49,15 @@ struct GpuContext::Api {
   PFN_cuEventRecord_v2000 cuEventRecord = nullptr;
   PFN_cuEventSynchronize_v2000 cuEventSynchronize = nullptr;
   PFN_cuEventElapsedTime_v2000 cuEventElapsedTime = nullptr;  // same signature as _v12080
+  // Optional (nullptr where the driver lacks them; GpuContext::graphs): stream capture into a
+  // CUDA graph and its replay, for KernelGraph. cuGraphInstantiateWithFlags is what the headers'
+  // cuGraphInstantiate means since CUDA 12 (cuda.h #defines one to the other).
+  PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture = nullptr;  // with a capture mode
+  PFN_cuStreamEndCapture_v10000 cuStreamEndCapture = nullptr;
+  PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags = nullptr;
+  PFN_cuGraphLaunch_v10000 cuGraphLaunch = nullptr;
+  PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy = nullptr;
+  PFN_cuGraphDestroy_v10000 cuGraphDestroy = nullptr;
 
   CUcontext context = nullptr;  // the primary context of device 0, once retained
 

@@ -135,6 +135,9 @@ std::vector<std::string> emitted_kernel_clang_args() {
           "-fno-color-diagnostics",
           "-fno-caret-diagnostics",  // also keeps CompilerInstance from printing "N errors generated"
           "-nostdinc",
+          // The entry point's graph path captures the same launch chain the verifier reads
+          // (codegen/templates/kernel.cu) and needs <mutex>, which the prelude does not have.
+          "-DSPMMC_NO_GRAPH",
           "-isystem",
           kPreludeDir,
           "-include",

@@ -84,7 +84,7 @@ class LaunchReader {
     const clang::CallExpr* call = find_call(functions, entry);
     if (!call) return false;
     table_.where = locator_.at(call->getBeginLoc());
-    out_.entry_point = entry->getNameAsString();
+    out_.entry_point = entry_point(functions, entry)->getNameAsString();
     const clang::ForStmt* loop = enclosing_loop(*entry, call);
     if (!loop || !read_loop(loop)) return false;
     const clang::VarDecl* config = config_of(call);
@@ -149,6 +149,24 @@ class LaunchReader {
     }
     entry = calls[0].second;
     return calls[0].first;
+  }
+
+  // The entry point: `launcher` itself when it has C linkage, otherwise the host function with C
+  // linkage that calls it (the template's entry point calls spmmc_launch_chain, whose loop the
+  // graph path captures too); `launcher` when there is none.
+  static const clang::FunctionDecl* entry_point(const std::vector<clang::FunctionDecl*>& functions,
+                                                const clang::FunctionDecl* launcher) {
+    if (launcher->isExternC()) return launcher;
+    for (const clang::FunctionDecl* f : functions) {
+      if (!f->isExternC() || !f->hasBody() || f->hasAttr<clang::CUDAGlobalAttr>() || f->hasAttr<clang::CUDADeviceAttr>())
+        continue;
+      LaunchScan scan;
+      scan.TraverseStmt(f->getBody());
+      for (const clang::CallExpr* c : scan.calls)
+        if (c->getDirectCallee() != nullptr && c->getDirectCallee()->getCanonicalDecl() == launcher->getCanonicalDecl())
+          return f;
+    }
+    return launcher;
   }
 
   // The innermost for loop of `f` around `call`.

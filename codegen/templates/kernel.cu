@@ -57,6 +57,7 @@ constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {/*@KERNEL_TILES*/1/
 // What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
 // but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
 struct spmmc_device_shape {
+  int index = 0;
   int sms = 1;
   bool dependent_launch = false;
 };
@@ -64,6 +65,7 @@ spmmc_device_shape spmmc_current_device() {
   spmmc_device_shape d;
   int device = 0, sms = 0, major = 0;
   if (cudaGetDevice(&device) != cudaSuccess) return d;
+  d.index = device;
   if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0) d.sms = sms;
   d.dependent_launch = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
   return d;
@@ -89,6 +91,161 @@ int64_t spmmc_grid_y(int64_t b_tiles, int sms) {
   return y > spmmc_max_grid_y ? spmmc_max_grid_y : y;
 }
 
+// Launches the unrolled kernels in order on `stream`. Every kernel after the first may start
+// while the one before it runs (programmatic dependent launch, where the device has it): each
+// waits for its predecessor only before it ends (kernel_device.cuh), so the last one's end is the
+// end of all of them for whatever the stream runs next.
+cudaError_t spmmc_launch_chain(void** args, unsigned grid_y, bool dependent_launch, cudaStream_t stream) {
+  cudaLaunchAttribute overlap[1];
+  overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap[0].val.programmaticStreamSerializationAllowed = 1;
+  for (int j = 0; j < spmmc_kernel_count; ++j) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(spmmc_kernel_tiles[j], grid_y);
+    config.blockDim = dim3(spmmc_threads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = overlap;
+    config.numAttrs = j > 0 && dependent_launch ? 1 : 0;
+    const cudaError_t status = cudaLaunchKernelExC(&config, spmmc_kernels[j], args);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
+#ifndef SPMMC_NO_GRAPH
+// Several kernels are launched as one CUDA graph: the chain above, captured once, costs one
+// cudaGraphLaunch (about 1 us of host time) where the chain costs about 3 us of host time per
+// kernel (docs/design/kernel.md). A graph's kernel arguments are fixed, so each host thread keeps,
+// per device, a few instantiated graphs, one per (B, C, n) it was last called with (an inference
+// engine calls a layer with the same buffers again and again); a call with other buffers takes
+// the least recently used graph and sets its kernels' arguments (about 0.5 us each). The graphs
+// belong to the calling thread, so no lock is needed and no two threads change one graph; they
+// are destroyed when the thread ends (a graph still running is freed when it completes). Define
+// SPMMC_NO_GRAPH to launch the plain chain always.
+constexpr int spmmc_graph_devices = 16;  // devices 0..15 use graphs; others the chain
+constexpr int spmmc_graphs_per_device = 4;
+
+struct spmmc_graph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  cudaGraphNode_t nodes[spmmc_kernel_count] = {};  // kernel j's node
+  const float* B = nullptr;
+  float* C = nullptr;
+  int64_t n = 0;
+  unsigned long long last_use = 0;
+};
+
+struct spmmc_device_graphs {
+  spmmc_graph graphs[spmmc_graphs_per_device];
+  unsigned long long clock = 0;
+  bool unusable = false;  // building a graph failed once: this device uses the chain
+  ~spmmc_device_graphs() {
+    for (spmmc_graph& g : graphs)
+      if (g.exec != nullptr) {
+        cudaGraphExecDestroy(g.exec);
+        cudaGraphDestroy(g.graph);
+      }
+  }
+};
+
+// The calling thread's graphs, created on first use per device.
+struct spmmc_thread_graphs {
+  spmmc_device_graphs* devices[spmmc_graph_devices] = {};
+  ~spmmc_thread_graphs() {
+    for (spmmc_device_graphs* d : devices) delete d;
+  }
+};
+
+// Captures the chain on a stream of its own and instantiates it; kernel j's node is the one whose
+// function is spmmc_kernels[j].
+cudaError_t spmmc_build_graph(spmmc_graph& g, void** args, unsigned grid_y) {
+  cudaStream_t capture = nullptr;
+  cudaError_t status = cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking);
+  if (status != cudaSuccess) return status;
+  status = cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal);
+  if (status == cudaSuccess) {
+    const cudaError_t launched = spmmc_launch_chain(args, grid_y, true, capture);
+    status = cudaStreamEndCapture(capture, &g.graph);  // ends the capture even after a failed launch
+    if (launched != cudaSuccess) status = launched;
+  }
+  cudaStreamDestroy(capture);
+  size_t count = 0;
+  if (status == cudaSuccess) status = cudaGraphGetNodes(g.graph, nullptr, &count);
+  cudaGraphNode_t found[spmmc_kernel_count] = {};
+  if (status == cudaSuccess && count == static_cast<size_t>(spmmc_kernel_count))
+    status = cudaGraphGetNodes(g.graph, found, &count);
+  else if (status == cudaSuccess)
+    status = cudaErrorUnknown;  // not the chain's nodes
+  for (size_t i = 0; status == cudaSuccess && i < count; ++i) {
+    cudaKernelNodeParams params = {};
+    status = cudaGraphKernelNodeGetParams(found[i], &params);
+    int j = 0;
+    while (status == cudaSuccess && j < spmmc_kernel_count && params.func != spmmc_kernels[j]) ++j;
+    if (status == cudaSuccess && j == spmmc_kernel_count) status = cudaErrorUnknown;
+    if (status == cudaSuccess) g.nodes[j] = found[i];
+  }
+  if (status == cudaSuccess) status = cudaGraphInstantiate(&g.exec, g.graph, 0);
+  if (status != cudaSuccess) {
+    if (g.graph != nullptr) cudaGraphDestroy(g.graph);
+    g = spmmc_graph();
+  }
+  return status;
+}
+
+// Sets the arguments and grid of every kernel of an instantiated graph (launches already
+// enqueued keep theirs).
+cudaError_t spmmc_update_graph(const spmmc_graph& g, void** args, unsigned grid_y) {
+  for (int j = 0; j < spmmc_kernel_count; ++j) {
+    cudaKernelNodeParams params = {};
+    params.func = const_cast<void*>(spmmc_kernels[j]);
+    params.gridDim = dim3(spmmc_kernel_tiles[j], grid_y);
+    params.blockDim = dim3(spmmc_threads);
+    params.sharedMemBytes = 0;
+    params.kernelParams = args;
+    params.extra = nullptr;
+    const cudaError_t status = cudaGraphExecKernelNodeSetParams(g.exec, g.nodes[j], &params);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
+// Launches the kernels as one of the calling thread's graphs for `device`; cudaErrorNotSupported
+// (nothing enqueued) where the graph path is not taken: the device is out of range or building a
+// graph failed on it.
+cudaError_t spmmc_launch_graph(int device, void** args, const float* B, float* C, int64_t n, unsigned grid_y,
+                               cudaStream_t stream) {
+  static thread_local spmmc_thread_graphs mine;
+  if (device < 0 || device >= spmmc_graph_devices) return cudaErrorNotSupported;
+  if (mine.devices[device] == nullptr) mine.devices[device] = new spmmc_device_graphs();
+  spmmc_device_graphs& d = *mine.devices[device];
+  if (d.unusable) return cudaErrorNotSupported;
+  spmmc_graph* g = nullptr;
+  for (spmmc_graph& candidate : d.graphs)
+    if (candidate.exec != nullptr && candidate.B == B && candidate.C == C && candidate.n == n) g = &candidate;
+  if (g == nullptr) {  // the first empty slot, or else the least recently used graph
+    g = &d.graphs[0];
+    for (spmmc_graph& candidate : d.graphs) {
+      if (candidate.exec == nullptr) {
+        g = &candidate;
+        break;
+      }
+      if (candidate.last_use < g->last_use) g = &candidate;
+    }
+    const cudaError_t status = g->exec == nullptr ? spmmc_build_graph(*g, args, grid_y) : spmmc_update_graph(*g, args, grid_y);
+    if (status != cudaSuccess) {
+      cudaGetLastError();  // the caller should not see the failed attempt: the chain runs instead
+      if (g->exec == nullptr) d.unusable = true;
+      else g->B = nullptr, g->C = nullptr, g->n = 0;  // arguments unknown: set them again next time
+      return cudaErrorNotSupported;
+    }
+    g->B = B, g->C = C, g->n = n;
+  }
+  g->last_use = ++d.clock;
+  return cudaGraphLaunch(g->exec, stream);
+}
+#endif
+
 }  // namespace
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream) {
@@ -105,23 +262,17 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, in
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();
   const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));
-  // Every kernel after the first may start while the one before it runs (each waits for its
-  // predecessor only before it ends: kernel_device.cuh).
-  cudaLaunchAttribute overlap[1];
-  overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap[0].val.programmaticStreamSerializationAllowed = 1;
-  for (int j = 0; j < spmmc_kernel_count; ++j) {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(spmmc_kernel_tiles[j], grid_y);
-    config.blockDim = dim3(spmmc_threads);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    config.attrs = overlap;
-    config.numAttrs = j > 0 && device.dependent_launch ? 1 : 0;
-    const cudaError_t status = cudaLaunchKernelExC(&config, spmmc_kernels[j], args);
-    if (status != cudaSuccess) return status;
+#ifndef SPMMC_NO_GRAPH
+  // Several kernels with dependent launch: one graph, unless the caller is capturing its stream
+  // (then the chain is captured into the caller's graph, with the same overlap).
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusActive;
+  if (spmmc_kernel_count > 1 && device.dependent_launch && cudaStreamIsCapturing(stream, &capturing) == cudaSuccess &&
+      capturing == cudaStreamCaptureStatusNone) {
+    const cudaError_t status = spmmc_launch_graph(device.index, args, B, C, n, grid_y, stream);
+    if (status != cudaErrorNotSupported) return status;
   }
-  return cudaSuccess;
+#endif
+  return spmmc_launch_chain(args, grid_y, device.dependent_launch, stream);
 }
 
 extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &spmmc_info; }

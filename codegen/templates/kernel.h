@@ -14,8 +14,10 @@ extern "C" {
 #endif
 
 /* C = A * B for the A compiled into this file: B row-major K x n, C row-major M x n, float32.
-   Enqueues one kernel on `stream` and returns at once: no allocation, no synchronisation, no
-   output. Returns cudaErrorInvalidValue for a null B or C or n < 1, otherwise the launch's
+   Enqueues its kernels on `stream` and returns at once: no device memory allocated, no
+   synchronisation, no output. Several kernels go as one CUDA graph, built on the first calls and
+   kept per host thread and device (define SPMMC_NO_GRAPH when compiling the .cu to launch them
+   one by one). Returns cudaErrorInvalidValue for a null B or C or n < 1, otherwise the launch's
    status. Every element of C is written (rows of A without non-zeros give zero rows). */
 cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream);
 

@@ -7,6 +7,8 @@
 // B-tiles beyond grid.y) and the generic CSR path run; and NAME_info() against the matrix.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <cfloat>
 #include <functional>
 #include <limits>
@@ -239,6 +241,89 @@ TEST_CASE("emitted kernel on the CPU: the balanced width of the default (800 thr
   const test::PathCounts paths = run_cases({{"balanced_800", path, {}, {6272, 799, 801, 1600, 33}, 6272, "overlap"}}, dir.path);
   CHECK(paths.unrolled >= 5);  // every width, at each alignment run_cases tries
   CHECK(paths.looped > 0);
+}
+
+TEST_CASE("emitted kernel on the CPU: several kernels as one CUDA graph (cache and arguments, a capturing caller)",
+          "[codegen][emulation]") {
+  // The entry point keeps 4 instantiated graphs per device, one per (B, C, n) it was last called
+  // with, and sets a graph's kernel arguments when it reuses it for other buffers: a wrong update
+  // would leave C unwritten (NaN) or write the previous call's C.
+  test::TempDir dir;
+  const fs::path path = dir.path / "uniform.mtx";
+  const auto g = run_spmmc({"gen", "uniform", "--rows", "40", "--cols", "30", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
+                            path.string()});
+  REQUIRE(g.exit_code == 0);
+  const std::vector<Built> built = build_all({{"graphs", path, {"--tile", "8x32", "--fmas-per-kernel", "40"}, {32}, 64}}, dir.path);
+  INFO(built[0].compile_err << built[0].build_log);
+  REQUIRE(built[0].build_exit == 0);
+  std::string error;
+  const auto kernel = test::EmulatedKernel::load(built[0].so, "graphs", error);
+  INFO(error);
+  REQUIRE(kernel);
+  const Csr a = read_matrix_file(path.string(), ReadOptions{}).csr;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto stats = [&] {
+    std::vector<unsigned long long> counts(5);
+    kernel->graph_stats(counts.data());
+    return counts;  // streams created, captures, instantiated, launched, node updates
+  };
+  // Six (B, C) pairs, each B different; C filled with NaN before every call.
+  struct Pair {
+    std::vector<float> b, c;
+  };
+  std::vector<Pair> pairs(6);
+  for (size_t i = 0; i < pairs.size(); ++i) pairs[i].b = test::seeded_b(a.cols, 64, 100 + i);
+  const auto call = [&](Pair& p, int64_t n, void* stream) {
+    p.c.assign(static_cast<size_t>(a.rows) * static_cast<size_t>(n), nan);
+    return kernel->entry(p.b.data(), p.c.data(), n, stream);
+  };
+  const auto right = [&](const Pair& p, int64_t n) {
+    std::vector<float> b(p.b.begin(), p.b.begin() + a.cols * n);  // the first n columns' worth of values
+    const std::vector<float> want = test::fmaf_spmm(a, b, n);
+    return p.c.size() == want.size() && std::memcmp(p.c.data(), want.data(), want.size() * sizeof(float)) == 0;
+  };
+  unsigned grid[3], block[3];
+  unsigned long long launches = 0, chain[4] = {}, runs = 0;
+  REQUIRE(call(pairs[0], 64, nullptr) == 0);
+  kernel->last_launch(grid, block, &launches, chain, &runs);
+  const unsigned long long kernels = chain[0];
+  REQUIRE(kernels > 2);
+  CHECK(right(pairs[0], 64));
+  CHECK(stats() == std::vector<unsigned long long>{1, 1, 1, 1, 0});  // one capture, on a stream of its own
+
+  // Two rounds over six pairs with four graphs: every call after the first four misses (least
+  // recently used) and sets the arguments of every kernel of the graph it takes.
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = round == 0 ? 1 : 0; i < pairs.size(); ++i) {
+      INFO("round " << round << ", pair " << i);
+      REQUIRE(call(pairs[i], 64, nullptr) == 0);
+      CHECK(right(pairs[i], 64));
+    }
+  CHECK(stats() == std::vector<unsigned long long>{4, 4, 4, 12, 8 * kernels});
+  // The same buffers again: no update.
+  for (int again = 0; again < 2; ++again) {
+    REQUIRE(call(pairs[5], 64, nullptr) == 0);
+    CHECK(right(pairs[5], 64));
+  }
+  CHECK(stats() == std::vector<unsigned long long>{4, 4, 4, 14, 8 * kernels});
+  // The same buffers at another n: a new key, the grid and n set again.
+  REQUIRE(call(pairs[5], 32, nullptr) == 0);
+  CHECK(right(pairs[5], 32));
+  CHECK(stats() == std::vector<unsigned long long>{4, 4, 4, 15, 9 * kernels});
+
+  // A caller capturing its stream gets the chain in its own graph (nothing runs until it
+  // launches that graph), with the overlap of the plain chain.
+  void* stream = kernel->capturing_stream();
+  REQUIRE(stream != nullptr);
+  const std::vector<unsigned long long> before = stats();
+  REQUIRE(call(pairs[1], 64, stream) == 0);
+  CHECK(std::isnan(pairs[1].c[0]));
+  CHECK(stats()[3] == before[3]);  // no graph of the entry point's launched
+  CHECK(kernel->replay_capture(stream) == static_cast<int>(kernels));
+  CHECK(right(pairs[1], 64));
+  kernel->last_launch(grid, block, &launches, chain, &runs);
+  CHECK(chain[0] == kernels);
+  CHECK(chain[1] + 1 == kernels);  // every kernel after the first overlaps the one before
 }
 
 TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codegen][emulation]") {

@@ -70,12 +70,16 @@ std::unique_ptr<EmulatedKernel> EmulatedKernel::load(const std::filesystem::path
   k->info = reinterpret_cast<Info>(dlsym(k->handle_, (name + "_info").c_str()));
   k->last_launch = reinterpret_cast<LastLaunch>(dlsym(k->handle_, "spmmc_emulation_last_launch"));
   k->set_bounds = reinterpret_cast<SetBounds>(dlsym(k->handle_, "spmmc_emulation_set_bounds"));
+  k->graph_stats = reinterpret_cast<GraphStats>(dlsym(k->handle_, "spmmc_emulation_graph_stats"));
+  k->capturing_stream = reinterpret_cast<CapturingStream>(dlsym(k->handle_, "spmmc_emulation_capturing_stream"));
+  k->replay_capture = reinterpret_cast<ReplayCapture>(dlsym(k->handle_, "spmmc_emulation_replay_capture"));
   if (!k->entry || !k->info) {
     error = "no symbol " + name + " or " + name + "_info in " + so.string();
     return nullptr;
   }
-  if (!k->last_launch || !k->set_bounds) {
-    error = "no spmmc_emulation_last_launch or spmmc_emulation_set_bounds in " + so.string() +
+  if (!k->last_launch || !k->set_bounds || !k->graph_stats || !k->capturing_stream || !k->replay_capture) {
+    error = "no spmmc_emulation_* hooks (last_launch, set_bounds, graph_stats, capturing_stream, replay_capture) in " +
+            so.string() +
             " (not built against tests/cuda_emulation?)";
     return nullptr;
   }
@@ -168,12 +172,27 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       std::fill(gc.data, gc.data + c_size, nan);
       unsigned grid[3], block[3];
       unsigned long long launches_before = 0, launches = 0, chain[4] = {}, runs = 0;
+      unsigned long long graphs_before[5] = {}, graphs[5] = {};
       kernel.last_launch(grid, block, &launches_before, chain, &runs);
+      kernel.graph_stats(graphs_before);
       kernel.set_bounds(gb.data, b.size() * sizeof(float), gc.data, c_size * sizeof(float));
       const int status = kernel.entry(gb.data, gc.data, n, nullptr);
       kernel.set_bounds(nullptr, 0, nullptr, 0);
       REQUIRE(status == 0);
       kernel.last_launch(grid, block, &launches, chain, &runs);
+      kernel.graph_stats(graphs);
+      // Several kernels are one graph launch: a new graph, or one built before with the arguments of
+      // every kernel set again (or none, where an earlier call had the same B, C and n); one kernel
+      // is a plain launch.
+      const unsigned long long graph_launches = graphs[3] - graphs_before[3];
+      const unsigned long long built = graphs[2] - graphs_before[2], updated = graphs[4] - graphs_before[4];
+      CHECK(graph_launches == (chain[0] > 1 ? 1u : 0u));
+      CHECK(built <= graph_launches);
+      if (built == 1 || graph_launches == 0)
+        CHECK(updated == 0);
+      else
+        CHECK((updated == 0 || updated == chain[0]));
+      paths.graphs += static_cast<int>(graph_launches);
       // One chain per call: its first kernel launched plainly, every later one overlapping.
       CHECK(launches == launches_before + chain[0]);
       CHECK(chain[1] + 1 == chain[0]);

@@ -49,6 +49,11 @@ class EmulatedKernel {
   using LastLaunch = void (*)(unsigned* grid, unsigned* block, unsigned long long* launches, unsigned long long* chain,
                               unsigned long long* ptx_runs);
   using SetBounds = void (*)(const void* read_only, size_t read_only_bytes, void* read_write, size_t read_write_bytes);
+  // Streams created, captures begun, graphs instantiated, graph launches, kernel-node updates.
+  using GraphStats = void (*)(unsigned long long* counts);
+  // A stream its caller captures, and the end of that capture (the graph run once; its nodes).
+  using CapturingStream = void* (*)();
+  using ReplayCapture = int (*)(void* stream);
 
   // dlopens `so` (RTLD_NOW | RTLD_LOCAL) and finds NAME, NAME_info and the emulation's hooks;
   // `error` says why not.
@@ -61,6 +66,9 @@ class EmulatedKernel {
   Info info = nullptr;
   LastLaunch last_launch = nullptr;
   SetBounds set_bounds = nullptr;
+  GraphStats graph_stats = nullptr;
+  CapturingStream capturing_stream = nullptr;
+  ReplayCapture replay_capture = nullptr;
 
  private:
   EmulatedKernel() = default;
@@ -85,8 +93,10 @@ struct PathCounts {
   int generic = 0;   // runs that took the generic CSR kernel
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
   int64_t kernels = 0;  // the most kernels one unrolled run launched
+  int graphs = 0;       // unrolled runs launched as one CUDA graph (several kernels)
   PathCounts& operator+=(const PathCounts& o) {
     unrolled += o.unrolled, generic += o.generic, looped += o.looped, kernels = std::max(kernels, o.kernels);
+    graphs += o.graphs;
     return *this;
   }
 };
@@ -97,7 +107,8 @@ struct PathCounts {
 // C against reference_spmm (relative Frobenius error < 1e-5), against fmaf_spmm (bit for bit),
 // for NaN and for writes outside C; the path the entry point took (the unrolled kernel exactly
 // when n is a multiple of V and B and C are aligned to 4 x V bytes, the generic one otherwise)
-// and its launch (grid, block, and one tile execution per A-tile and group of V columns); the
+// and its launch (grid, block, and one tile execution per A-tile and group of V columns; several
+// kernels launched as one CUDA graph, whose arguments follow each call's B, C and n); the
 // inline PTX confined to B (loads) and C (stores) through the emulation's bounds. Also checks
 // that null B, null C and n < 1 are refused without touching C.
 PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,

@@ -7,7 +7,9 @@
 // globals, and cudaLaunchKernel and cudaLaunchKernelExC run the kernel once per (block, thread),
 // sequentially (the several kernels of one emitted file one after the other: the overlap that
 // programmatic dependent launch allows on a GPU cannot change the result, since the kernels write
-// disjoint rows; griddepcontrol is compiled out on the host). There is
+// disjoint rows; griddepcontrol is compiled out on the host). Several kernels launched as one
+// CUDA graph (stream capture, instantiation, argument updates, graph launch) are emulated too,
+// below. There is
 // no shared memory, synchronisation or warp intrinsic: the kernels use none, and a kernel that
 // did would not compile here (or, in inline PTX, would abort in the interpreter). fmaf is the C
 // library's fused multiply-add (one rounding), bit-exact with the GPU's FFMA; the default host
@@ -37,6 +39,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <memory>
+#include <vector>
+
 #include "ptx_subset.h"
 
 #define SPMMC_TILE_ASM(ptx) ::spmmc_emulation::run_ptx((ptx), b, c, ld)
@@ -64,7 +69,11 @@ enum cudaError {
   cudaErrorInvalidValue = 1,
   cudaErrorInvalidConfiguration = 9,
   cudaErrorInvalidDeviceFunction = 98,
-  cudaErrorInvalidDevice = 101
+  cudaErrorInvalidDevice = 101,
+  cudaErrorNotSupported = 801,
+  cudaErrorStreamCaptureUnsupported = 900,
+  cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorUnknown = 999
 };
 typedef enum cudaError cudaError_t;
 typedef struct CUstream_st* cudaStream_t;
@@ -154,8 +163,8 @@ inline EmulatedLaunch emulated_last_launch;
 // launch rejects (a block of more than 1024 threads, grid.y or grid.z above 65535, an empty
 // grid or block) with cudaErrorInvalidConfiguration, so the emitted launch configuration is
 // checked too. Dynamic shared memory must be 0; the stream is ignored (runs synchronously).
-inline cudaError_t spmmc_emulated_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                                         bool overlap_previous) {
+inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
+                                      bool overlap_previous) {
   if (func == nullptr || args == nullptr || shared_mem != 0) return cudaErrorInvalidValue;
   const unsigned long long threads = 1ull * block.x * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
@@ -195,9 +204,173 @@ inline cudaError_t spmmc_emulated_launch(const void* func, dim3 grid, dim3 block
   return cudaSuccess;
 }
 
+
+// Streams and graphs, as far as the emitted entry point uses them (codegen/templates/kernel.cu:
+// the kernels of a split layer captured once into a graph, launched with cudaGraphLaunch, their
+// arguments set again with cudaGraphExecKernelNodeSetParams when B, C or n change). A stream
+// created here can be captured: a launch into a capturing stream records a node (its arguments
+// copied, as CUDA copies them) instead of running; the null stream never captures. An
+// instantiated graph keeps its own copy of the nodes; launching it runs them in order, each
+// overlapping the one before where it was launched with programmatic stream serialization (the
+// chain accounting of EmulatedLaunch as for plain launches). Counts for the tests in
+// EmulatedGraphs (spmmc_emulation_graph_stats).
+#define cudaStreamNonBlocking 0x01
+enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone = 0, cudaStreamCaptureStatusActive = 1, cudaStreamCaptureStatusInvalidated = 2 };
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1, cudaStreamCaptureModeRelaxed = 2 };
+enum cudaGraphNodeType { cudaGraphNodeTypeKernel = 0 };
+struct cudaKernelNodeParams {
+  void* func;
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned int sharedMemBytes;
+  void** kernelParams;
+  void** extra;
+};
+struct CUgraphNode_st {
+  const void* func = nullptr;
+  dim3 grid, block;
+  const float* b = nullptr;  // the three arguments of every emitted kernel, copied
+  float* c = nullptr;
+  int64_t n = 0;
+  bool overlap_previous = false;
+};
+struct CUgraph_st {
+  std::vector<std::unique_ptr<CUgraphNode_st>> nodes;
+};
+struct CUgraphExec_st {
+  const CUgraph_st* from = nullptr;
+  std::vector<CUgraphNode_st> nodes;  // the graph's nodes, in the same order
+};
+struct CUstream_st {
+  CUgraph_st* capture = nullptr;  // the graph being captured, or null
+};
+typedef CUgraph_st* cudaGraph_t;
+typedef CUgraphExec_st* cudaGraphExec_t;
+typedef CUgraphNode_st* cudaGraphNode_t;
+
+struct EmulatedGraphs {
+  unsigned long long streams_created = 0, captures = 0, instantiated = 0, launched = 0, node_updates = 0;
+};
+inline EmulatedGraphs emulated_graphs;
+
+inline cudaError_t cudaGetLastError() { return cudaSuccess; }
+
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int /*flags*/) {
+  if (stream == nullptr) return cudaErrorInvalidValue;
+  *stream = new CUstream_st;
+  ++emulated_graphs.streams_created;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  if (stream == nullptr) return cudaErrorInvalidValue;
+  delete stream->capture;  // a capture never ended is discarded
+  delete stream;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return cudaErrorInvalidValue;
+  *status = stream != nullptr && stream->capture != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode /*mode*/) {
+  if (stream == nullptr) return cudaErrorStreamCaptureUnsupported;  // the legacy stream cannot be captured
+  if (stream->capture != nullptr) return cudaErrorInvalidValue;
+  stream->capture = new CUgraph_st;
+  ++emulated_graphs.captures;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  if (stream == nullptr || graph == nullptr || stream->capture == nullptr) return cudaErrorInvalidValue;
+  *graph = stream->capture;
+  stream->capture = nullptr;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* count) {
+  if (graph == nullptr || count == nullptr) return cudaErrorInvalidValue;
+  if (nodes != nullptr)
+    for (size_t i = 0; i < *count && i < graph->nodes.size(); ++i) nodes[i] = graph->nodes[i].get();
+  *count = graph->nodes.size();
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, cudaKernelNodeParams* params) {
+  if (node == nullptr || params == nullptr) return cudaErrorInvalidValue;
+  *params = cudaKernelNodeParams{const_cast<void*>(node->func), node->grid, node->block, 0, nullptr, nullptr};
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long /*flags*/ = 0) {
+  if (exec == nullptr || graph == nullptr) return cudaErrorInvalidValue;
+  *exec = new CUgraphExec_st;
+  (*exec)->from = graph;
+  for (const auto& node : graph->nodes) (*exec)->nodes.push_back(*node);
+  ++emulated_graphs.instantiated;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t exec, cudaGraphNode_t node,
+                                                    const cudaKernelNodeParams* params) {
+  if (exec == nullptr || node == nullptr || params == nullptr || params->kernelParams == nullptr) return cudaErrorInvalidValue;
+  for (size_t i = 0; i < exec->from->nodes.size(); ++i) {
+    if (exec->from->nodes[i].get() != node) continue;
+    CUgraphNode_st& mine = exec->nodes[i];
+    if (params->func != mine.func) return cudaErrorInvalidValue;  // the function cannot change
+    mine.grid = params->gridDim;
+    mine.block = params->blockDim;
+    mine.b = *static_cast<const float* const*>(params->kernelParams[0]);
+    mine.c = *static_cast<float* const*>(params->kernelParams[1]);
+    mine.n = *static_cast<const int64_t*>(params->kernelParams[2]);
+    ++emulated_graphs.node_updates;
+    return cudaSuccess;
+  }
+  return cudaErrorInvalidValue;  // not a node of the graph the exec was instantiated from
+}
+
+inline cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  delete graph;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  delete exec;
+  return cudaSuccess;
+}
+
+// Runs (or, on a capturing stream, records) a launch.
+inline cudaError_t spmmc_emulated_launch(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
+                                         bool overlap_previous, cudaStream_t stream) {
+  if (stream == nullptr || stream->capture == nullptr)
+    return spmmc_emulated_run(func, grid, block, args, shared_mem, overlap_previous);
+  if (func == nullptr || args == nullptr || shared_mem != 0) return cudaErrorInvalidValue;
+  auto node = std::make_unique<CUgraphNode_st>();
+  node->func = func, node->grid = grid, node->block = block, node->overlap_previous = overlap_previous;
+  node->b = *static_cast<const float* const*>(args[0]);
+  node->c = *static_cast<float* const*>(args[1]);
+  node->n = *static_cast<const int64_t*>(args[2]);
+  stream->capture->nodes.push_back(std::move(node));
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  if (exec == nullptr) return cudaErrorInvalidValue;
+  ++emulated_graphs.launched;
+  for (CUgraphNode_st node : exec->nodes) {
+    void* args[] = {&node.b, &node.c, &node.n};
+    const cudaError_t status =
+        spmmc_emulated_launch(node.func, node.grid, node.block, args, 0, node.overlap_previous, stream);
+    if (status != cudaSuccess) return status;
+  }
+  return cudaSuccess;
+}
+
 inline cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                                    cudaStream_t /*stream*/) {
-  return spmmc_emulated_launch(func, grid, block, args, shared_mem, false);
+                                    cudaStream_t stream) {
+  return spmmc_emulated_launch(func, grid, block, args, shared_mem, false, stream);
 }
 
 // The extensible launch: the same, where the only attribute accepted is programmatic stream
@@ -212,7 +385,8 @@ inline cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const v
     if (allowed != 0 && allowed != 1) return cudaErrorInvalidValue;
     overlap = allowed == 1;
   }
-  return spmmc_emulated_launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, overlap);
+  return spmmc_emulated_launch(func, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, overlap,
+                               config->stream);
 }
 
 // For the tests, found with dlsym in the emulated shared object. The last successful launch:
@@ -228,6 +402,37 @@ extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulat
   *launches = l.launches;
   chain[0] = l.chain_kernels, chain[1] = l.chain_overlapped, chain[2] = l.chain_grid_x, chain[3] = l.chain_shapes_differ;
   *ptx_runs = spmmc_emulation::ptx_runs().load();
+}
+
+// For the tests: the counts of EmulatedGraphs, in its order (streams created, captures begun,
+// graphs instantiated, graph launches, kernel-node argument updates).
+extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_graph_stats(unsigned long long* counts) {
+  const EmulatedGraphs& g = emulated_graphs;
+  counts[0] = g.streams_created, counts[1] = g.captures, counts[2] = g.instantiated, counts[3] = g.launched,
+  counts[4] = g.node_updates;
+}
+
+// For the tests: a caller that captures its own stream. spmmc_emulation_capturing_stream returns
+// a new stream in capture; spmmc_emulation_replay_capture ends that capture, instantiates the
+// graph, launches it once and returns its number of nodes (-1 on an error).
+extern "C" __attribute__((used, visibility("default"))) inline void* spmmc_emulation_capturing_stream() {
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) != cudaSuccess) return nullptr;
+  return stream;
+}
+
+extern "C" __attribute__((used, visibility("default"))) inline int spmmc_emulation_replay_capture(void* stream) {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (cudaStreamEndCapture(s, &graph) != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) return -1;
+  const int nodes = static_cast<int>(graph->nodes.size());
+  const bool ran = cudaGraphLaunch(exec, s) == cudaSuccess;
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+  return ran ? nodes : -1;
 }
 
 // Restricts the PTX's loads to [read_only, +read_only_bytes) and [read_write, +read_write_bytes),

@@ -1,12 +1,14 @@
 // spmmc-runtime-gpu-check: the GPU test of runtime/ (NVRTC -> module -> attributes, occupancy,
-// launches, overlapped launches, timing, dynamic shared memory, launch errors) as a plain program, so that it runs on
-// a GPU machine that has no Catch2: built here, carried there beside libfmt (see tests/gpu/).
+// launches, overlapped launches, launches captured into a CUDA graph, timing, dynamic shared
+// memory, launch errors) as a plain program, so that it runs on a GPU machine that has no Catch2:
+// built here, carried there beside libfmt (see tests/gpu/).
 // Prints one PASS/FAIL line per check and a summary last. Exit: 0 all passed, 1 a check failed,
 // 69 no GPU (with the reason; nothing was run).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -162,15 +164,21 @@ void run_checks() {
     const auto chain = [&](bool overlap) {
       for (index = 0; index < kLinks; ++index) link.launch({2, 1, 1, 128, 0}, link_args, overlap && index > 0);
     };
+    // Whether every link ran and saw its predecessor's result (what the last run left in `out`).
+    const auto ran_in_order = [&] {
+      std::vector<float> seen(2 * kLinks);
+      out.download(seen.data(), seen.size() * sizeof(float));
+      bool ordered = true;
+      for (int j = 0; j < kLinks; ++j)
+        ordered = ordered && seen[2 * j] == static_cast<float>(j + 1) &&
+                  (j == 0 || seen[2 * j + 1] == static_cast<float>(j));
+      return ordered;
+    };
     out.fill_zero();
     chain(true);
     context->synchronize();
-    std::vector<float> seen(2 * kLinks);
-    out.download(seen.data(), seen.size() * sizeof(float));
-    bool ordered = true;
-    for (int j = 0; j < kLinks; ++j)
-      ordered = ordered && seen[2 * j] == static_cast<float>(j + 1) && (j == 0 || seen[2 * j + 1] == static_cast<float>(j));
-    check(ordered, "an overlapped chain of 4 kernels ran, each seeing its predecessor's result after griddepcontrol.wait");
+    check(ran_in_order(),
+          "an overlapped chain of 4 kernels ran, each seeing its predecessor's result after griddepcontrol.wait");
     const TimingOptions chain_timing{2, 9, false};
     const TimingStats serial = time_work(*context, [&] { chain(false); }, chain_timing, "serial chain");
     const TimingStats overlapped = time_work(*context, [&] { chain(true); }, chain_timing, "overlapped chain");
@@ -183,6 +191,54 @@ void run_checks() {
             fmt::format("without dependent launch both chains are plain: {:.3f} ms and {:.3f} ms", overlapped.median_ms,
                         serial.median_ms));
     }
+
+    // The same chain captured once into a CUDA graph (KernelGraph) and replayed: the link index
+    // each kernel got was copied at capture (`index` is kLinks by the time of the replays), the
+    // overlaps are programmatic edges (the replay takes about one kernel's time, like the
+    // overlapped chain) and each replay computes the whole result again.
+    check(context->graphs(), "the driver has stream capture and graph launch (GpuContext::graphs)");
+    const KernelGraph graph = KernelGraph::capture(*context, [&] { chain(true); }, "chain of 4 links");
+    for (int replay = 1; replay <= 2; ++replay) {
+      out.fill_zero();
+      graph.launch();
+      context->synchronize();
+      check(ran_in_order(), fmt::format("replay {} of the captured chain of 4 kernels ran, each seeing its predecessor's "
+                                        "result after griddepcontrol.wait",
+                                        replay));
+    }
+    const TimingStats replayed = time_work(*context, [&] { graph.launch(); }, chain_timing, "graph of the chain");
+    if (context->dependent_launch()) {
+      check(replayed.median_ms < 0.6 * serial.median_ms,
+            fmt::format("4 x 200 us kernels replayed as a graph: {:.3f} ms, serial {:.3f} ms ({:.2f}x; < 0.6x wanted: "
+                        "the overlaps were captured as programmatic edges)",
+                        replayed.median_ms, serial.median_ms, replayed.median_ms / serial.median_ms));
+    } else {
+      check(replayed.median_ms > 0.7,
+            fmt::format("without dependent launch the graph is serial: {:.3f} ms", replayed.median_ms));
+    }
+
+    // A capture whose enqueue throws ends the capture and rethrows; the stream then works again.
+    std::string thrown;
+    try {
+      KernelGraph::capture(*context, [&] {
+        index = 0;
+        link.launch({2, 1, 1, 128, 0}, link_args);
+        throw std::runtime_error("planted failure after one launch");
+      }, "chain that throws");
+    } catch (const std::runtime_error& e) {
+      thrown = e.what();
+    }
+    check(thrown == "planted failure after one launch",
+          "a capture whose enqueue throws rethrows its exception: " + thrown);
+    const std::string after_capture = driver_error_of([&] {
+      out.fill_zero();
+      chain(true);
+      context->synchronize();
+    });
+    check(after_capture.empty() && ran_in_order(),
+          "after the failed capture the stream is out of capture mode: the chain runs on it again" +
+              (after_capture.empty() ? std::string() : ": " + after_capture));
+
     const std::string overlapped_too_big = driver_error_of([&] { fma.launch({1, 1, 1, 2048, 0}, args, true); });
     const std::string call = context->dependent_launch() ? "cuLaunchKernelEx(spmmc_fma_loop" : "cuLaunchKernel(spmmc_fma_loop";
     check(overlapped_too_big.find(call) != std::string::npos && overlapped_too_big.find("block 2048") != std::string::npos &&

@@ -5,10 +5,13 @@
 //  1. the context overlaps launches where the device can (cc >= 9, cuLaunchKernelEx);
 //  2. hand-made probe kernels record how the chain was launched: grid x = each kernel's A-tiles,
 //     the same grid y for all (from the A-tiles of all kernels), the block, n, every block run,
-//     in order (each kernel, after griddepcontrol.wait, sees what the one before it wrote);
+//     in order (each kernel, after griddepcontrol.wait, sees what the one before it wrote); with
+//     dependent launch the tuner launches the chain as one CUDA graph (as the emitted entry point
+//     does), and the graph, captured once and replayed twice, records what the plain chain does;
 //  3. the worst kernel of a chain decides Invalid (too few threads, spilling) and is named;
-//  4. emitted candidates split into several kernels (small fmas_per_kernel) and in one are
-//     checked and timed Ok in this process; one missing its last kernel is WrongResult;
+//  4. emitted candidates split into several kernels (small fmas_per_kernel, launched as a graph
+//     where the device has dependent launch) and in one are checked and timed Ok in this process;
+//     one missing its last kernel is WrongResult;
 //  5. tune_exhaustively end to end (in workers) with fmas_per_kernel 64 and 0: every candidate
 //     Ok, with the number of kernels emit_unrolled_kernel made, and cuBLAS SGEMM timed once;
 //     time_sgemm itself: a positive time on a small shape, a missing library unavailable;
@@ -22,6 +25,7 @@
 // (nothing was run).
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -223,6 +227,10 @@ void run_checks() {
   const TimingOptions timing{2, 5, false};
 
   // 2. How the chain is launched, seen from the kernels.
+  // Where the tuner launches a candidate of several kernels as one CUDA graph, as the emitted
+  // entry point does (check_real_kernels.cpp).
+  const bool as_graph = gpu->dependent_launch() && gpu->graphs();
+  const char* launched_as = as_graph ? "launched as one CUDA graph" : "launched kernel by kernel";
   const Cubin probe_cubin = compile_to_cubin({"probe.cu", kProbeSource}, nvrtc);
   {
     RealKernel probe;
@@ -232,6 +240,9 @@ void run_checks() {
     const Measurement m = check_and_time_real_kernel(probe, *gpu, inputs, timing);
     check(m.outcome == Outcome::kWrongResult && m.kernels == 3,
           "the probe chain ran and is WrongResult (it computes no product): " + describe(m));
+    check((m.detail.find("the chain launched as one CUDA graph") != std::string::npos) == as_graph,
+          fmt::format("the tuner says the probe chain was {} (dependent launch {}, graphs {}): {}", launched_as,
+                      gpu->dependent_launch(), gpu->graphs(), m.detail));
     std::vector<float> c(24);
     inputs.c.download(c.data(), c.size() * sizeof(float));
     const LaunchShape want =
@@ -248,6 +259,47 @@ void run_checks() {
                         "saw the previous kernel's grid x {} after its wait (want {})",
                         j, r[0], r[1], x, want.grid_y, r[2], probe.tile.threads_per_block(), r[3], r[4],
                         x * static_cast<float>(want.grid_y), r[5], j == 0 ? 0 : probe.launches[j - 1].a_tiles));
+    }
+
+    // The same chain, launched plainly (each kernel after the first overlapping its predecessor)
+    // and as a CUDA graph captured from those launches, replayed twice: each replay records
+    // exactly what the plain chain records, and so does what the tuner ran.
+    const Module module(*gpu, probe_cubin.image, "probe.cu");
+    std::vector<Kernel> kernels;
+    std::vector<LaunchShape> shapes;
+    for (const RealKernel::Launch& l : probe.launches) {
+      kernels.push_back(module.kernel(l.symbol));
+      shapes.push_back(want);
+      shapes.back().grid_x = static_cast<unsigned>(l.a_tiles);
+    }
+    uint64_t b_ptr = inputs.b.address(), c_ptr = inputs.c.address();
+    int64_t n_arg = n;
+    void* args[] = {&b_ptr, &c_ptr, &n_arg};
+    const auto chain = [&] {
+      for (size_t j = 0; j < kernels.size(); ++j) kernels[j].launch(shapes[j], args, j > 0);
+    };
+    // What the last run recorded, zeroing C before it.
+    const auto recorded = [&](const std::function<void()>& run) {
+      inputs.c.fill_zero();
+      run();
+      gpu->synchronize();
+      std::vector<float> seen(c.size());
+      inputs.c.download(seen.data(), seen.size() * sizeof(float));
+      return seen;
+    };
+    const std::vector<float> plain = recorded(chain);
+    check(plain == c, fmt::format("the plain probe chain records what the tuner's run ({}) recorded: [{}] and [{}]",
+                                  launched_as, fmt::join(plain, ", "), fmt::join(c, ", ")));
+    if (gpu->graphs()) {
+      const KernelGraph graph = KernelGraph::capture(*gpu, chain, "probe chain");
+      for (int replay = 1; replay <= 2; ++replay) {
+        const std::vector<float> replayed = recorded([&] { graph.launch(); });
+        check(replayed == plain, fmt::format("replay {} of the captured probe chain records what the plain chain does: "
+                                             "[{}] and [{}]",
+                                             replay, fmt::join(replayed, ", "), fmt::join(plain, ", ")));
+      }
+    } else {
+      std::printf("the driver has no stream capture or graph launch: no captured chain to check\n");
     }
   }
 
@@ -290,7 +342,9 @@ void run_checks() {
   check(in_process.size() == good.size(), fmt::format("{} measurements for {} candidates", in_process.size(), good.size()));
   for (size_t i = 0; i < in_process.size() && i < good.size(); ++i)
     check(ok_and_timed(in_process[i], good[i].launches.size()),
-          fmt::format("{} (tile {}) in this process: {}", good[i].describe(), good[i].tile.label(), describe(in_process[i])));
+          fmt::format("{} (tile {}{}) in this process: {}", good[i].describe(), good[i].tile.label(),
+                      good[i].launches.size() > 1 ? std::string(", ") + launched_as : std::string(),
+                      describe(in_process[i])));
   for (const Emitted& e : emitted) {
     if (e.kernel.launches.size() < 2) continue;
     RealKernel missing_last = e.kernel;

@@ -1,5 +1,7 @@
 #include "runtime/cuda_driver.h"
 
+#include <type_traits>
+
 #include "tests/test_util.h"
 
 namespace spmmc {
@@ -13,6 +15,9 @@ TEST_CASE("GpuContext::open throws kUnavailable naming the cause where available
     const std::unique_ptr<GpuContext> context = GpuContext::open();
     CHECK(context->device().sm_count > 0);
     CHECK(context->device().arch().rfind("sm_", 0) == 0);
+    // Every driver open() accepts (12.0 or newer, for cuGetProcAddress_v2) has the graph entry
+    // points at the ABI versions cuda_driver_api.h asks for: false means a wrong name or version.
+    CHECK(context->graphs());
     return;
   }
   INFO("why: " << why);
@@ -22,6 +27,13 @@ TEST_CASE("GpuContext::open throws kUnavailable naming the cause where available
   const UserError e = test::expect_user_error([] { GpuContext::open(); });
   CHECK(e.code() == ExitCode::kUnavailable);
   CHECK(e.message() == why);
+}
+
+TEST_CASE("KernelGraph owns its graph: it moves and never copies", "[cuda_driver]") {
+  // A copy would destroy the graph twice; std::optional<KernelGraph> (the tuner) needs the move.
+  STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<KernelGraph>);
+  STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<KernelGraph>);
+  STATIC_REQUIRE(std::is_nothrow_move_constructible_v<KernelGraph>);
 }
 
 TEST_CASE("DeviceInfo::arch names the real architecture", "[cuda_driver]") {
