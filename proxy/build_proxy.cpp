@@ -11,6 +11,8 @@
 #include "codegen/embedded_templates.h"
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/fill_template.h"
+#include "codegen/kernel_program.h"
+#include "codegen/print_tile_ptx.h"
 #include "compiler/common/diagnostics.h"
 
 namespace spmmc {
@@ -52,46 +54,42 @@ std::vector<int32_t> proxy_columns(const std::vector<int32_t>& medoid, int64_t c
   return cols;
 }
 
-// One proxy block function (Fig. 8d): `fn.loads` iterations, each one load of B (prefetched one
-// ahead, as in the real code) and its share of `fn.fmas` FMAs, spread evenly over iterations
-// and round-robin over the `fn.rows` accumulators; then one store per row.
-void append_block_function(fmt::memory_buffer& out, int32_t id, const ProxyBlockFunction& fn,
-                           const std::vector<int32_t>& columns, const std::vector<float>& values) {
-  auto emit = [&](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };
-  emit("__device__ __forceinline__ void spmmc_pb_{}(const float* __restrict__ b, float* __restrict__ c, int64_t n) {{\n", id);
-  if (fn.loads == 0) {
-    emit("  (void)b;\n");
-    for (int32_t r = 0; r < fn.rows; ++r) emit("  c[{} * n] = 0.0f;\n", r);
-    emit("}}\n");
-    return;
-  }
-  emit("  float");
-  for (int32_t r = 0; r < fn.rows; ++r) emit("{} acc{} = 0.0f", r ? "," : "", r);
-  emit(";\n");
-  emit("  float x = __ldg(b + {} * n){};\n", columns[0], fn.loads > 1 ? ", y" : "");
+// One proxy block function (Fig. 8d) as a tile of the kernel program: `fn.loads` columns of B
+// (one load each), `fn.fmas` FMAs spread evenly over them (Bresenham) and round-robin over the
+// `fn.rows` accumulators (at most one per accumulator per column: fn.fmas <= loads x rows), the
+// weights the medoid's values in turn; then one store per row (rows 0 .. fn.rows - 1 of the
+// block's own part of the output). Printed like a real tile, so the proxy's code is the kernel's.
+TileProgram proxy_tile(const ProxyBlockFunction& fn, const std::vector<int32_t>& columns, const std::vector<float>& values) {
+  TileProgram t;
+  for (int32_t r = 0; r < fn.rows; ++r) t.rows.push_back(r);
   int64_t fma = 0;
   for (int64_t j = 0; j < fn.loads; ++j) {
-    if (j + 1 < fn.loads) emit("  y = __ldg(b + {} * n);\n", columns[static_cast<size_t>(j + 1)]);
-    const int64_t until = (j + 1) * fn.fmas / fn.loads;  // Bresenham: totals exactly fn.fmas
+    TileColumn column{columns[static_cast<size_t>(j)], {}};
+    const int64_t until = (j + 1) * fn.fmas / fn.loads;  // totals exactly fn.fmas
     for (; fma < until; ++fma) {
       const float w = values.empty() ? 1.0f : values[static_cast<size_t>(fma) % values.size()];
-      emit("  acc{0} = fmaf({1}, x, acc{0});\n", fma % fn.rows, float_literal(w));
+      column.fmas.push_back({static_cast<int32_t>(fma % fn.rows), w});
     }
-    if (j + 1 < fn.loads) emit("  x = y;\n");
+    std::sort(column.fmas.begin(), column.fmas.end(), [](const TileFma& x, const TileFma& y) { return x.slot < y.slot; });
+    t.columns.push_back(std::move(column));
   }
-  for (int32_t r = 0; r < fn.rows; ++r) emit("  c[{} * n] = acc{};\n", r, r);
-  emit("}}\n");
+  return t;
 }
 
 }  // namespace
 
 ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyRequest& request) {
   SPMMC_CHECK(a.nnz() > 0, "a proxy needs a matrix with non-zeros");
-  SPMMC_CHECK(request.max_threads >= 32 && request.max_clusters >= 1, "a valid proxy request");
+  SPMMC_CHECK(request.max_threads >= 32 && request.max_threads <= 1024 && request.max_threads % 32 == 0 &&
+                  request.min_blocks >= 1 && request.max_clusters >= 1 &&
+                  (request.cols_per_thread == 1 || request.cols_per_thread == 2 || request.cols_per_thread == 4),
+              "a valid proxy request");
   ProxyKernel p;
   p.m1 = tiling.m1;
   p.max_threads = request.max_threads;
-  p.name = fmt::format("proxy_m{}_t{}.cu", p.m1, p.max_threads);
+  p.min_blocks = request.min_blocks;
+  p.cols_per_thread = request.cols_per_thread;
+  p.name = fmt::format("proxy_m{}_v{}_t{}_b{}.cu", p.m1, p.cols_per_thread, p.max_threads, p.min_blocks);
   const double density = static_cast<double>(a.nnz()) / (static_cast<double>(a.rows) * static_cast<double>(a.cols));
   p.iteration_cap = static_cast<int64_t>(std::floor(300.0 / density));  // 300 / (1 - sparsity)
 
@@ -113,8 +111,11 @@ ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyReques
       fn.fmas = std::clamp<int64_t>(fn.fmas, fn.loads, fn.loads * fn.rows);
     }
     const MedoidCode code = medoid_code(a, tiling, medoid);
-    append_block_function(functions, static_cast<int32_t>(c), fn, proxy_columns(code.columns, fn.loads, a.cols), code.values);
-    fmt::format_to(std::back_inserter(dispatch), "      case {0}: spmmc_pb_{0}(B + col, c_tile + col, n); break;\n", c);
+    std::string function;
+    print_tile_ptx(function, static_cast<int32_t>(c), proxy_tile(fn, proxy_columns(code.columns, fn.loads, a.cols), code.values),
+                   p.cols_per_thread);
+    fmt::format_to(std::back_inserter(functions), "{}", function);
+    fmt::format_to(std::back_inserter(dispatch), "      case {0}: spmmc_tile_{0}(b, c, ld); break;\n", c);
     p.functions.push_back(fn);
   }
   for (size_t f = 0; f < p.real_functions.size(); ++f) {
@@ -124,12 +125,16 @@ ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyReques
     p.proxy_fmas += p.functions[static_cast<size_t>(p.clustering.cluster_of[f])].fmas;
   }
   const std::string header = fmt::format(
-      "// spmmc proxy for M1 = {}, N1 <= {}: {} block functions in {} clusters, NNC_P <= {}.\n", p.m1, p.max_threads,
-      p.real_functions.size(), p.clustering.clusters.size(), p.iteration_cap);
+      "// spmmc proxy for M1 = {}, V = {}, at most {} threads per block, {} block(s) per SM: {} block functions in {} "
+      "clusters, NNC_P <= {}.\n",
+      p.m1, p.cols_per_thread, p.max_threads, p.min_blocks, p.real_functions.size(), p.clustering.clusters.size(),
+      p.iteration_cap);
   p.cu = fill_template(embedded_template("proxy.cu"),
                        {{"HEADER_COMMENT", header},
                         {"M1", std::to_string(p.m1)},
+                        {"V", std::to_string(p.cols_per_thread)},
                         {"MAX_THREADS", std::to_string(p.max_threads)},
+                        {"MIN_BLOCKS", std::to_string(p.min_blocks)},
                         {"BLOCK_FUNCTIONS", fmt::to_string(functions)},
                         {"DISPATCH", fmt::to_string(dispatch)}},
                        "proxy.cu");

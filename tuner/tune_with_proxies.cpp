@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <utility>
 
@@ -28,7 +29,8 @@ double seconds_since(Clock::time_point& start) {
 
 struct ProxyGroup {
   int32_t m1 = 0;
-  int32_t max_threads = 0;
+  int32_t cols_per_thread = 1;
+  int32_t min_blocks = 1;
   std::vector<size_t> members;  // indices into the candidates
   ProxyKernel proxy;
 };
@@ -39,7 +41,7 @@ void report(const TuningOptions& options, const char* stage, size_t done, size_t
 
 }  // namespace
 
-int32_t launch_bound_class(int32_t n1) { return n1 <= 256 ? 256 : n1 <= 512 ? 512 : 1024; }
+int32_t launch_bound_class(int32_t threads) { return threads <= 256 ? 256 : threads <= 512 ? 512 : 1024; }
 
 TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options) {
@@ -48,16 +50,17 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   auto clock = Clock::now();
   const SmResources sm = sm_resources(gpu.device());
 
-  // Kernel function reduction: one proxy per (M1, launch-bound class).
-  std::map<std::pair<int32_t, int32_t>, ProxyGroup> groups;
+  // Kernel function reduction: one proxy per (M1, V, blocks per SM, launch-bound class).
+  std::map<std::tuple<int32_t, int32_t, int32_t, int32_t>, ProxyGroup> groups;
   for (size_t i = 0; i < candidates.size(); ++i) {
     CandidateResult r;
     r.tile = candidates[i]->tile;
     result.candidates.push_back(r);
-    const auto key = std::make_pair(r.tile.m1, launch_bound_class(r.tile.n1));
-    ProxyGroup& g = groups[key];
-    g.m1 = key.first;
-    g.max_threads = key.second;
+    const TileCandidate& t = r.tile;
+    ProxyGroup& g = groups[{t.m1, t.cols_per_thread, t.min_blocks_per_sm, launch_bound_class(t.threads_per_block())}];
+    g.m1 = t.m1;
+    g.cols_per_thread = t.cols_per_thread;
+    g.min_blocks = t.min_blocks_per_sm;
     g.members.push_back(i);
   }
 
@@ -74,15 +77,18 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
       const int64_t resident = int64_t{sm.sm_count} * std::max<int64_t>(1, sm.max_threads_per_sm / t.threads_per_block());
       const LaunchShape shape = tile_launch_shape(functions, options.n, t, resident);
       const int64_t registers = estimate_registers_per_thread(t, ConstraintSettings{});
-      max_blocks = std::max(max_blocks, align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, t.n1,
+      max_blocks = std::max(max_blocks, align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, t.threads_per_block(),
                                                         std::max<int64_t>(1, registers), 0).real_blocks_per_sm);
     }
-    // Launch bounds: the widest block the proxy is launched with, so its register budget is the
-    // tightest real kernel's of the group (the class only groups the N1 values).
+    // Launch bounds: the widest block the proxy is launched with and the group's blocks per SM,
+    // so its register budget is the tightest real kernel's of the group (the class only groups
+    // the thread counts).
     int32_t widest = 32;
-    for (size_t i : g.members) widest = std::max(widest, result.candidates[i].tile.n1);
+    for (size_t i : g.members) widest = std::max(widest, result.candidates[i].tile.threads_per_block());
     ProxyRequest request;
     request.max_threads = widest;
+    request.min_blocks = g.min_blocks;
+    request.cols_per_thread = g.cols_per_thread;
     request.max_clusters = static_cast<int32_t>(std::min<int64_t>(3 * max_blocks, 1 << 20));
     g.proxy = build_proxy(a, m1_plan.tiling, request);
   }
@@ -139,25 +145,33 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
         m.local_bytes_per_thread = attributes.local_bytes_per_thread;
         m.compile_seconds = compiled.cubin->seconds;
         report(options, "timing proxies", timed++, candidates.size());
-        if (attributes.max_threads_per_block < r.tile.n1) {
+        const int threads = r.tile.threads_per_block();
+        if (options.n % r.tile.cols_per_thread != 0) {
+          m.outcome = Outcome::kInvalid;
+          m.detail = fmt::format("n = {} is not a multiple of {} columns per thread: the real kernel would take the "
+                                 "generic path",
+                                 options.n, r.tile.cols_per_thread);
+          continue;
+        }
+        if (attributes.max_threads_per_block < threads) {
           m.outcome = Outcome::kInvalid;
           m.detail = fmt::format("the proxy can launch at most {} threads per block ({} registers per thread)",
                                  attributes.max_threads_per_block, attributes.registers_per_thread);
           continue;
         }
         LaunchShape shape = tile_launch_shape(static_cast<int64_t>(table.size()), options.n, r.tile,
-                                              int64_t{sm.sm_count} * kernel.active_blocks_per_sm(r.tile.n1, 0));
+                                              int64_t{sm.sm_count} * kernel.active_blocks_per_sm(threads, 0));
         // Occupancy alignment; the real kernel's registers are taken to be the proxy's (same
         // M1, same launch-bound class, same loop block up to the truncation).
         const OccupancyAlignment aligned =
-            align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, r.tile.n1, attributes.registers_per_thread,
+            align_occupancy(sm, int64_t{shape.grid_x} * shape.grid_y, threads, attributes.registers_per_thread,
                             attributes.static_shared_bytes);
         shape.dynamic_shared_bytes = static_cast<unsigned>(aligned.dynamic_shared_bytes);
         m.dynamic_shared_bytes = aligned.dynamic_shared_bytes;
         m.expected_blocks_per_sm = aligned.real_blocks_per_sm;
         try {
           kernel.allow_dynamic_shared(aligned.dynamic_shared_bytes);
-          m.blocks_per_sm = kernel.active_blocks_per_sm(r.tile.n1, aligned.dynamic_shared_bytes);
+          m.blocks_per_sm = kernel.active_blocks_per_sm(threads, aligned.dynamic_shared_bytes);
           uint64_t b_ptr = b.address(), c_ptr = c.address();
           int64_t n = options.n;
           int n1 = r.tile.n1;

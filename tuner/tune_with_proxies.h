@@ -1,4 +1,5 @@
-// Proxy-based evaluation (LO-SpMM §5): one proxy per (M1, launch-bound class of N1) is built
+// Proxy-based evaluation (LO-SpMM §5): one proxy per (M1, V, blocks per SM of the launch
+// bounds, launch-bound class of the threads per block) is built
 // (proxy/build_proxy.h), all are compiled with NVRTC in parallel, and every candidate is timed
 // by launching its proxy with the candidate's N1, grid and occupancy-aligning shared memory
 // (proxy/align_occupancy.h). The fastest proxy time picks the candidate.
@@ -13,11 +14,11 @@
 
 namespace spmmc {
 
-// The launch-bound class of a block width: N1 <= 256, <= 512 and <= 1024 get separate proxies,
-// each compiled with __launch_bounds__ of the widest N1 it is launched with, so each proxy's
-// register budget is close to that of the real kernels it stands for (those use
-// __launch_bounds__(N1)).
-int32_t launch_bound_class(int32_t n1);
+// The launch-bound class of a block's threads: <= 256, <= 512 and <= 1024 get separate proxies,
+// each compiled with __launch_bounds__(the most threads it is launched with, the group's blocks
+// per SM), so each proxy's register budget is close to that of the real kernels it stands for
+// (those use __launch_bounds__(threads, min_blocks_per_sm)).
+int32_t launch_bound_class(int32_t threads);
 
 // Times the proxy of every candidate (all from `plan`, for A) on `gpu`. Failures are recorded
 // per candidate; `chosen` is the fastest proxy. With options.time_sgemm, cuBLAS SGEMM for the

@@ -175,9 +175,11 @@ TEST_CASE("proxy: loop block reduction truncates to 300 / (1 - sparsity) iterati
   CHECK(p.functions[0].loads == 300);
   CHECK(p.functions[0].fmas == 1200);  // 4 FMAs per load, as in the real tile
   CHECK(p.functions[0].rows == 4);
-  CHECK(count(p.cu, "__ldg(") == 300);
-  CHECK(count(p.cu, "fmaf(") == 1200);
-  CHECK(count(p.cu, "] = acc") == 4);
+  // Printed as the real tiles are (inline PTX): one load of B per iteration, the FMAs with
+  // immediate weights, one store per row.
+  CHECK(count(p.cu, "ld.global.nc.f32 ") == 300);
+  CHECK(count(p.cu, "fma.rn.f32 ") == 1200);
+  CHECK(count(p.cu, "st.global.f32 ") == 4);
   CHECK(p.real_loads == 1000);
   CHECK(p.proxy_loads == 300);
 }
@@ -192,11 +194,11 @@ TEST_CASE("proxy: a sparse layer keeps its whole loop and at most max_clusters b
   CHECK(p.iteration_cap == 3000);
   CHECK(p.clustering.clusters.size() == 12);
   CHECK(p.functions.size() == 12);
-  CHECK(count(p.cu, "__device__ __forceinline__ void spmmc_pb_") == 12);
+  CHECK(count(p.cu, "__device__ __forceinline__ void spmmc_tile_") == 12);
   CHECK(count(p.cu, "case ") == 12);
   CHECK(p.cu.find("spmmc_max_threads = 512;") != std::string::npos);
   CHECK(p.cu.find("spmmc_m1 = 4;") != std::string::npos);
-  CHECK(p.name == "proxy_m4_t512.cu");
+  CHECK(p.name == "proxy_m4_v1_t512_b1.cu");
   // Not truncated (NNC <= K < 3000): every cluster's proxy loads round its centroid, so the
   // proxy's total loads are within rounding of the real kernel's.
   CHECK(std::abs(static_cast<double>(p.proxy_loads - p.real_loads)) <= 0.5 * static_cast<double>(p.real_functions.size()));
@@ -208,6 +210,37 @@ TEST_CASE("proxy: a sparse layer keeps its whole loop and at most max_clusters b
   }
   // Deterministic.
   CHECK(build_proxy(a, tiling, request).cu == p.cu);
+}
+
+TEST_CASE("proxy: V columns per thread and the real launch bounds", "[proxy]") {
+  // The proxy of candidates with V = 4 and __launch_bounds__(256, 4): float4 loads and stores,
+  // the same launch bounds, as many loads and FMAs as with V = 1 (per thread, per group of V
+  // columns).
+  const Csr a = uniform(128, 256, 0.8, 5);
+  const RowTiling tiling = tile_rows(a, 8, ReorderMethod::kColumnOverlap);
+  ProxyRequest request;
+  request.max_threads = 256;
+  request.min_blocks = 4;
+  request.max_clusters = 6;
+  request.cols_per_thread = 4;
+  const ProxyKernel p4 = build_proxy(a, tiling, request);
+  request.cols_per_thread = 1;
+  const ProxyKernel p1 = build_proxy(a, tiling, request);
+  CHECK(p4.name == "proxy_m8_v4_t256_b4.cu");
+  CHECK(p4.cu.find("spmmc_v = 4;") != std::string::npos);
+  CHECK(p4.cu.find("spmmc_min_blocks = 4;") != std::string::npos);
+  CHECK(p4.cu.find("__launch_bounds__(spmmc_max_threads, spmmc_min_blocks)") != std::string::npos);
+  int64_t loads = 0, fmas = 0;
+  for (const ProxyBlockFunction& f : p4.functions) loads += f.loads, fmas += f.fmas;
+  CHECK(count(p4.cu, "ld.global.nc.v4.f32 ") == loads);
+  CHECK(count(p4.cu, "ld.global.nc.f32 ") == 0);
+  CHECK(count(p1.cu, "ld.global.nc.f32 ") == loads);
+  CHECK(count(p4.cu, "fma.rn.f32 ") == 4 * fmas);  // one FMA per lane
+  CHECK(count(p1.cu, "fma.rn.f32 ") == fmas);
+  CHECK(p4.proxy_loads == p1.proxy_loads);
+  // A request outside the tile space is a bug of the caller.
+  request.cols_per_thread = 3;
+  CHECK_THROWS(build_proxy(a, tiling, request));
 }
 
 TEST_CASE("proxy: occupancy alignment follows Eq. 5 and 6", "[proxy][occupancy]") {

@@ -1,5 +1,6 @@
 // Proxies and real kernels compile with NVRTC to sm_90 cubins: no GPU needed.
 #include <string>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -37,11 +38,15 @@ TEST_CASE("proxy nvrtc: the bare templates compile on their own", "[proxy][nvrtc
               "spmmc_template_kernel_0");
 }
 
-TEST_CASE("proxy nvrtc: a proxy per launch-bound class compiles to a cubin", "[proxy][nvrtc]") {
+TEST_CASE("proxy nvrtc: a proxy per launch-bound class and V compiles to a cubin", "[proxy][nvrtc]") {
   const Csr a = layer();
-  for (int32_t threads : {256, 1024}) {
+  for (const auto& [threads, min_blocks, v] : {std::tuple{256, 4, 1}, std::tuple{1024, 1, 1}, std::tuple{512, 2, 2},
+                                              std::tuple{256, 4, 4}}) {
+    INFO(threads << " threads, " << min_blocks << " blocks per SM, V = " << v);
     ProxyRequest request;
     request.max_threads = threads;
+    request.min_blocks = min_blocks;
+    request.cols_per_thread = v;
     request.max_clusters = 6;
     const ProxyKernel p = build_proxy(a, tile_rows(a, 8, ReorderMethod::kColumnOverlap), request);
     const Cubin cubin = compile_to_cubin({p.name, p.cu}, {});
