@@ -44,6 +44,7 @@ SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, con
                        std::pow(std::max(loads / kernels, 1.0), 1.128) * std::pow(static_cast<double>(tile.m1), 0.162) *
                        std::pow(v, 0.6);
   e.nvcc_seconds = kNvccStartSeconds + kPtxasScale * ptxas;
+  e.kernel_loads = loads / kernels;
   return e;
 }
 

@@ -12,9 +12,15 @@
 
 namespace spmmc {
 
+// The model below was fitted on kernels of at most ~15k loads of B each; beyond that ptxas slows
+// down faster than it predicts (kernels of 31k-38k loads took 2.7-2.8x the fit), so the automatic
+// split keeps every kernel within this many loads (docs/design/kernel.md, section 4).
+constexpr int64_t kMaxLoadsPerKernel = 16384;
+
 struct SizeEstimate {
   int64_t fmas = 0;          // FMA instructions: V per non-zero
   int64_t loads = 0;         // NNC_sum: one B load per non-empty column per tile
+  double kernel_loads = 0;   // loads of one kernel, the kernels taken as equal parts
   int64_t source_bytes = 0;  // of NAME.cu
   double nvcc_seconds = 0;   // nvcc -O3 -arch=sm_90, one process
 };

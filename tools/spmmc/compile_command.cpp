@@ -156,10 +156,12 @@ int run_compile(const Args& args) {
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
   seconds[gpu ? "tune" : "choose"] = seconds_since(clock);
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
-  // The automatic split is made finer (more launches, less nvcc time) where the layer would
-  // otherwise exceed the compile-time limit.
+  // The automatic split is made finer (more kernels, less nvcc time) where the layer would
+  // otherwise exceed the compile-time limit, or have kernels beyond the loads the size guard's
+  // model was fitted on.
   SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
-  while (auto_split && fmas_per_kernel > kMinFmasPerKernel && estimate.nvcc_seconds > limits.max_nvcc_seconds) {
+  while (auto_split && fmas_per_kernel > kMinFmasPerKernel &&
+         (estimate.nvcc_seconds > limits.max_nvcc_seconds || estimate.kernel_loads > kMaxLoadsPerKernel)) {
     fmas_per_kernel = std::max(kMinFmasPerKernel, fmas_per_kernel / 2);
     estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
   }
