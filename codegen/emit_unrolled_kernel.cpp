@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <map>
@@ -75,11 +76,16 @@ bool is_c_identifier(const std::string& name) {
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
-  const KernelProgram program = build_kernel_program(a, tiling, tile, options.fmas_per_kernel);
+  const KernelProgram program = build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
   const int32_t v = program.launch.cols_per_thread;
   EmittedKernel k;
+  // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
+  int sm = 0;
+  SPMMC_CHECK(options.k_parts == 1 || (std::sscanf(options.arch.c_str(), "sm_%d", &sm) == 1 && sm >= 90),
+              "the split along K needs a target of sm_90 or later");
   std::string tiles;
   for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v);
+  k.k_part_begin = program.k_part_begin;
   std::string kernels, pointers, tile_counts, declarations;
   for (int32_t j = 0; j < program.kernels(); ++j) {
     const std::string symbol = fmt::format("{}_kernel_{}", options.name, j);
@@ -131,6 +137,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"M", std::to_string(a.rows)},
+      {"K_PARTS", std::to_string(program.k_part_begin.size() - 1)},
+      {"K_PART_BEGIN", joined(program.k_part_begin, [](int32_t x) { return std::to_string(x); })},
       {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
       {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
       {"WEIGHT_BITS", joined(a.values, [](float x) {

@@ -28,6 +28,9 @@ struct EmitOptions {
   // (0: one kernel), launched in order (build_kernel_program; spmmc compile's default is
   // default_fmas_per_kernel).
   int64_t fmas_per_kernel = 0;
+  // The split along K (build_kernel_program): K in this many ranges of about equal non-zeros,
+  // every range after the first added to C by kernels that wait for the ones before them.
+  int32_t k_parts = 1;
 };
 
 struct EmittedKernel {
@@ -41,6 +44,7 @@ struct EmittedKernel {
   // first is launched with programmatic stream serialization (codegen/templates/kernel.cu).
   std::vector<std::string> kernel_symbols;
   std::vector<int32_t> kernel_tiles;
+  std::vector<int32_t> k_part_begin;  // the ranges of K (KernelProgram::k_part_begin)
   int32_t tiles = 0;       // thread-block functions, zero-row tiles included
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles

@@ -28,11 +28,17 @@ struct TileColumn {
 };
 
 // One A-tile: rows[slot] is the original row of C that accumulator `slot` is stored to.
-// Columns ascend; a tile of empty rows has no columns and stores zeros.
+// Columns ascend; a tile of empty rows has no columns and stores zeros. With the split along K
+// (KernelProgram::k_part_begin), a tile covers one range of K: in range 0 it stores every row
+// (its partial sums), in a later range (`k_part` > 0) it computes its partial sums while the
+// kernels before it run, then waits for them (griddepcontrol.wait) and adds each sum to the row of
+// C they stored (a load of C, an add, a store), for the rows that have products in its range only.
 struct TileProgram {
   std::vector<int32_t> rows;
   std::vector<TileColumn> columns;
+  int32_t k_part = 0;
 
+  bool accumulates() const { return k_part > 0; }
   int64_t fmas() const;
 };
 
@@ -70,7 +76,13 @@ int64_t default_fmas_per_kernel(int64_t nnz, int64_t n, const std::string& arch 
 struct KernelProgram {
   int32_t m = 0, k = 0;
   LaunchMapping launch;
-  std::vector<TileProgram> tiles;  // the tiling's tiles in order, then tiles of empty rows
+  // The ranges of K (the split along K, `k_parts`): range p covers the columns of A
+  // [k_part_begin[p], k_part_begin[p + 1]); {0, k} without a split. Each row of C is the sum of
+  // its ranges' partial sums, added in range order: ((P0 + P1) + P2) ...
+  std::vector<int32_t> k_part_begin;
+  // Range 0: the tiling's tiles in order, then tiles of empty rows; then the tiles of range 1
+  // (those with products in it), and so on.
+  std::vector<TileProgram> tiles;
   // The kernels, launched in this order: kernel j runs tiles [kernel_first_tile[j],
   // kernel_first_tile[j + 1]) (the last to the end), tile first + blockIdx.x in each block.
   std::vector<int32_t> kernel_first_tile;
@@ -83,12 +95,19 @@ struct KernelProgram {
   int64_t loads() const;  // loads of B per thread: the sum of non-empty columns over tiles
 };
 
+// The split of K into `parts` ranges of about equal non-zeros (ascending, k_part_begin[0] = 0,
+// the last = K, no range empty of columns): the boundaries KernelProgram::k_part_begin holds.
+std::vector<int32_t> split_k(const Csr& a, int32_t parts);
+
 // Builds the program of A under `tiling` (rows grouped into tiles of at most tile.m1 rows) for
 // the launch of `tile`; rows of A without non-zeros become tiles of at most M1 rows storing
-// zeros. Consecutive tiles are grouped into kernels of at most `fmas_per_kernel` FMAs (a tile
-// with more gets a kernel of its own; 0: one kernel for all). Deterministic; every row of C
-// appears in exactly one tile, every tile in exactly one kernel.
+// zeros. With `k_parts` > 1, K is split into that many ranges (split_k) and every tile into one
+// tile per range that has products (range 0 always: it stores). Consecutive tiles of one range
+// are grouped into kernels of at most `fmas_per_kernel` FMAs (a tile with more gets a kernel of
+// its own; 0: one kernel per range); a kernel never mixes ranges, so every accumulating kernel
+// comes after all kernels of the ranges before it. Deterministic; every row of C is stored by
+// exactly one tile of range 0, every non-zero is one FMA, every tile is in exactly one kernel.
 KernelProgram build_kernel_program(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
-                                   int64_t fmas_per_kernel = 0);
+                                   int64_t fmas_per_kernel = 0, int32_t k_parts = 1);
 
 }  // namespace spmmc

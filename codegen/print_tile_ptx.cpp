@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,8 +40,8 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
        id);
   emit("  SPMMC_TILE_ASM(\n");
   // One address register per load and per store: ptxas renames and allocates them itself.
-  emit("    \"{{.reg .f32 a<{}>;.reg .f32 x<{}>;.reg .b64 p<{}>;\\n\"\n", slots * v,
-       std::max<int64_t>(columns * v, 1), columns + slots);
+  emit("    \"{{.reg .f32 a<{}>;.reg .f32 x<{}>;.reg .b64 p<{}>;{}\\n\"\n", slots * v,
+       std::max<int64_t>(columns * v, 1), columns + slots, tile.accumulates() ? fmt::format(".reg .f32 y<{}>;", v) : "");
   emit("    \"");
   for (int64_t i = 0; i < slots * v; ++i) emit("mov.b32 a{},0f00000000;", i);
   emit("\\n\"\n");
@@ -57,9 +58,26 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
     }
     emit("\\n\"\n");
   }
-  for (int64_t s = 0; s < slots; ++s)
-    emit("    \"mad.wide.u32 p{0},%2,{1},%1;st.global{2}.f32 [p{0}],{3};\\n\"\n", columns + s,
-         tile.rows[static_cast<size_t>(s)], vector_suffix(v), vector_operand('a', s * v, v));
+  if (!tile.accumulates()) {
+    for (int64_t s = 0; s < slots; ++s)
+      emit("    \"mad.wide.u32 p{0},%2,{1},%1;st.global{2}.f32 [p{0}],{3};\\n\"\n", columns + s,
+           tile.rows[static_cast<size_t>(s)], vector_suffix(v), vector_operand('a', s * v, v));
+    emit("    \"}}\");\n}}\n");
+    return;
+  }
+  // A later range of K: the kernels before this one stored (and added to) C; wait until they have
+  // completed, then add each partial sum to its row of C: C = C + sum, for the rows with products.
+  std::vector<bool> has_products(static_cast<size_t>(slots), false);
+  for (const TileColumn& col : tile.columns)
+    for (const TileFma& f : col.fmas) has_products[static_cast<size_t>(f.slot)] = true;
+  emit("    \"griddepcontrol.wait;\\n\"\n");
+  for (int64_t s = 0; s < slots; ++s) {
+    if (!has_products[static_cast<size_t>(s)]) continue;
+    emit("    \"mad.wide.u32 p{0},%2,{1},%1;ld.global{2}.f32 {3},[p{0}];", columns + s, tile.rows[static_cast<size_t>(s)],
+         vector_suffix(v), vector_operand('y', 0, v));
+    for (int32_t lane = 0; lane < v; ++lane) emit("add.f32 a{0},y{1},a{0};", s * v + lane, lane);
+    emit("st.global{}.f32 [p{}],{};\\n\"\n", vector_suffix(v), columns + s, vector_operand('a', s * v, v));
+  }
   emit("    \"}}\");\n}}\n");
 }
 

@@ -16,6 +16,11 @@
 //   fma.rn.f32 aI, xJ, 0fHHHHHHHH, aI;                             aI += weight x xJ (weight as bits)
 //   mad.wide.u32 pJ, %2, ROW, %1;  st.global[.v2|.v4].f32 [pJ], {aI, ...};   row ROW of C
 //   }
+// A tile of a later range of K (TileProgram::accumulates) declares .reg .f32 y<V> too and, after
+// its FMAs, waits for the kernels before it and adds its sums to C, for the rows with products:
+//   griddepcontrol.wait;
+//   mad.wide.u32 pJ, %2, ROW, %1;  ld.global[.v2|.v4].f32 {yL, ...}, [pJ];
+//   add.f32 aI, yL, aI;  ...  st.global[.v2|.v4].f32 [pJ], {aI, ...};
 // Accumulator of slot s, lane v is a(s*V + v); x(j*V + v) holds lane v of the j-th column.
 #pragma once
 
@@ -27,6 +32,8 @@
 namespace spmmc {
 
 // Appends `__device__ __forceinline__ void spmmc_tile_<id>(b, c, ld) { SPMMC_TILE_ASM(...); }`.
+// An accumulating tile's griddepcontrol.wait needs sm_90 or later (the split along K is only
+// emitted for such targets).
 void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t cols_per_thread);
 
 // The PTX spelling of a float immediate: "0f3DCCCCCD" (its exact bits).

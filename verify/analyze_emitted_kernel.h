@@ -48,11 +48,14 @@ struct AnalyzedProduct {
 
 // A store of lane `lane` of one row of C (C(row, col + lane)), with every product summed into the
 // stored value (none for a sum that stayed +0), in the order the code performs them.
+// With `adds`, the stored value is the element of C loaded before (ld.global of the same row and
+// lane) plus the sum: a tile of a later range of K adding to what the kernels before it stored.
 struct AnalyzedStore {
   int64_t row = 0;
   int32_t lane = 0;
   CodeLocation where;  // the store instruction
   std::vector<AnalyzedProduct> products;
+  bool adds = false;
 };
 
 // A load of row `row` of B into `lanes` registers, lanes first_lane .. first_lane + lanes - 1.
@@ -81,6 +84,9 @@ struct AnalyzedTile {
   int64_t loads = 0;
   int64_t fmas = 0;
   int64_t dead_loads = 0;
+  bool waits = false;             // griddepcontrol.wait: waits for the kernels before its own
+  bool reads_c_early = false;     // loads an element of C before any griddepcontrol.wait
+  CodeLocation first_c_read;      // its first load of C
   std::vector<AnalyzedLoad> load_sites;
   std::vector<AnalyzedStore> stores;
   std::vector<UnstoredSum> unstored;
@@ -133,6 +139,7 @@ struct IntegerArray {
 // The generic fallback kernel's data: A as CSR, weights as their float bits.
 struct GenericPath {
   IntegerArray row_ptr, col_idx, weight_bits;  // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits
+  IntegerArray k_part_begin;                   // spmmc_k_part_begin: the ranges of K it sums separately
 };
 
 // How a thread of an unrolled kernel finds its columns, read from the kernel and its launch:

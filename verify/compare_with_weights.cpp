@@ -327,6 +327,16 @@ class Comparison {
 
   void check_generic_path() {
     const GenericPath& g = code_.generic;
+    // The ranges of K: 0 = b0 < b1 < ... < bS = K (absent in files from before the split).
+    const std::vector<int64_t>& b = g.k_part_begin.values;
+    if (g.k_part_begin.found) {
+      bool valid = b.size() >= 2 && b.front() == 0 && b.back() == w_.cols;
+      for (size_t i = 1; valid && i < b.size(); ++i) valid = b[i] > b[i - 1];
+      if (!valid)
+        report(g.k_part_begin.where, fmt::format("spmmc_k_part_begin is not a split of K: it must rise from 0 to {} (the "
+                                                 "columns of {})",
+                                                 w_.cols, options_.weights_name));
+    }
     const auto decimal = [](int64_t v) { return std::to_string(v); };
     std::vector<int64_t> row_ptr(w_.row_ptr.begin(), w_.row_ptr.end());
     check_array("spmmc_row_ptr", g.row_ptr, row_ptr, "the offsets of A's rows", [&](size_t i) {
@@ -377,27 +387,39 @@ class Comparison {
                                 why));
       return;
     }
-    std::vector<std::vector<const Write*>> by_lane(static_cast<size_t>(lanes_));
-    for (const Write& w : writes) by_lane[static_cast<size_t>(w.store->lane)].push_back(&w);
+    // Per lane, the stores that set C(r, col + l) and the ones that add to it (later ranges of K).
+    std::vector<std::vector<const Write*>> by_lane(static_cast<size_t>(lanes_)), adds(static_cast<size_t>(lanes_));
+    for (const Write& w : writes) (w.store->adds ? adds : by_lane)[static_cast<size_t>(w.store->lane)].push_back(&w);
     std::vector<int32_t> present;
     for (int32_t l = 0; l < lanes_; ++l) {
       if (!by_lane[static_cast<size_t>(l)].empty()) {
         present.push_back(l);
         continue;
       }
+      if (!adds[static_cast<size_t>(l)].empty()) {
+        const Write& add = *adds[static_cast<size_t>(l)].front();
+        report(add.store->where, fmt::format("C({}, col + {}) is only added to ({} in {}): no kernel stores it first", r, l,
+                                             add.tile->function, block_name(*add.block)));
+        continue;
+      }
       const Write& any = writes.front();
       report(any.store->where, fmt::format("C({}, col + {}) is never written: {} stores {} of row {} only", r, l,
                                            any.tile->function, lanes_text(lanes_of(writes)), r));
     }
+    if (present.empty()) return;
     check_rewrites(r, by_lane, present);
     out_.rows_written += 1;
-    const std::vector<AnalyzedProduct>& first = by_lane[static_cast<size_t>(present[0])][0]->store->products;
+    // Each lane's value: the store that sets it, then what later ranges add, as one sum.
+    std::vector<AnalyzedStore> merged(static_cast<size_t>(lanes_));
+    for (int32_t l : present)
+      merged[static_cast<size_t>(l)] = sum_of_ranges(r, l, *by_lane[static_cast<size_t>(l)][0], adds[static_cast<size_t>(l)]);
+    const std::vector<AnalyzedProduct>& first = merged[static_cast<size_t>(present[0])].products;
     out_.code_nnz += static_cast<int64_t>(first.size());
     // Lanes mixed, and the order of the sums (when the columns are right: a wrong column is
     // reported as such, not also as out of order).
     bool order_reported = false;
     for (int32_t l : present) {
-      const AnalyzedStore& store = *by_lane[static_cast<size_t>(l)][0]->store;
+      const AnalyzedStore& store = merged[static_cast<size_t>(l)];
       for (const AnalyzedProduct& p : store.products)
         if (p.lane != l)
           report(p.where, fmt::format("A({}, {}) multiplies B({}, col + {}) into C({}, col + {}): the lanes are mixed", r,
@@ -418,16 +440,68 @@ class Comparison {
     std::vector<std::pair<std::vector<std::pair<int64_t, uint32_t>>, std::vector<int32_t>>> groups;
     for (int32_t l : present) {
       std::vector<std::pair<int64_t, uint32_t>> key;
-      for (const AnalyzedProduct& p : by_lane[static_cast<size_t>(l)][0]->store->products)
-        key.emplace_back(p.column, bits_of(p.value));
+      for (const AnalyzedProduct& p : merged[static_cast<size_t>(l)].products) key.emplace_back(p.column, bits_of(p.value));
       std::sort(key.begin(), key.end());
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
       if (it == groups.end()) groups.push_back({std::move(key), {l}});
       else it->second.push_back(l);
     }
     for (const auto& group : groups)
-      compare_products(r, *by_lane[static_cast<size_t>(group.second[0])][0]->store,
-                       lane_suffix(group.second, present.size()));
+      compare_products(r, merged[static_cast<size_t>(group.second[0])], lane_suffix(group.second, present.size()));
+  }
+
+  // The range of K (spmmc_k_part_begin) column `col` falls in; 0 without ranges.
+  int64_t range_of(int64_t col) const {
+    const std::vector<int64_t>& b = code_.generic.k_part_begin.values;
+    if (b.size() < 3) return 0;
+    return static_cast<int64_t>(std::upper_bound(b.begin() + 1, b.end() - 1, col) - (b.begin() + 1));
+  }
+
+  // C(r, col + l) set by `set` and added to by `added` (the split along K): the additions must come
+  // in later kernels than the store and than each other (the kernels of one range run at once),
+  // each after griddepcontrol.wait, and each add one whole range of spmmc_k_part_begin, in range
+  // order, as the generic path sums them. Returns the store with all products in that order.
+  AnalyzedStore sum_of_ranges(int32_t r, int32_t l, const Write& set, std::vector<const Write*> added) {
+    AnalyzedStore out = *set.store;
+    if (added.empty() && code_.generic.k_part_begin.values.size() < 3) return out;
+    std::stable_sort(added.begin(), added.end(), [](const Write* x, const Write* y) { return x->block->launch < y->block->launch; });
+    const std::vector<int64_t>& b = code_.generic.k_part_begin.values;
+    const auto check_range = [&](const AnalyzedStore& store, int64_t& last_range, bool first) {
+      if (store.products.empty()) return;
+      const int64_t lo = range_of(store.products.front().column), hi = range_of(store.products.back().column);
+      if (lo != hi || (first ? lo != 0 : lo <= last_range))
+        report(store.where, fmt::format("the products {} C({}, col + {}) here span columns {}..{}, {}: the generic path "
+                                        "sums the ranges of spmmc_k_part_begin ({}) separately, in order, so the results "
+                                        "differ",
+                                        first ? "stored to" : "added to", r, l, store.products.front().column,
+                                        store.products.back().column,
+                                        lo != hi ? fmt::format("ranges {} to {}", lo, hi)
+                                                 : fmt::format("range {}, not after range {}", lo, last_range),
+                                        b.size() - 1));
+      last_range = hi;
+    };
+    int64_t last_range = 0;
+    check_range(out, last_range, true);
+    const Write* before = &set;
+    for (const Write* w : added) {
+      if (b.size() < 3)
+        report(w->store->where, fmt::format("{} adds to row {} of C, but the generic path has no ranges of K "
+                                            "(spmmc_k_part_begin) to sum the same way",
+                                            w->tile->function, r));
+      if (w->block->launch <= before->block->launch)
+        report(w->store->where, fmt::format("{} in {} adds to C({}, col + {}), which {} in {} writes in the same or a later "
+                                            "kernel: the two race",
+                                            w->tile->function, block_name(*w->block), r, l, before->tile->function,
+                                            block_name(*before->block)));
+      if (!w->tile->waits || w->tile->reads_c_early)
+        report(w->tile->first_c_read, fmt::format("{} reads C before griddepcontrol.wait: the kernels before it may not "
+                                                  "have stored row {} yet",
+                                                  w->tile->function, r));
+      check_range(*w->store, last_range, false);
+      out.products.insert(out.products.end(), w->store->products.begin(), w->store->products.end());
+      before = w;
+    }
+    return out;
   }
 
   // "block 3 of layer0_kernel_1", and which launch when the kernel is launched more than once.

@@ -36,7 +36,9 @@ enum class Buffer : uint8_t { kB, kC };
 
 // The symbolic value of a register (or of an operand %N).
 struct Value {
-  enum class Kind : uint8_t { kUnset, kSum, kElement, kAddress, kRowStride, kPredicate };
+  // kPrevious: an element of C as the kernels before stored it (rows, lane); kAddedSum: such an
+  // element plus a sum (node; rows and lane of the element).
+  enum class Kind : uint8_t { kUnset, kSum, kElement, kAddress, kRowStride, kPredicate, kPrevious, kAddedSum };
   Kind kind = Kind::kUnset;
   Buffer buffer = Buffer::kB;  // kAddress
   bool truth = false;          // kPredicate
@@ -421,7 +423,8 @@ class TileReader {
     static const std::map<std::string_view, OpcodeHandler> kOpcodes = {
         {"mov", &TileReader::op_mov}, {"mad", &TileReader::op_mad}, {"mul", &TileReader::op_mul},
         {"add", &TileReader::op_add}, {"ld", &TileReader::op_ld},   {"st", &TileReader::op_st},
-        {"fma", &TileReader::op_fma}, {"setp", &TileReader::op_setp}, {"bra", &TileReader::op_bra}};
+        {"fma", &TileReader::op_fma}, {"setp", &TileReader::op_setp}, {"bra", &TileReader::op_bra},
+        {"griddepcontrol", &TileReader::op_griddepcontrol}};
     return kOpcodes;
   }
 
@@ -629,10 +632,40 @@ class TileReader {
     write(d, v);
   }
 
-  // add.{s64,u64} p, x, y
+  // griddepcontrol.wait: wait until the kernels this one depends on have completed.
+  void op_griddepcontrol(const Instruction& in) {
+    if (in.modifiers.size() != 1 || in.modifiers[0] != "wait")
+      fail(fmt::format("unrecognised instruction '{}' (only griddepcontrol.wait is understood)", join_opcode(in)));
+    expect_operands(in, 0);
+    tile_.waits = true;
+  }
+
+  // add.f32 d, x, y: an element of C (loaded) plus a sum, in either order.
+  void add_to_previous(const Instruction& in) {
+    expect_operands(in, 3);
+    const int32_t d = register_operand(in.operands[0], "destination", {RegClass::kF32, RegClass::kB32});
+    const Source x = source(in.operands[1], "first addend");
+    const Source y = source(in.operands[2], "second addend");
+    const auto is = [](const Source& s, Value::Kind k) { return s.kind == Source::Kind::kValue && s.width == 32 && s.value.kind == k; };
+    const Source* previous = is(x, Value::Kind::kPrevious) ? &x : is(y, Value::Kind::kPrevious) ? &y : nullptr;
+    const Source* sum = previous == &x ? &y : &x;
+    if (!previous || !is(*sum, Value::Kind::kSum))
+      fail("only an element of C loaded before plus a sum of products is understood for add.f32");
+    Value v;
+    v.kind = Value::Kind::kAddedSum;
+    v.node = sum->value.node;
+    v.rows = previous->value.rows;
+    v.lane = previous->value.lane;
+    write(d, v);
+  }
+
+  // add.{s64,u64} p, x, y;  add.f32 d, c, a (see add_to_previous)
   void op_add(const Instruction& in) {
+    if (in.modifiers.size() == 1 && in.modifiers[0] == "f32") return add_to_previous(in);
     if (in.modifiers.size() != 1 || (in.modifiers[0] != "s64" && in.modifiers[0] != "u64"))
-      fail(fmt::format("unrecognised instruction '{}' (only add.s64 and add.u64 of addresses are understood)", join_opcode(in)));
+      fail(fmt::format("unrecognised instruction '{}' (only add.s64 and add.u64 of addresses, and add.f32 of an element of C "
+                       "and a sum, are understood)",
+                       join_opcode(in)));
     expect_operands(in, 3);
     const int32_t d = register_operand(in.operands[0], "destination", {RegClass::k64});
     const Source x = source(in.operands[1], "first addend");
@@ -700,8 +733,21 @@ class TileReader {
     const int32_t vec = access_modifiers(in, true);
     expect_operands(in, 2);
     const Access a = address(in.operands[1], vec);
-    if (a.buffer != Buffer::kB) fail("a load of C (only B is read)");
     const std::vector<int32_t> slots = vector_registers(in.operands[0], vec, "destination");
+    if (a.buffer == Buffer::kC) {  // what the kernels before stored: the tile adds to it
+      if (in.modifiers.size() > 1 && std::find(in.modifiers.begin(), in.modifiers.end(), "nc") != in.modifiers.end())
+        fail("ld.global.nc of C, which the kernels write (the non-coherent cache may be stale)");
+      if (tile_.first_c_read.file.empty()) tile_.first_c_read = ptx_.locate(statement_offset_);
+      if (!tile_.waits) tile_.reads_c_early = true;
+      for (int32_t i = 0; i < vec; ++i) {
+        Value v;
+        v.kind = Value::Kind::kPrevious;
+        v.rows = a.row;
+        v.lane = a.lane + i;
+        write(slots[static_cast<size_t>(i)], v);
+      }
+      return;
+    }
     AnalyzedLoad load;
     load.row = a.row;
     load.first_lane = a.lane;
@@ -729,13 +775,17 @@ class TileReader {
     for (int32_t i = 0; i < vec; ++i) {
       const int32_t slot = slots[static_cast<size_t>(i)];
       const Value& v = read_register(slot);
-      if (v.kind != Value::Kind::kSum)
+      if (v.kind != Value::Kind::kSum && v.kind != Value::Kind::kAddedSum)
         fail(fmt::format("the value stored to row {} of C ('{}') is not a sum of products",
                          a.row, registers_[static_cast<size_t>(slot)].name()));
+      if (v.kind == Value::Kind::kAddedSum && (v.rows != a.row || v.lane != a.lane + i))
+        fail(fmt::format("the sum stored to C({}, col + {}) adds C({}, col + {}), another element", a.row, a.lane + i, v.rows,
+                         v.lane));
       AnalyzedStore store;
       store.row = a.row;
       store.lane = a.lane + i;
       store.where = where;
+      store.adds = v.kind == Value::Kind::kAddedSum;
       store.products = products_of(v.node);
       if (v.node >= 0) stored_[static_cast<size_t>(v.node)] = true;
       tile_.stores.push_back(std::move(store));

@@ -16,10 +16,13 @@
 //   st[.global][.wb|.cg|.cs|.wt][.v2|.v4].{f32,b32} [p(+OFF)], {a..}           lanes of a row of C
 //   fma.rn.f32 d, x, 0fHHHHHHHH, a   (or the weight first)   d = a + weight x (element of B)
 //   setp.{eq,ne}.{u32,s32,b32} q, %2, 0   (or 0, %2)         the stride is never 0: q is known
+//   griddepcontrol.wait                                       the tile waits for the kernels before
+//   ld[.global][.v2|.v4].f32 {y..}, [p] of C;  add.f32 d, y, a (either order)
+//                                             an element of C as stored before, plus a sum: a store of d adds
 // A byte offset OFF (or BASE's) of 4 x l selects lane l; vector accesses must be aligned.
 // Anything else (another opcode, modifier or directive, a register read before it is written
 // or of the wrong kind, an undeclared register, a backward branch, a predicate it cannot
-// decide, a load of C, a store to B) stops the reading with an error naming the statement.
+// decide, an ld.nc of C, a store to B) stops the reading with an error naming the statement.
 #pragma once
 
 #include <cstddef>

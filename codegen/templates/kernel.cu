@@ -9,11 +9,15 @@ namespace {
 /*@*/
 // The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
 // B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n): A as CSR data, one thread per
-// element of C, the row's products summed in column order like the unrolled code.
+// element of C, the row's products summed in column order like the unrolled code, range of K by
+// range of K (the split along K: each range's sum from +0, added to the row's total in range
+// order, a range without products of the row adding nothing).
 constexpr int spmmc_rows = /*@M*/1/*@*/;
 __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
 __device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
 __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
+constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
+__device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
 constexpr int spmmc_generic_threads = 128;
 
 __global__ void __launch_bounds__(spmmc_generic_threads)
@@ -21,10 +25,17 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
   const int64_t col = static_cast<int64_t>(blockIdx.x) * spmmc_generic_threads + threadIdx.x;
   if (col >= n) return;
   for (int row = static_cast<int>(blockIdx.y); row < spmmc_rows; row += static_cast<int>(gridDim.y)) {
-    float acc = 0.0f;
-    for (int p = spmmc_row_ptr[row]; p < spmmc_row_ptr[row + 1]; ++p)
-      acc = fmaf(__uint_as_float(spmmc_weight_bits[p]), __ldg(B + static_cast<int64_t>(spmmc_col_idx[p]) * n + col), acc);
-    C[static_cast<int64_t>(row) * n + col] = acc;
+    float total = 0.0f;
+    int p = spmmc_row_ptr[row];
+    for (int part = 0; part < spmmc_k_parts; ++part) {
+      const int end = spmmc_k_part_begin[part + 1];
+      if (part > 0 && (p == spmmc_row_ptr[row + 1] || spmmc_col_idx[p] >= end)) continue;
+      float acc = 0.0f;
+      for (; p < spmmc_row_ptr[row + 1] && spmmc_col_idx[p] < end; ++p)
+        acc = fmaf(__uint_as_float(spmmc_weight_bits[p]), __ldg(B + static_cast<int64_t>(spmmc_col_idx[p]) * n + col), acc);
+      total = part == 0 ? acc : total + acc;
+    }
+    C[static_cast<int64_t>(row) * n + col] = total;
   }
 }
 

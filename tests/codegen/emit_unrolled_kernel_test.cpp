@@ -303,6 +303,70 @@ TEST_CASE("emitter: kernels of consecutive tiles, at most F FMAs each", "[codege
   }
 }
 
+TEST_CASE("emitter: the split along K: ranges of about equal non-zeros, accumulating kernels after", "[codegen][emit]") {
+  const Csr a = random_matrix(61, 50, 0.2, 9, [](int32_t r, int32_t) { return r % 9 != 4; });
+  const RowTiling tiling = tile_rows(a, 4, ReorderMethod::kColumnOverlap);
+  // The ranges rise from 0 to K, none empty of columns, and hold about nnz / S non-zeros each.
+  for (const int32_t parts : {1, 2, 3, 7, 50}) {
+    INFO(parts << " ranges");
+    const std::vector<int32_t> b = split_k(a, parts);
+    REQUIRE(static_cast<int32_t>(b.size()) == parts + 1);
+    CHECK(b.front() == 0);
+    CHECK(b.back() == a.cols);
+    for (size_t i = 1; i < b.size(); ++i) CHECK(b[i] > b[i - 1]);
+    if (parts <= 3) {
+      for (size_t i = 0; i + 1 < b.size(); ++i) {
+        int64_t in_range = 0;
+        for (int32_t c : a.col_idx) in_range += c >= b[i] && c < b[i + 1];
+        CHECK(std::abs(static_cast<double>(in_range) - static_cast<double>(a.nnz()) / parts) <= 0.1 * a.nnz());
+      }
+    }
+  }
+  CHECK_THROWS_AS(split_k(a, 51), InternalError);
+  CHECK_THROWS_AS(split_k(a, 0), InternalError);
+  for (const int64_t f : {int64_t{0}, int64_t{30}}) {
+    INFO("F = " << f);
+    const KernelProgram p = build_kernel_program(a, tiling, make_tile(4, 32, 1), f, 3);
+    REQUIRE(p.k_part_begin.size() == 4);
+    CHECK(p.fmas() == a.nnz());
+    // Range 0 stores every row once; later ranges only add, only in tiles with products there,
+    // each product in its tile's range.
+    std::vector<int32_t> stored(static_cast<size_t>(a.rows), 0);
+    for (const TileProgram& t : p.tiles) {
+      if (!t.accumulates())
+        for (int32_t r : t.rows) ++stored[static_cast<size_t>(r)];
+      else
+        CHECK(!t.columns.empty());
+      for (const TileColumn& c : t.columns) {
+        CHECK(c.col >= p.k_part_begin[static_cast<size_t>(t.k_part)]);
+        CHECK(c.col < p.k_part_begin[static_cast<size_t>(t.k_part) + 1]);
+      }
+    }
+    CHECK(std::all_of(stored.begin(), stored.end(), [](int32_t n) { return n == 1; }));
+    // A kernel holds tiles of one range, and the ranges come in order.
+    int32_t last_part = 0;
+    for (int32_t j = 0; j < p.kernels(); ++j) {
+      const int32_t part = p.tiles[static_cast<size_t>(p.first_tile(j))].k_part;
+      for (int32_t t = p.first_tile(j); t < p.first_tile(j) + p.tiles_of(j); ++t) CHECK(p.tiles[static_cast<size_t>(t)].k_part == part);
+      CHECK(part >= last_part);
+      last_part = part;
+    }
+    CHECK(last_part == 2);
+    CHECK(p.kernels() >= 3);
+  }
+  // An accumulating tile waits, then adds its sums to C (a load, an add per lane, a store).
+  const KernelProgram p = build_kernel_program(a, tiling, make_tile(4, 64, 2), 0, 2);
+  const auto later = std::find_if(p.tiles.begin(), p.tiles.end(), [](const TileProgram& t) { return t.accumulates(); });
+  REQUIRE(later != p.tiles.end());
+  std::string text;
+  print_tile_ptx(text, 9, *later, 2);
+  CHECK(count(text, "griddepcontrol.wait;") == 1);
+  CHECK(text.find("griddepcontrol.wait;") > text.rfind("fma.rn.f32"));
+  CHECK(count(text, "ld.global.v2.f32 {y0,y1}") == count(text, "st.global.v2.f32"));
+  CHECK(count(text, "add.f32 ") == 2 * count(text, "st.global.v2.f32"));
+  CHECK(text.find(".reg .f32 y<2>;") != std::string::npos);
+}
+
 TEST_CASE("emitter: the default split keeps the kernels' cost within a tenth of the run time", "[codegen][emit]") {
   // Short layers: one kernel (F = nnz, or the minimum for tiny ones): 13k non-zeros at n = 4096
   // run about 11 us at 10 TFLOP/s, and a second kernel would cost 0.85 us.

@@ -99,7 +99,7 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     REQUIRE(kernel);
     test::check_kernel_info(*kernel->info(), c.name, a, report["choice"]["m1"].get<int32_t>(),
                             report["choice"]["n1"].get<int32_t>(), report["choice"]["cols_per_thread"].get<int32_t>(),
-                            c.reorder);
+                            c.reorder, report["kernel"]["k_parts"].get<int32_t>());
     CHECK(kernel->info()->a_tiles == report["kernel"]["tiles"].get<int32_t>());
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
@@ -107,7 +107,8 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
                               (info.cols_per_thread > 1 ? fmt::format("x{}", info.cols_per_thread) : "");
     for (size_t arg = 0; arg + 1 < c.args.size(); ++arg)
       if (c.args[arg] == "--tile") CHECK(c.args[arg + 1] == label);
-    paths += test::check_emulated_kernel(*kernel, a, c.ns, c.name, misaligned);
+    const std::vector<int32_t> k_part_begin = report["kernel"]["k_part_begin"].get<std::vector<int32_t>>();
+    paths += test::check_emulated_kernel(*kernel, a, c.ns, c.name, misaligned, k_part_begin);
   }
   return paths;
 }
@@ -215,6 +216,11 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   // The same code split into several kernels (one chain of launches per call).
   cases.push_back({"kernels_8x128x2", path, {"--tile", "8x128x2", "--fmas-per-kernel", "40"}, ns, 1024, "overlap"});
   cases.push_back({"kernels_4x512x4", path, {"--tile", "4x512x4", "--fmas-per-kernel", "1"}, ns, 1024, "overlap"});
+  // The split along K: ranges added in order by later kernels (and by the generic path).
+  cases.push_back({"kparts_32x64", path, {"--tile", "32x64", "--k-parts", "3"}, ns, 1024, "overlap"});
+  cases.push_back({"kparts_8x128x2", path, {"--tile", "8x128x2", "--k-parts", "2", "--fmas-per-kernel", "40"}, ns, 1024,
+                   "overlap"});
+  cases.push_back({"kparts_4x256x4", path, {"--tile", "4x256x4", "--k-parts", "7"}, ns, 1024, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);

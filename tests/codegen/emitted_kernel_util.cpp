@@ -90,14 +90,22 @@ EmulatedKernel::~EmulatedKernel() {
   if (handle_) dlclose(handle_);
 }
 
-std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t n) {
+std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t n, const std::vector<int32_t>& k_part_begin) {
   std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n));
+  const std::vector<int32_t> ranges = k_part_begin.empty() ? std::vector<int32_t>{0, a.cols} : k_part_begin;
   for (int32_t r = 0; r < a.rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
-        acc = std::fmaf(a.values[p], b[static_cast<size_t>(a.col_idx[p] * n + j)], acc);
-      c[static_cast<size_t>(r * n + j)] = acc;
+      float total = 0.0f;
+      int32_t p = a.row_ptr[r];
+      for (size_t part = 0; part + 1 < ranges.size(); ++part) {
+        const bool empty = p == a.row_ptr[r + 1] || a.col_idx[p] >= ranges[part + 1];
+        if (part > 0 && empty) continue;  // a range without products of the row adds nothing
+        float acc = 0.0f;
+        for (; p < a.row_ptr[r + 1] && a.col_idx[p] < ranges[part + 1]; ++p)
+          acc = std::fmaf(a.values[p], b[static_cast<size_t>(a.col_idx[p] * n + j)], acc);
+        total = part == 0 ? acc : total + acc;
+      }
+      c[static_cast<size_t>(r * n + j)] = total;
     }
   return c;
 }
@@ -150,7 +158,7 @@ int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 }  // namespace
 
 PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
-                                 const std::string& label, bool misaligned) {
+                                 const std::string& label, bool misaligned, const std::vector<int32_t>& k_part_begin) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const spmmc_kernel_info& info = *kernel.info();
@@ -162,7 +170,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   if (misaligned) offsets.insert(offsets.end(), {{1, 1}, {1, 0}, {0, 1}});
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
-    const std::vector<float> exact = fmaf_spmm(a, b, n);
+    const std::vector<float> exact = fmaf_spmm(a, b, n, k_part_begin);
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     for (const auto& [b_offset, c_offset] : offsets) {
@@ -255,7 +263,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
 }
 
 void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, const Csr& a, int32_t m1, int32_t n1,
-                       int32_t v, const std::string& reorder) {
+                       int32_t v, const std::string& reorder, int32_t k_parts) {
   INFO(name);
   CHECK(info.abi_version == SPMMC_KERNEL_ABI_VERSION);
   CHECK(info.abi_version == 1);
@@ -267,7 +275,7 @@ void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, c
   CHECK(info.n1 == n1);
   CHECK(info.cols_per_thread == v);
   CHECK(info.a_tiles >= (a.rows + m1 - 1) / m1);
-  CHECK(info.a_tiles <= a.rows);
+  CHECK(info.a_tiles <= int64_t{a.rows} * k_parts);  // one tile per row at most, per range of K
   CHECK(std::string(info.a_format) == "unrolled-constants");
   CHECK(std::string(info.b_layout) == "row-major");
   CHECK(std::string(info.c_layout) == "row-major");

@@ -81,8 +81,11 @@ constexpr int kEmulatedSmCount = 4;
 constexpr int kEmulatedBlocksPerSm = 2;
 
 // C = A * B the way every emitted kernel computes each element: fmaf over the row's non-zeros
-// in column order, from 0.0f. The emitted code must match it bit for bit.
-std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t n);
+// in column order, from 0.0f; with ranges of K (`k_part_begin`, the split along K; empty: one
+// range), each range's sum from 0.0f, added to the row's total in range order (a range without
+// products of the row adds nothing). The emitted code must match it bit for bit.
+std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t n,
+                             const std::vector<int32_t>& k_part_begin = {});
 
 // Seeded B (K x n) with values uniform in [-1, 1].
 std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);
@@ -104,7 +107,8 @@ struct PathCounts {
 // Runs `kernel` for each n in `ns` on seeded B, with B and C aligned to 16 bytes and, when
 // `misaligned` is set, also with B, C or both offset by one float (C filled with NaN first and
 // guarded by NaN-filled floats on both sides), and checks with Catch2 CHECKs labelled `label`:
-// C against reference_spmm (relative Frobenius error < 1e-5), against fmaf_spmm (bit for bit),
+// C against reference_spmm (relative Frobenius error < 1e-5), against fmaf_spmm with the file's
+// ranges of K `k_part_begin` (bit for bit),
 // for NaN and for writes outside C; the path the entry point took (the unrolled kernel exactly
 // when n is a multiple of V and B and C are aligned to 4 x V bytes, the generic one otherwise)
 // and its launch (grid, block, and one tile execution per A-tile and group of V columns; several
@@ -112,12 +116,14 @@ struct PathCounts {
 // inline PTX confined to B (loads) and C (stores) through the emulation's bounds. Also checks
 // that null B, null C and n < 1 are refused without touching C.
 PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
-                                 const std::string& label, bool misaligned = true);
+                                 const std::string& label, bool misaligned = true,
+                                 const std::vector<int32_t>& k_part_begin = {});
 
 // Checks NAME_info(): ABI version, name, shapes, nnz, tile (M1, N1, V), layouts, dtype, reorder,
 // weights SHA-256.
 void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, const Csr& a, int32_t m1, int32_t n1,
-                       int32_t v, const std::string& reorder);
+                       int32_t v, const std::string& reorder,
+                       int32_t k_parts = 1);
 
 // The inline-PTX text of every tile function of an emitted NAME.cu, in the order of the file
 // (spmmc_tile_0, spmmc_tile_1, ...): the C string literals of each SPMMC_TILE_ASM(...)

@@ -19,6 +19,7 @@
 //   setp.CMP.T p, a, b                          CMP: eq ne lt le gt ge (lo ls hi hs for integers)
 //   ld[.global][.nc][cache hints][.v2|.v4].T d, [base(+|-)offset]      T of 32 bits; d: r or {r, ...}
 //   st[.global][cache hints][.v2|.v4].T [base(+|-)offset], s           (.shared, .local...: abort)
+//   griddepcontrol.wait                         a no-op: the emulation runs kernels in order
 // Operands: registers; %0..%N, the asm's operands (64-bit for "l", 32-bit for "r"; read-only);
 // %%name for a literal %name register; immediates: integers (decimal, 0x hex), 0fHHHHHHHH (f32
 // bits), 0dHHHHHHHHHHHHHHHH (f64 bits), decimal floats for floating-point types.
@@ -97,7 +98,7 @@ inline bool fits(PtxType instruction, PtxType reg) {
 // The parsed program
 
 enum class Op : uint8_t {
-  kMov, kAdd, kSub, kMulLo, kMulWide, kMadLo, kMadWide, kFAdd, kFSub, kFMul, kFma, kSetp, kBra, kLd, kSt
+  kMov, kAdd, kSub, kMulLo, kMulWide, kMadLo, kMadWide, kFAdd, kFSub, kFMul, kFma, kSetp, kBra, kLd, kSt, kWait
 };
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
@@ -838,6 +839,15 @@ inline void memory_access(Parser& p, Instr& in, std::vector<std::string>& mods, 
   }
 }
 
+// griddepcontrol.wait: wait for the kernels this one depends on. The emulation runs the kernels
+// of a file one after the other, so they have completed: nothing to do.
+inline void griddepcontrol(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
+  in.op = Op::kWait;
+  if (!take(mods, "wait")) p.error("only griddepcontrol.wait is emulated");
+  no_more(p, mods, "griddepcontrol");
+  arity(p, ops, 0, "griddepcontrol.wait");
+}
+
 inline void ld(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<RawOperand>& o) { memory_access(p, in, m, o, true); }
 inline void st(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<RawOperand>& o) { memory_access(p, in, m, o, false); }
 
@@ -846,7 +856,8 @@ inline void st(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<Ra
 inline const std::map<std::string, OpcodeParser>& opcodes() {
   static const std::map<std::string, OpcodeParser> kTable = {
       {"mov", opcode::mov}, {"add", opcode::add},   {"sub", opcode::sub}, {"mul", opcode::mul}, {"mad", opcode::mad},
-      {"fma", opcode::fma}, {"setp", opcode::setp}, {"bra", opcode::bra}, {"ld", opcode::ld},   {"st", opcode::st}};
+      {"fma", opcode::fma}, {"setp", opcode::setp}, {"bra", opcode::bra}, {"ld", opcode::ld},   {"st", opcode::st},
+      {"griddepcontrol", opcode::griddepcontrol}};
   return kTable;
 }
 
@@ -1039,6 +1050,7 @@ inline void execute(const Program& p, const uint64_t* params) {
         break;
       }
       case Op::kBra: pc = static_cast<size_t>(in.target); break;
+      case Op::kWait: break;
       case Op::kLd:
       case Op::kSt: {
         const uintptr_t addr = static_cast<uintptr_t>(read(in.src[0], in) + static_cast<uint64_t>(in.offset));

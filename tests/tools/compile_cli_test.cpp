@@ -150,6 +150,34 @@ TEST_CASE("compile cli: the automatic split keeps every kernel within the loads 
   CHECK(nlohmann::json::parse(test::read_file(dir.path / "p" / "k.json"))["kernel"]["kernels"] == 1);
 }
 
+TEST_CASE("compile cli: --k-parts splits K and is refused where it cannot work", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();  // 64 x 48
+  const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "o").string(), "--k-parts", "3",
+                            "--reproducible", "--quiet"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(test::read_file(dir.path / "o" / "k.json"));
+  CHECK(j["kernel"]["k_parts"] == 3);
+  CHECK(j["kernel"]["k_part_begin"].size() == 4);
+  CHECK(j["kernel"]["kernels"].get<int>() >= 3);
+  CHECK(test::read_file(dir.path / "o" / "k.cu").find("--k-parts 3 ") != std::string::npos);  // the regenerate line
+  const auto usage = [&](std::vector<std::string> extra, const std::string& why) {
+    std::vector<std::string> args = {"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "p").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto e = run_spmmc(args);
+    INFO(e.err);
+    CHECK(e.exit_code != 0);
+    CHECK_THAT(e.err, Catch::Contains(why));
+    CHECK(!fs::exists(dir.path / "p" / "k.cu"));
+  };
+  usage({"--k-parts", "0"}, "--k-parts takes an integer in [1, 64]");
+  usage({"--k-parts", "x"}, "--k-parts takes an integer in [1, 64]");
+  usage({"--k-parts", "2", "--tune", "proxy"}, "needs --tune none");
+  usage({"--k-parts", "2", "--target", "l4"}, "needs a target of sm_90 or later");
+  usage({"--k-parts", "49"}, "more ranges of K than A has columns (48)");
+}
+
 TEST_CASE("compile cli: an output folder that cannot be created", "[cli][compile]") {
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string();

@@ -372,8 +372,8 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
   };
   const std::string fma = "fma.rn.f32 a0,x0,0f3FC00000,a0;";
   const std::vector<Case> cases = {
-      {"an add", fma, "add.f32 a0,a0,x0;", "unrecognised instruction 'add.f32' (only add.s64 and add.u64 of addresses are "
-                                           "understood) in 'add.f32 a0,a0,x0;' (PTX statement "},
+      {"an add", fma, "add.f32 a0,a0,x0;", "only an element of C loaded before plus a sum of products is understood for "
+                                           "add.f32 in 'add.f32 a0,a0,x0;' (PTX statement "},
       {"a loop", "mov.b32 a0,0f00000000;", "$Lback:mov.b32 a0,0f00000000;bra.uni $Lback;",
        "a backward branch to $Lback (a loop) in 'bra.uni $Lback;'"},
       {"two registers", fma, "fma.rn.f32 a0,x0,x0,a0;", "neither factor is an immediate weight (0fHHHHHHHH)"},
@@ -381,7 +381,8 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
       {"another rounding", fma, "fma.rz.f32 a0,x0,0f3FC00000,a0;", "unrecognised instruction 'fma.rz.f32'"},
       {"a constant stored", "mov.b32 a1,0f00000000;", "mov.b32 a1,0f3F800000;",
        "unrecognised constant '0f3F800000' (only +0, 0f00000000, starts a sum) in 'mov.b32 a1,0f3F800000;'"},
-      {"a load of C", "mad.wide.u32 p1,%2,3,%0;", "mad.wide.u32 p1,%2,3,%1;", "a load of C (only B is read)", false},
+      {"a load of C", "mad.wide.u32 p1,%2,3,%0;", "mad.wide.u32 p1,%2,3,%1;",
+       "ld.global.nc of C, which the kernels write (the non-coherent cache may be stale)", false},
       {"a store to B", "mad.wide.u32 p3,%2,1,%1;", "mad.wide.u32 p3,%2,1,%0;", "a store to B (only C is written)", false},
       {"a read before a write", fma, "fma.rn.f32 a0,x1,0f3FC00000,a0;", "'x1' is read before it is written"},
       {"an undeclared register", fma, "fma.rn.f32 a0,x7,0f3FC00000,a0;", "'x7' is not a declared register"},
@@ -405,7 +406,7 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
       {"a brace never closed", "}\");\n}\n__device__", "\");\n}\n__device__", "1 '{' never closed"},
       {"a statement beside the asm", "unsigned ld) {\n", "unsigned ld) {\n  (void)b;\n",
        "unrecognised statement '(void)b' (a tile's body is one inline-PTX asm statement) in spmmc_tile_0"},
-      {"the asm's pointers swapped", "\"l\"(b), \"l\"(c)", "\"l\"(c), \"l\"(b)", "a load of C", false},
+      {"the asm's pointers swapped", "\"l\"(b), \"l\"(c)", "\"l\"(c), \"l\"(b)", "ld.global.nc of C", false},
       {"no memory clobber", "\"r\"(ld) : \"memory\")", "\"r\"(ld))", "does not clobber \"memory\"", false},
       {"another stride", "case 1: spmmc_tile_1(b, c, ld); break;", "case 1: spmmc_tile_1(b, c, ld + 1); break;",
        "unrecognised arguments of spmmc_tile_1"},

@@ -50,9 +50,10 @@ int64_t two_tiles_per_kernel() {
 
 struct Fixture {
   // V = lanes; one kernel, or kernels of at most `fmas_per_kernel` FMAs.
-  explicit Fixture(int32_t lanes = 1, int64_t fmas_per_kernel = 0)
+  explicit Fixture(int32_t lanes = 1, int64_t fmas_per_kernel = 0, int32_t k_parts = 1)
       : v(lanes),
-        files(test::emit_kernel_files(dir.path, "vk", a, 8, ReorderMethod::kNone, 32 * lanes, lanes, fmas_per_kernel)) {}
+        files(test::emit_kernel_files(dir.path, "vk", a, 8, ReorderMethod::kNone, 32 * lanes, lanes, fmas_per_kernel,
+                                      k_parts)) {}
 
   int32_t v;
   test::TempDir dir;
@@ -667,6 +668,59 @@ TEST_CASE("verify rejects: a kernel that does not wait for the one before it", "
   // The first kernel need not wait: nothing runs before it.
   const test::Verified first = f.verify(test::replace_first(f.cu(), "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n", "", f.kernel_start(0)));
   CHECK(first.result.match);
+}
+
+TEST_CASE("verify: the split along K matches, its ranges added in order after the wait", "[verify][kparts]") {
+  for (const int32_t lanes : {1, 2, 4}) {
+    INFO("V = " << lanes);
+    Fixture f(lanes, 0, 3);
+    REQUIRE(f.files.kernel.k_part_begin.size() == 4);
+    const test::Verified v = f.verify(f.cu());
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK(v.result.match);
+    CHECK(v.code.generic.k_part_begin.values.size() == 4);
+    int64_t adding = 0;
+    for (const AnalyzedTile& t : v.code.tiles) {
+      for (const AnalyzedStore& st : t.stores) adding += st.adds;
+      if (std::any_of(t.stores.begin(), t.stores.end(), [](const AnalyzedStore& st) { return st.adds; })) {
+        CHECK(t.waits);
+        CHECK_FALSE(t.reads_c_early);
+      }
+    }
+    CHECK(adding > 0);
+  }
+}
+
+TEST_CASE("verify rejects: a range of K added without waiting for the kernels before it", "[verify][corrupt][kparts]") {
+  Fixture f(1, 0, 2);
+  // The first wait inside a tile function (the kernels' own, SPMMC_WAIT_FOR_PREVIOUS_KERNEL, come
+  // after the tiles in the text).
+  const std::string text = test::replace_first(f.cu(), "griddepcontrol.wait;", "", f.find("griddepcontrol.wait;", f.tile_start(0)));
+  const test::Verified v = f.verify(text);
+  check_rejected(v);
+  INFO(v.messages);
+  CHECK_THAT(v.messages, Catch::Contains("reads C before griddepcontrol.wait"));
+}
+
+TEST_CASE("verify rejects: ranges of K that differ from the generic path's", "[verify][corrupt][kparts]") {
+  Fixture f(1, 0, 2);
+  const std::vector<int32_t>& b = f.files.kernel.k_part_begin;
+  REQUIRE(b.size() == 3);
+  // Move the generic path's boundary one column: the rows with a product in that column are
+  // summed in another association there.
+  const std::string from = fmt::format("spmmc_k_part_begin[] = {{0, {}, {}}}", b[1], b[2]);
+  const std::string to = fmt::format("spmmc_k_part_begin[] = {{0, {}, {}}}", b[1] + 1, b[2]);
+  REQUIRE(f.cu().find(from) != std::string::npos);
+  const test::Verified v = f.verify(test::replace_first(f.cu(), from, to, 0));
+  check_rejected(v);
+  INFO(v.messages);
+  CHECK_THAT(v.messages, Catch::Contains("sums the ranges of spmmc_k_part_begin (2) separately"));
+  // And a boundary that does not rise is not a split of K.
+  const std::string flat = fmt::format("spmmc_k_part_begin[] = {{0, {}, {}}}", b[2], b[2]);
+  const test::Verified w = f.verify(test::replace_first(f.cu(), from, flat, 0));
+  check_rejected(w);
+  CHECK_THAT(w.messages, Catch::Contains("spmmc_k_part_begin is not a split of K"));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace spmmc::test {
 
 EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
-                               ReorderMethod method, int32_t n1, int32_t v, int64_t fmas_per_kernel) {
+                               ReorderMethod method, int32_t n1, int32_t v, int64_t fmas_per_kernel, int32_t k_parts) {
   const RowTiling tiling = tile_rows(a, m1, method);
   TileCandidate tile;
   tile.m1 = m1;
@@ -22,6 +22,7 @@ EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::stri
   options.provenance = "tests/verify";
   options.weights_sha256 = weights_sha256(a);
   options.fmas_per_kernel = fmas_per_kernel;
+  options.k_parts = k_parts;
   EmittedFiles files;
   files.kernel = emit_unrolled_kernel(a, tiling, tile, options);
   files.cu = dir / (name + ".cu");

@@ -24,7 +24,8 @@ struct EmittedFiles {
 // into kernels of at most `fmas_per_kernel` FMAs (0: one kernel), as dir/NAME.cu and dir/NAME.h,
 // with A's weights SHA-256 in the info object, as `spmmc compile` does.
 EmittedFiles emit_kernel_files(const std::filesystem::path& dir, const std::string& name, const Csr& a, int32_t m1,
-                               ReorderMethod method, int32_t n1 = 32, int32_t v = 1, int64_t fmas_per_kernel = 0);
+                               ReorderMethod method, int32_t n1 = 32, int32_t v = 1, int64_t fmas_per_kernel = 0,
+                               int32_t k_parts = 1);
 
 struct Verified {
   EmittedKernelAnalysis code;
