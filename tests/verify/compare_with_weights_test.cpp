@@ -721,6 +721,11 @@ TEST_CASE("verify rejects: ranges of K that differ from the generic path's", "[v
   const test::Verified w = f.verify(test::replace_first(f.cu(), from, flat, 0));
   check_rejected(w);
   CHECK_THAT(w.messages, Catch::Contains("spmmc_k_part_begin is not a split of K"));
+  // A generic path of one range while the unrolled tiles add ranges: the sums differ.
+  const std::string one = fmt::format("spmmc_k_part_begin[] = {{0, {}}}", b[2]);
+  const test::Verified x = f.verify(test::replace_first(f.cu(), from, one, 0));
+  check_rejected(x);
+  CHECK_THAT(x.messages, Catch::Contains("but the generic path has no ranges of K"));
 }
 
 }  // namespace
