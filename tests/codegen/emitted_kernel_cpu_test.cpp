@@ -330,6 +330,29 @@ TEST_CASE("emitted kernel on the CPU: several kernels as one CUDA graph (cache a
   kernel->last_launch(grid, block, &launches, chain, &runs);
   CHECK(chain[0] == kernels);
   CHECK(chain[1] + 1 == kernels);  // every kernel after the first overlaps the one before
+
+  // Compiled with -DSPMMC_NO_GRAPH (here: defined before the file is included), the entry point
+  // launches the plain chain: no stream, capture or graph at all, the same C.
+  const fs::path wrapper = dir.path / "no_graph.cu";
+  test::write_file(wrapper, "#define SPMMC_NO_GRAPH\n#include \"" + (dir.path / "graphs" / "graphs.cu").string() + "\"\n");
+  std::string log;
+  REQUIRE(test::build_emulated({wrapper}, dir.path / "libno_graph.so", log, {dir.path / "graphs"}) == 0);
+  const auto plain = test::EmulatedKernel::load(dir.path / "libno_graph.so", "graphs", error);
+  INFO(error << log);
+  REQUIRE(plain);
+  // (The emulation's counters are shared by the two shared objects: compare before and after.)
+  std::vector<unsigned long long> counts_before(5), counts_after(5);
+  plain->graph_stats(counts_before.data());
+  for (int call = 0; call < 2; ++call) {
+    pairs[2].c.assign(static_cast<size_t>(a.rows) * 64, nan);
+    REQUIRE(plain->entry(pairs[2].b.data(), pairs[2].c.data(), 64, nullptr) == 0);
+    CHECK(right(pairs[2], 64));
+    plain->last_launch(grid, block, &launches, chain, &runs);
+    CHECK(chain[0] == kernels);
+    CHECK(chain[1] + 1 == kernels);
+  }
+  plain->graph_stats(counts_after.data());
+  CHECK(counts_after == counts_before);  // no stream created, no capture, no graph launched
 }
 
 TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codegen][emulation]") {
