@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <map>
@@ -80,9 +79,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const int32_t v = program.launch.cols_per_thread;
   EmittedKernel k;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
-  int sm = 0;
-  SPMMC_CHECK(options.k_parts == 1 || (std::sscanf(options.arch.c_str(), "sm_%d", &sm) == 1 && sm >= 90),
-              "the split along K needs a target of sm_90 or later");
+  SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
   std::string tiles;
   for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v);
   k.k_part_begin = program.k_part_begin;

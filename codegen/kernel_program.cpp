@@ -43,9 +43,13 @@ int64_t KernelProgram::loads() const {
   return total;
 }
 
-int64_t default_fmas_per_kernel(int64_t nnz, int64_t n, const std::string& arch) {
+bool has_dependent_launch(const std::string& arch) {
   int sm = 0;
-  if (std::sscanf(arch.c_str(), "sm_%d", &sm) != 1 || sm < 90) return std::max(kMinFmasPerKernel, nnz);
+  return std::sscanf(arch.c_str(), "sm_%d", &sm) == 1 && sm >= 90;
+}
+
+int64_t default_fmas_per_kernel(int64_t nnz, int64_t n, const std::string& arch) {
+  if (!has_dependent_launch(arch)) return std::max(kMinFmasPerKernel, nnz);
   const double run_seconds = 2.0 * static_cast<double>(nnz) * static_cast<double>(n) / kAssumedFlopsPerSecond;
   const double kernels = std::max(1.0, std::floor(kKernelShareOfRunTime * run_seconds / kSecondsPerKernel));
   const auto even = static_cast<int64_t>(std::ceil(static_cast<double>(nnz) / kernels));

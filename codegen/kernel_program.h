@@ -66,6 +66,10 @@ struct LaunchMapping {
 constexpr int64_t kMinFmasPerKernel = 4096;
 constexpr double kSecondsPerKernel = 0.85e-6, kAssumedFlopsPerSecond = 10e12, kKernelShareOfRunTime = 0.1;
 
+// Whether code for `arch` ("sm_90") has programmatic dependent launch (griddepcontrol): sm_90
+// and later. Split kernels overlap only there, and the split along K needs it.
+bool has_dependent_launch(const std::string& arch);
+
 // FMAs per kernel by default for A with `nnz` non-zeros multiplied with B of `n` columns
 // (the n spmmc compile tunes for) on a GPU of the architecture `arch` ("sm_90"): nnz itself (one
 // kernel) for layers that run for less than ~17 us (a second kernel would cost more than 10%),

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "codegen/embedded_templates.h"
-#include "codegen/emit_unrolled_kernel.h"
 #include "codegen/fill_template.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"

@@ -158,18 +158,24 @@ struct EmulatedLaunch {
 };
 inline EmulatedLaunch emulated_last_launch;
 
-// Runs `func`, a kernel `void(const float* B, float* C, int64_t n)` (the signature of every
-// emitted kernel), over grid x block, block by block and thread by thread. Rejects what a GPU
-// launch rejects (a block of more than 1024 threads, grid.y or grid.z above 65535, an empty
-// grid or block) with cudaErrorInvalidConfiguration, so the emitted launch configuration is
-// checked too. Dynamic shared memory must be 0; the stream is ignored (runs synchronously).
-inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
-                                      bool overlap_previous) {
+// What a GPU launch rejects (a block of more than 1024 threads, grid.y or grid.z above 65535, an
+// empty grid or block: cudaErrorInvalidConfiguration; dynamic shared memory, which the emitted
+// kernels never ask for: cudaErrorInvalidValue), for launches run and recorded alike, so the
+// emitted launch configuration is checked too.
+inline cudaError_t spmmc_emulated_check(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem) {
   if (func == nullptr || args == nullptr || shared_mem != 0) return cudaErrorInvalidValue;
   const unsigned long long threads = 1ull * block.x * block.y * block.z;
   if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
       grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
     return cudaErrorInvalidConfiguration;
+  return cudaSuccess;
+}
+
+// Runs `func`, a kernel `void(const float* B, float* C, int64_t n)` (the signature of every
+// emitted kernel), over grid x block, block by block and thread by thread, synchronously.
+inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
+                                      bool overlap_previous) {
+  if (const cudaError_t e = spmmc_emulated_check(func, grid, block, args, shared_mem); e != cudaSuccess) return e;
   using Kernel = void (*)(const float*, float*, int64_t);
   const Kernel kernel = reinterpret_cast<Kernel>(const_cast<void*>(func));
   const float* b = *static_cast<const float* const*>(args[0]);
@@ -346,7 +352,7 @@ inline cudaError_t spmmc_emulated_launch(const void* func, dim3 grid, dim3 block
                                          bool overlap_previous, cudaStream_t stream) {
   if (stream == nullptr || stream->capture == nullptr)
     return spmmc_emulated_run(func, grid, block, args, shared_mem, overlap_previous);
-  if (func == nullptr || args == nullptr || shared_mem != 0) return cudaErrorInvalidValue;
+  if (const cudaError_t e = spmmc_emulated_check(func, grid, block, args, shared_mem); e != cudaSuccess) return e;
   auto node = std::make_unique<CUgraphNode_st>();
   node->func = func, node->grid = grid, node->block = block, node->overlap_previous = overlap_previous;
   node->b = *static_cast<const float* const*>(args[0]);

@@ -230,8 +230,8 @@ TEST_CASE("proxy: V columns per thread and the real launch bounds", "[proxy]") {
   CHECK(p4.cu.find("spmmc_v = 4;") != std::string::npos);
   CHECK(p4.cu.find("spmmc_min_blocks = 4;") != std::string::npos);
   CHECK(p4.cu.find("__launch_bounds__(spmmc_max_threads, spmmc_min_blocks)") != std::string::npos);
-  int64_t loads = 0, fmas = 0;
-  for (const ProxyBlockFunction& f : p4.functions) loads += f.loads, fmas += f.fmas;
+  size_t loads = 0, fmas = 0;
+  for (const ProxyBlockFunction& f : p4.functions) loads += static_cast<size_t>(f.loads), fmas += static_cast<size_t>(f.fmas);
   CHECK(count(p4.cu, "ld.global.nc.v4.f32 ") == loads);
   CHECK(count(p4.cu, "ld.global.nc.f32 ") == 0);
   CHECK(count(p1.cu, "ld.global.nc.f32 ") == loads);

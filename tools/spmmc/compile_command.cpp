@@ -1,7 +1,6 @@
 // spmmc compile FILE --n N --name NAME -o DIR: the whole pipeline, one stage per line:
 // read -> plan (reorder, tile space, constraints) -> choose a tile -> size guard -> emit -> write.
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 
@@ -110,7 +109,7 @@ int run_compile(const Args& args) {
       fail_usage("--k-parts takes an integer in [1, 64]; got '{}'", *kp);
   if (k_parts > 1 && tune != "none")
     fail_usage("--k-parts {} needs --tune none: the tuners time candidates without the split along K", k_parts);
-  if (int sm = 0; k_parts > 1 && (std::sscanf(target.arch.c_str(), "sm_%d", &sm) != 1 || sm < 90))
+  if (k_parts > 1 && !has_dependent_launch(target.arch))
     fail_usage("--k-parts {} needs a target of sm_90 or later (the ranges wait for each other with griddepcontrol); the "
                "target is {}",
                k_parts, target.arch);
