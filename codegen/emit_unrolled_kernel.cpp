@@ -75,14 +75,18 @@ bool is_c_identifier(const std::string& name) {
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
-  const KernelProgram program = build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
-  const int32_t v = program.launch.cols_per_thread;
+  SPMMC_CHECK(!options.generic_only || options.k_parts == 1, "the generic family has no split along K");
+  // The generic family has no unrolled code: an empty program (no tiles, no kernels), K whole.
+  const KernelProgram program =
+      options.generic_only ? KernelProgram{} : build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
+  const std::vector<int32_t> k_part_begin = options.generic_only ? std::vector<int32_t>{0, a.cols} : program.k_part_begin;
+  const int32_t v = options.generic_only ? 1 : program.launch.cols_per_thread;
   EmittedKernel k;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
   std::string tiles;
   for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v);
-  k.k_part_begin = program.k_part_begin;
+  k.k_part_begin = k_part_begin;
   std::string kernels, pointers, tile_counts, declarations;
   for (int32_t j = 0; j < program.kernels(); ++j) {
     const std::string symbol = fmt::format("{}_kernel_{}", options.name, j);
@@ -115,10 +119,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.h = fill_template(embedded_template("kernel.h"), header_values, "kernel.h");
   const std::map<std::string, std::string> device_values = {
       {"HEADER_COMMENT", ""},
-      {"M1", std::to_string(program.launch.m1)},
-      {"THREADS", std::to_string(program.launch.threads)},
+      // The generic family's info: M1 = 1, N1 = the generic kernel's 128 threads, V = 1, 0 A-tiles.
+      {"M1", std::to_string(options.generic_only ? 1 : program.launch.m1)},
+      {"THREADS", std::to_string(options.generic_only ? 128 : program.launch.threads)},
       {"V", std::to_string(v)},
-      {"MIN_BLOCKS", std::to_string(program.launch.min_blocks_per_sm)},
+      {"MIN_BLOCKS", std::to_string(options.generic_only ? 1 : program.launch.min_blocks_per_sm)},
       {"A_TILES", std::to_string(k.tiles)},
       {"TILE_FUNCTIONS", tiles},
       {"KERNELS", kernels},
@@ -127,15 +132,21 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::map<std::string, std::string> kernel_values = {
       {"HEADER_COMMENT", comment},
       {"HEADER", "\"" + options.name + ".h\""},
+      {"GENERIC_ONLY", options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
+                                              "// kernel only; the unrolled path below is compiled out.\n"
+                                              "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
+                                            : ""},
       {"DEVICE_CODE", device_code},
-      {"KERNEL_COUNT", std::to_string(program.kernels())},
-      {"KERNEL_POINTERS", pointers},
-      {"KERNEL_TILES", tile_counts},
+      // Compiled out in the generic family (no kernels): a table of one null entry.
+      {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
+      {"KERNEL_POINTERS", options.generic_only ? "nullptr" : pointers},
+      {"KERNEL_TILES", options.generic_only ? "0" : tile_counts},
+      {"A_FORMAT", options.generic_only ? "csr-constants" : "unrolled-constants"},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"M", std::to_string(a.rows)},
-      {"K_PARTS", std::to_string(program.k_part_begin.size() - 1)},
-      {"K_PART_BEGIN", joined(program.k_part_begin, [](int32_t x) { return std::to_string(x); })},
+      {"K_PARTS", std::to_string(k_part_begin.size() - 1)},
+      {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
       {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
       {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
       {"WEIGHT_BITS", joined(a.values, [](float x) {
@@ -146,7 +157,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"K", std::to_string(a.cols)},
       {"NNZ", std::to_string(a.nnz())},
       {"ARCH", options.arch},
-      {"REORDER", std::string(reorder_method_name(tiling.method))},
+      {"REORDER", std::string(reorder_method_name(options.generic_only ? ReorderMethod::kNone : tiling.method))},
       {"SHA256", options.weights_sha256},
       {"VERSION", SPMMC_VERSION},
   };

@@ -31,6 +31,11 @@ struct EmitOptions {
   // The split along K (build_kernel_program): K in this many ranges of about equal non-zeros,
   // every range after the first added to C by kernels that wait for the ones before them.
   int32_t k_parts = 1;
+  // The generic family (docs/emitted-code.md, *The generic family*): the file holds A's CSR arrays
+  // and the generic kernel only (SPMMC_GENERIC_ONLY defined at its top, a_format "csr-constants"),
+  // no unrolled code: for layers whose unrolled launch leaves the GPU short of warps. Needs
+  // k_parts == 1; `tiling` and `tile` are not used.
+  bool generic_only = false;
 };
 
 struct EmittedKernel {
@@ -42,7 +47,7 @@ struct EmittedKernel {
   // NAME_kernel_0, NAME_kernel_1, ...: the __global__ functions of the unrolled path in launch
   // order (signature B, C, int64 n), and the A-tiles of each (its grid.x). Kernel j after the
   // first is launched with programmatic stream serialization (codegen/templates/kernel.cu).
-  std::vector<std::string> kernel_symbols;
+  std::vector<std::string> kernel_symbols;  // none in the generic family
   std::vector<int32_t> kernel_tiles;
   std::vector<int32_t> k_part_begin;  // the ranges of K (KernelProgram::k_part_begin)
   int32_t tiles = 0;       // thread-block functions, zero-row tiles included

@@ -200,6 +200,9 @@ struct EmittedKernelAnalysis {
   std::string file;       // NAME.cu as the caller named it
   bool parsed = false;    // Clang parsed it without errors
   bool analyzed = false;  // and every construct of the kernel, the dispatch and the tile functions was recognised
+  // The generic family (a_format "csr-constants"): no unrolled code; the generic path's arrays
+  // and the info object are all there is to check.
+  bool generic_only = false;
   std::vector<CodeDiagnostic> errors;  // why not (empty when analyzed)
   std::vector<std::string> notes;      // e.g. that NAME.h was missing and the prelude stood in
   std::vector<AnalyzedKernel> kernels; // the unrolled kernels, in order of definition

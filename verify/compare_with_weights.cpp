@@ -53,6 +53,13 @@ class Comparison {
       return;
     }
     lanes_ = code_.columns.found ? std::max<int64_t>(1, code_.columns.cols_per_thread) : 1;
+    if (code_.generic_only) {  // the generic family: the info object and the arrays the generic kernel reads
+      check_info();
+      check_generic_path();
+      out_.code_nnz = static_cast<int64_t>(code_.generic.col_idx.values.size());
+      out_.match = out_.total_differences == 0;
+      return;
+    }
     check_info();
     check_launches();
     check_dispatch();
@@ -126,8 +133,12 @@ class Comparison {
     check_count(info.m, "m", w_.rows, fmt::format("{} has {} rows", weights, w_.rows));
     check_count(info.k, "k", w_.cols, fmt::format("{} has {} columns", weights, w_.cols));
     check_count(info.nnz, "nnz", w_.nnz(), fmt::format("{} has {} non-zeros", weights, w_.nnz()));
-    check_count(info.a_tiles, "a_tiles", code_.grid_x,
-                fmt::format("the launches have {} blocks along x in all", code_.grid_x));
+    if (code_.generic_only) {
+      check_count(info.a_tiles, "a_tiles", 0, "the generic family has no A-tiles");
+    } else {
+      check_count(info.a_tiles, "a_tiles", code_.grid_x,
+                  fmt::format("the launches have {} blocks along x in all", code_.grid_x));
+    }
     if (code_.columns.found) {
       check_count(info.cols_per_thread, "cols_per_thread", code_.columns.cols_per_thread,
                   fmt::format("each thread of {} computes {} column{} (threadIdx.x * {})", code_.kernel,
@@ -156,7 +167,7 @@ class Comparison {
     }
     // What the analysis assumed: A compiled in, B and C row-major (row r at r x n), float32.
     const std::pair<const InfoField<std::string>*, std::pair<const char*, const char*>> described[] = {
-        {&info.a_format, {"a_format", "unrolled-constants"}},
+        {&info.a_format, {"a_format", code_.generic_only ? "csr-constants" : "unrolled-constants"}},
         {&info.b_layout, {"b_layout", "row-major"}},
         {&info.c_layout, {"c_layout", "row-major"}},
         {&info.dtype, {"dtype", "float32"}}};
@@ -165,9 +176,10 @@ class Comparison {
         report(field->where.file.empty() ? info.where : field->where,
                fmt::format("cannot read the info object's {}", what.first));
       else if (*field->value != what.second)
-        report(field->where, fmt::format("the info object says {} = '{}', but the code is '{}' (A's weights are "
-                                         "immediates, B and C row-major float32)",
-                                         what.first, *field->value, what.second));
+        report(field->where, fmt::format("the info object says {} = '{}', but the code is '{}' (A's weights are {}, B "
+                                         "and C row-major float32)",
+                                         what.first, *field->value, what.second,
+                                         code_.generic_only ? "CSR arrays" : "immediates"));
     }
     const std::string hash = weights_sha256(w_);
     if (!info.weights_sha256.value) {

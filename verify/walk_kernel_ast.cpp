@@ -110,6 +110,10 @@ class KernelWalker {
     top.TraverseDecl(ctx_.getTranslationUnitDecl());
     read_info(top.variables);
     read_generic_path(top.variables);
+    if (out_.info.a_format.value && *out_.info.a_format.value == "csr-constants") {
+      read_generic_only(top.functions);
+      return;
+    }
     const std::vector<const clang::FunctionDecl*> kernels = find_kernels(top.functions);
     if (kernels.empty()) return;
     for (const clang::FunctionDecl* kernel : kernels)
@@ -149,6 +153,26 @@ class KernelWalker {
                             "found none (of {} __global__ functions)",
                             globals));
     return kernels;
+  }
+
+  // A file of the generic family (a_format "csr-constants"): its one __global__ function is the
+  // generic kernel, which reads the arrays read_generic_path took; unrolled code would run
+  // unchecked, so any other __global__ function is an error.
+  void read_generic_only(const std::vector<clang::FunctionDecl*>& functions) {
+    out_.generic_only = true;
+    int generic = 0;
+    for (const clang::FunctionDecl* f : functions) {
+      if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
+      if (f->getNameAsString() == "spmmc_generic_kernel") ++generic;
+      else
+        error(f->getLocation(), fmt::format("the info object says a_format = 'csr-constants' (the generic family), but "
+                                            "the file has the __global__ function {} besides the generic kernel",
+                                            f->getNameAsString()));
+    }
+    if (generic != 1)
+      error({}, fmt::format("the info object says a_format = 'csr-constants' (the generic family), but the file has {} "
+                            "__global__ spmmc_generic_kernel (expected one)",
+                            generic));
   }
 
   // Device functions that read as tile functions but that no case calls: kept to explain rows

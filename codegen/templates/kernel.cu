@@ -5,12 +5,18 @@
 
 namespace {
 
+/*@GENERIC_ONLY*//*@*/
 /*@DEVICE_CODE*/#include "kernel_device.cuh"
 /*@*/
 // The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
-// B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n): A as CSR data, one thread per
-// element of C, the row's products summed in column order like the unrolled code, range of K by
-// range of K (the split along K: each range's sum from +0, added to the row's total in range
+// B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n) and for builds with
+// SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through the
+// read-only cache), one thread per element of C. A block of spmmc_generic_threads threads covers
+// `width` adjacent columns (n rounded up to the warp size, at most the block) of
+// spmmc_generic_threads / width rows. A row's products are summed in column order like the
+// unrolled code (fmaf from +0), their loads of B issued spmmc_generic_batch at a time (the
+// constant-trip loops are unrolled by nvcc -O3); range of
+// K by range of K (the split along K: each range's sum from +0, added to the row's total in range
 // order, a range without products of the row adding nothing).
 constexpr int spmmc_rows = /*@M*/1/*@*/;
 __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
@@ -19,24 +25,56 @@ __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
 constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
 __device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
 constexpr int spmmc_generic_threads = 128;
+constexpr int spmmc_generic_batch = 8;
+
+// The sum of products p..end-1 of a row for column `col`, in order.
+__device__ __forceinline__ float spmmc_generic_sum(const float* __restrict__ B, int64_t n, int64_t col, int p, int end) {
+  float acc = 0.0f;
+  for (; p + spmmc_generic_batch <= end; p += spmmc_generic_batch) {
+    float w[spmmc_generic_batch], b[spmmc_generic_batch];
+    for (int i = 0; i < spmmc_generic_batch; ++i) {
+      w[i] = __uint_as_float(__ldg(&spmmc_weight_bits[p + i]));
+      b[i] = __ldg(B + static_cast<int64_t>(__ldg(&spmmc_col_idx[p + i])) * n + col);
+    }
+    for (int i = 0; i < spmmc_generic_batch; ++i) acc = fmaf(w[i], b[i], acc);
+  }
+  for (; p < end; ++p)
+    acc = fmaf(__uint_as_float(__ldg(&spmmc_weight_bits[p])), __ldg(B + static_cast<int64_t>(__ldg(&spmmc_col_idx[p])) * n + col),
+               acc);
+  return acc;
+}
 
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * spmmc_generic_threads + threadIdx.x;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (col >= n) return;
-  for (int row = static_cast<int>(blockIdx.y); row < spmmc_rows; row += static_cast<int>(gridDim.y)) {
-    float total = 0.0f;
+  const int step = static_cast<int>(gridDim.y * blockDim.y);
+  for (int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); row < spmmc_rows; row += step) {
+    const int row_end = spmmc_row_ptr[row + 1];
     int p = spmmc_row_ptr[row];
+    float total = 0.0f;
     for (int part = 0; part < spmmc_k_parts; ++part) {
-      const int end = spmmc_k_part_begin[part + 1];
-      if (part > 0 && (p == spmmc_row_ptr[row + 1] || spmmc_col_idx[p] >= end)) continue;
-      float acc = 0.0f;
-      for (; p < spmmc_row_ptr[row + 1] && spmmc_col_idx[p] < end; ++p)
-        acc = fmaf(__uint_as_float(spmmc_weight_bits[p]), __ldg(B + static_cast<int64_t>(spmmc_col_idx[p]) * n + col), acc);
+      int end = row_end;
+      if (spmmc_k_parts > 1)
+        for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
+      if (part > 0 && end == p) continue;
+      const float acc = spmmc_generic_sum(B, n, col, p, end);
       total = part == 0 ? acc : total + acc;
+      p = end;
     }
     C[static_cast<int64_t>(row) * n + col] = total;
   }
+}
+
+cudaError_t spmmc_launch_generic(void** args, int64_t n, cudaStream_t stream) {
+  const int64_t width = n < spmmc_generic_threads ? (n + 31) / 32 * 32 : spmmc_generic_threads;
+  const int64_t rows_per_block = spmmc_generic_threads / width;
+  const int64_t x = (n + width - 1) / width;
+  const int64_t y = (spmmc_rows + rows_per_block - 1) / rows_per_block;
+  if (x > 0x7fffffff) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
+  const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(rows_per_block));
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel), grid, block, args, 0, stream);
 }
 
 const spmmc_kernel_info spmmc_info = {
@@ -45,7 +83,7 @@ const spmmc_kernel_info spmmc_info = {
     spmmc_rows,
     /*@K*/0/*@*/,
     /*@NNZ*/0/*@*/,
-    "unrolled-constants",
+    "/*@A_FORMAT*/unrolled-constants/*@*/",
     "row-major",
     "row-major",
     "float32",
@@ -59,6 +97,7 @@ const spmmc_kernel_info spmmc_info = {
     "/*@VERSION*//*@*/",
 };
 
+#ifndef SPMMC_GENERIC_ONLY  // the unrolled path (a build with SPMMC_GENERIC_ONLY has the generic path only)
 // The kernels of the unrolled path in launch order, and the A-tiles of each (its grid.x).
 constexpr int spmmc_kernel_count = /*@KERNEL_COUNT*/1/*@*/;
 const void* const spmmc_kernels[spmmc_kernel_count] = {
@@ -257,19 +296,16 @@ cudaError_t spmmc_launch_graph(int device, void** args, const float* B, float* C
 }
 #endif
 
+#endif  // SPMMC_GENERIC_ONLY
+
 }  // namespace
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
   void* args[] = {const_cast<float**>(&B), &C, &n};
+#ifndef SPMMC_GENERIC_ONLY
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4u * spmmc_v) == 0; };
-  if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) {
-    const int64_t x = (n + spmmc_generic_threads - 1) / spmmc_generic_threads;
-    if (x > 0x7fffffff) return cudaErrorInvalidValue;
-    const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(spmmc_rows < 65535 ? spmmc_rows : 65535));
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel), grid, dim3(spmmc_generic_threads), args,
-                            0, stream);
-  }
+  if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) return spmmc_launch_generic(args, n, stream);
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();
   const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));
@@ -284,6 +320,9 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, in
   }
 #endif
   return spmmc_launch_chain(args, grid_y, device.dependent_launch, stream);
+#else
+  return spmmc_launch_generic(args, n, stream);
+#endif
 }
 
 extern "C" const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void) { return &spmmc_info; }

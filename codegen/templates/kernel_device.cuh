@@ -10,9 +10,10 @@
 constexpr int spmmc_m1 = /*@M1*/1/*@*/;
 constexpr int spmmc_threads = /*@THREADS*/32/*@*/;
 constexpr int spmmc_v = /*@V*/1/*@*/;
-constexpr int spmmc_min_blocks = /*@MIN_BLOCKS*/1/*@*/;
 constexpr int spmmc_n1 = spmmc_threads * spmmc_v;
 constexpr int spmmc_a_tiles = /*@A_TILES*/1/*@*/;
+#ifndef SPMMC_GENERIC_ONLY  // the unrolled path (kernel.cu)
+constexpr int spmmc_min_blocks = /*@MIN_BLOCKS*/1/*@*/;
 // Largest grid.y: B-tiles beyond it are covered by the blocks looping.
 constexpr int64_t spmmc_max_grid_y = 65535;
 // Largest n of this kernel: the row stride in bytes (n x 4) is a 32-bit PTX operand.
@@ -53,3 +54,4 @@ static_assert(spmmc_min_blocks >= 1, "at least one block per SM");
 // order, overlapped by programmatic dependent launch.
 /*@KERNELS*/#include "kernel_group.cuh"
 /*@*/
+#endif  // SPMMC_GENERIC_ONLY

@@ -24,6 +24,14 @@ int64_t busiest_sm_columns(int64_t a_tiles, int64_t n, int64_t n1, int64_t block
   return *std::max_element(sm_columns.begin(), sm_columns.end());
 }
 
+double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile, const Target& target) {
+  const int64_t wave = std::max<int64_t>(target.sm_count, 1) * std::max<int32_t>(tile.min_blocks_per_sm, 1);
+  a_tiles = std::max<int64_t>(a_tiles, 1);
+  const int64_t n1 = std::max<int32_t>(tile.n1, 1);
+  const int64_t blocks = a_tiles * blocks_per_a_tile(a_tiles, (n + n1 - 1) / n1, wave);
+  return static_cast<double>(std::min(blocks, wave)) / static_cast<double>(wave);
+}
+
 int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target) {
   const int64_t warp = std::max<int64_t>(target.warp_size, 1);
   const int64_t widest = std::min<int64_t>(1024, target.max_threads_per_block) / warp * warp;

@@ -42,4 +42,19 @@ int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target);
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
                                                  const std::function<bool(const PlannedCandidate&)>& fits, std::string& why);
 
+// The share of one wave of resident blocks (the target's SMs x the tile's launch-bound minimum
+// blocks per SM) that the unrolled launch of `a_tiles` A-tiles at width n fills: a_tiles x
+// blocks_per_a_tile blocks, at most one wave, over the wave. 1 when the launch fills the GPU.
+double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile, const Target& target);
+
+// `spmmc compile --family auto` picks the generic family (A as CSR constants, one thread per
+// element of C: docs/emitted-code.md) for a layer of at least kGenericMinNonZeros non-zeros whose
+// unrolled launch fills less than kGenericBelowWaveFill of a wave. Measured on an H100
+// (docs/benchmarks.md, study 10): the 12 shared layers below that fill (0.01 at n = 32, 0.48 for
+// K = 4608 at n = 1568; 41k-614k non-zeros) ran 1.9-10x faster generic, the controls at fills
+// >= 0.97 1.5-2.2x faster unrolled; no layer of the set falls in between. Smaller layers were
+// not compared (both families are bound by launch latency there) and stay unrolled.
+constexpr double kGenericBelowWaveFill = 0.75;
+constexpr int64_t kGenericMinNonZeros = 32768;
+
 }  // namespace spmmc

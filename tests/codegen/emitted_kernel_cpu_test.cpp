@@ -97,9 +97,10 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
     INFO(error);
     REQUIRE(kernel);
+    const bool generic = report["choice"]["family"] == "generic";
     test::check_kernel_info(*kernel->info(), c.name, a, report["choice"]["m1"].get<int32_t>(),
                             report["choice"]["n1"].get<int32_t>(), report["choice"]["cols_per_thread"].get<int32_t>(),
-                            c.reorder, report["kernel"]["k_parts"].get<int32_t>());
+                            generic ? "none" : c.reorder, report["kernel"]["k_parts"].get<int32_t>(), generic);
     CHECK(kernel->info()->a_tiles == report["kernel"]["tiles"].get<int32_t>());
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
@@ -107,6 +108,7 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
                               (info.cols_per_thread > 1 ? fmt::format("x{}", info.cols_per_thread) : "");
     for (size_t arg = 0; arg + 1 < c.args.size(); ++arg)
       if (c.args[arg] == "--tile") CHECK(c.args[arg + 1] == label);
+      else if (c.args[arg] == "--family") CHECK(c.args[arg + 1] == (generic ? "generic" : "unrolled"));
     const std::vector<int32_t> k_part_begin = report["kernel"]["k_part_begin"].get<std::vector<int32_t>>();
     paths += test::check_emulated_kernel(*kernel, a, c.ns, c.name, misaligned, k_part_begin);
   }
@@ -194,6 +196,35 @@ TEST_CASE("emitted kernel on the CPU: edge shapes", "[codegen][emulation]") {
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);
   CHECK(paths.looped > 0);
+}
+
+TEST_CASE("emitted kernel on the CPU: the generic family", "[codegen][emulation]") {
+  // --family generic: A's CSR arrays and the generic kernel only, for every n and placement of B
+  // and C (bit-exact against fmaf_spmm: row sums in column order, batches of 8 loads included),
+  // and --family auto choosing it where the unrolled launch would leave the GPU short of warps:
+  // 512 x 4608 at 0.98 (47k non-zeros, like the ResNet-50 3x3 layers of group 4) at n = 1568.
+  test::TempDir dir;
+  const fs::path path = dir.path / "uniform.mtx";
+  auto g = run_spmmc({"gen", "uniform", "--rows", "70", "--cols", "60", "--sparsity", "0.7", "--seed", "5", "-q", "-o",
+                      path.string()});
+  REQUIRE(g.exit_code == 0);
+  const fs::path wide = dir.path / "wide.mtx";
+  g = run_spmmc({"gen", "uniform", "--rows", "512", "--cols", "4608", "--sparsity", "0.98", "--seed", "3", "-q", "-o",
+                 wide.string()});
+  REQUIRE(g.exit_code == 0);
+  const Csr empty_rows = make_matrix(40, 20, [](int32_t r, int32_t c) { return r % 3 == 0 ? 0.0f : static_cast<float>(r - c) / 8.0f; });
+  const fs::path holey = write_mtx(dir.path, "holey", empty_rows);
+  const std::vector<int64_t> ns = {1, 2, 31, 32, 33, 64, 96, 130, 300};
+  const std::vector<KernelCase> cases = {
+      {"generic_uniform", path, {"--family", "generic"}, ns, 1024, "overlap"},
+      {"generic_holey", holey, {"--family", "generic"}, ns, 32, "overlap"},
+      {"generic_auto", wide, {}, {1, 33}, 1568, "overlap"},
+  };
+  const test::PathCounts paths = run_cases(cases, dir.path);
+  CHECK(paths.unrolled == 0);
+  CHECK(paths.generic > 0);
+  CHECK(nlohmann::json::parse(test::read_file(dir.path / "generic_auto" / "generic_auto.json"))["choice"]["family"] ==
+        "generic");
 }
 
 TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several block sizes", "[codegen][emulation]") {

@@ -63,7 +63,7 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   if (nvcc.empty()) return;
   test::TempDir dir;
   // One non-zero (one column, V = 1), empty rows and columns (zero tiles, V = 4), a real layer
-  // (V = 2), and the split along K.
+  // (V = 2), the split along K and the generic family.
   const fs::path one = dir.path / "one.mtx";
   test::write_file(one, "%%MatrixMarket matrix coordinate real general\n5 7 1\n4 5 -1.25\n");
   const fs::path holes = gen(dir.path, "holes.mtx", {"uniform", "--rows", "40", "--cols", "64", "--sparsity", "0.97", "--seed", "3"});
@@ -75,8 +75,10 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   compile_kernel(layer, "rn50_layer", dir.path, {"--tile", "16x128x2"});
   // The split along K: tiles that wait (griddepcontrol.wait in the PTX) and add to C.
   compile_kernel(holes, "k_ranges", dir.path, {"--tile", "4x64x2", "--k-parts", "3"});
+  // The generic family: the unrolled path compiled out (SPMMC_GENERIC_ONLY), nothing unused left.
+  compile_kernel(holes, "generic_family", dir.path, {"--family", "generic"});
   std::vector<Job> jobs;
-  for (const char* name : {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges"})
+  for (const char* name : {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges", "generic_family"})
     jobs.emplace_back(nvcc_compile_command(nvcc, dir.path / (std::string(name) + ".cu"), dir.path / (std::string(name) + ".o")));
   run_parallel(jobs);
   for (const Job& job : jobs) {

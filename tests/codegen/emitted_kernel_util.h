@@ -120,10 +120,10 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
                                  const std::vector<int32_t>& k_part_begin = {});
 
 // Checks NAME_info(): ABI version, name, shapes, nnz, tile (M1, N1, V), layouts, dtype, reorder,
-// weights SHA-256.
+// weights SHA-256; for `generic_family` the generic family's (csr-constants, no A-tiles, the tile
+// arguments unused).
 void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, const Csr& a, int32_t m1, int32_t n1,
-                       int32_t v, const std::string& reorder,
-                       int32_t k_parts = 1);
+                       int32_t v, const std::string& reorder, int32_t k_parts = 1, bool generic_family = false);
 
 // The inline-PTX text of every tile function of an emitted NAME.cu, in the order of the file
 // (spmmc_tile_0, spmmc_tile_1, ...): the C string literals of each SPMMC_TILE_ASM(...)

@@ -98,7 +98,8 @@ struct cudaLaunchConfig_t {
 };
 
 // The read-only data cache load: a plain load on the host.
-inline float __ldg(const float* p) { return *p; }
+template <typename T>
+inline T __ldg(const T* p) { return *p; }
 
 inline float __uint_as_float(unsigned x) {
   float f;

@@ -109,7 +109,8 @@ TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compi
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string();
   const fs::path out = dir.path / "out";
-  const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out.string(), "--max-compile-seconds", "1"});
+  const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out.string(), "--max-compile-seconds", "1",
+                            "--family", "unrolled"});
   CHECK(r.exit_code == 65);
   CHECK_THAT(r.err, Catch::Contains("size guard"));
   CHECK_THAT(r.err, Catch::Contains("--max-compile-seconds"));
@@ -120,6 +121,78 @@ TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compi
   INFO(ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(fs::exists(out / "k.cu"));
+  CHECK(nlohmann::json::parse(test::read_file(out / "k.json"))["choice"]["family"] == "unrolled");
+  // With the default --family auto, a layer the guard refuses unrolled gets the generic family.
+  const fs::path generic = dir.path / "generic";
+  const auto g = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", generic.string(), "--max-compile-seconds", "1"});
+  INFO(g.err);
+  CHECK(g.exit_code == 0);
+  CHECK_THAT(g.err, Catch::Contains("generic family"));
+  const auto j = nlohmann::json::parse(test::read_file(generic / "k.json"));
+  CHECK(j["choice"]["family"] == "generic");
+  CHECK_THAT(j["choice"]["family_why"].get<std::string>(), Catch::Contains("above the limit of 1 s"));
+  CHECK(j["kernel"]["kernels"] == 0);
+  CHECK(j["kernel"]["estimate"].is_null());
+  const std::string cu = test::read_file(generic / "k.cu");
+  CHECK(cu.find("#define SPMMC_GENERIC_ONLY 1") != std::string::npos);
+  CHECK(cu.find("--family generic") != std::string::npos);  // the regenerate line
+  CHECK(cu.find("SPMMC_TILE_ASM(\"") == std::string::npos);  // no unrolled code
+}
+
+TEST_CASE("compile cli: --family auto takes the generic family where the unrolled launch is short of warps",
+          "[cli][compile]") {
+  // 512 x 4608 at 0.98 at n = 1568: 32 A-tiles x 4 B-tiles of 512 threads = 128 blocks, 48% of
+  // one wave of 264 (the ResNet-50 3x3 layers of group 4, measured 1.9-3x faster generic).
+  test::TempDir dir;
+  const fs::path m = dir.path / "wide.mtx";
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "512", "--cols", "4608", "--sparsity", "0.98", "--seed", "3", "-q", "-o",
+                     m.string()}).exit_code == 0);
+  const auto family_of = [&](std::vector<std::string> extra, const std::string& folder) {
+    std::vector<std::string> args = {"compile", m.string(), "--n", "1568", "--name", "k", "-o", (dir.path / folder).string(),
+                                     "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_spmmc(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(test::read_file(dir.path / folder / "k.json"))["choice"];
+  };
+  const auto chosen = family_of({}, "auto");
+  CHECK(chosen["family"] == "generic");
+  CHECK_THAT(chosen["family_why"].get<std::string>(), Catch::Contains("fills 48% of one wave"));
+  CHECK(family_of({"--family", "unrolled"}, "unrolled")["family"] == "unrolled");
+  CHECK(family_of({"--tile", "16x512"}, "tile")["family"] == "unrolled");  // a forced tile is unrolled
+  // The same layer at n = 6272 fills the GPU: unrolled.
+  const auto r = run_spmmc({"compile", m.string(), "--n", "6272", "--name", "k", "-o", (dir.path / "wide_n").string(),
+                            "--quiet", "--fmas-per-kernel", "0", "--max-compile-seconds", "100000"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(test::read_file(dir.path / "wide_n" / "k.json"))["choice"]["family"] == "unrolled");
+  // Below 32768 non-zeros the rule does not apply (not measured there): unrolled.
+  const fs::path small = dir.path / "small.mtx";
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "512", "--cols", "4608", "--sparsity", "0.99", "--seed", "3", "-q", "-o",
+                     small.string()}).exit_code == 0);
+  const auto s = run_spmmc({"compile", small.string(), "--n", "1568", "--name", "k", "-o", (dir.path / "small").string(),
+                            "--quiet"});
+  REQUIRE(s.exit_code == 0);
+  const auto sj = nlohmann::json::parse(test::read_file(dir.path / "small" / "k.json"))["choice"];
+  CHECK(sj["family"] == "unrolled");
+  CHECK_THAT(sj["family_why"].get<std::string>(), Catch::Contains("fewer than 32768 non-zeros"));
+}
+
+TEST_CASE("compile cli: --family is checked", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  const auto usage = [&](std::vector<std::string> extra, const std::string& why) {
+    std::vector<std::string> args = {"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "p").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto e = run_spmmc(args);
+    INFO(e.err);
+    CHECK(e.exit_code == 64);
+    CHECK_THAT(e.err, Catch::Contains(why));
+    CHECK(!fs::exists(dir.path / "p" / "k.cu"));
+  };
+  usage({"--family", "csr"}, "--family csr: expected auto (default), unrolled or generic");
+  usage({"--family", "generic", "--tile", "16x64"}, "--family generic has no tile to fix");
+  usage({"--family", "generic", "--k-parts", "2"}, "the generic family has none");
 }
 
 TEST_CASE("compile cli: the automatic split keeps every kernel within the loads the guard was fitted on",

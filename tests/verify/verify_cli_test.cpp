@@ -134,6 +134,41 @@ TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
   for (const char* key : {"read_weights", "parse", "analyze", "compare"}) CHECK(j["seconds"].contains(key));
 }
 
+TEST_CASE("verify cli: a file of the generic family matches and a changed weight or an added kernel does not",
+          "[verify][cli]") {
+  Compiled c;
+  c.weights = c.dir.path / "a.mtx";
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
+                     c.weights.string()}).exit_code == 0);
+  const auto compiled = run_spmmc({"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--family", "generic", "-o",
+                                   (c.dir.path / "out").string(), "--quiet"});
+  INFO(compiled.err);
+  REQUIRE(compiled.exit_code == 0);
+  c.cu = c.dir.path / "out" / "layer0.cu";
+  const auto r = run_spmmc({"verify", c.cu.string(), "--against", c.weights.string()});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("matches a.mtx: 64 x 48, "));
+  CHECK_THAT(r.out, Catch::Contains("the generic family"));
+  const std::string cu = test::read_file(c.cu);
+  const fs::path bad = c.cu.parent_path() / "layer0_bad.cu";
+  // One weight's bits changed in spmmc_weight_bits.
+  const size_t bits = cu.find("0x", cu.find("spmmc_weight_bits[] = {"));
+  REQUIRE(bits != std::string::npos);
+  std::string changed = cu;
+  changed[bits + 2] = changed[bits + 2] == '3' ? 'b' : '3';  // the sign and top exponent bits
+  test::write_file(bad, changed);
+  const auto w = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+  CHECK(w.exit_code == 65);
+  CHECK_THAT(w.err, Catch::Contains("error: spmmc_weight_bits[0] is"));
+  // A __global__ function besides the generic kernel would run unchecked: refused.
+  const std::string extra = "__global__ void layer0_extra(const float* B, float* C, int64_t n) { C[0] = B[0] + n; }\n";
+  test::write_file(bad, test::replace_first(cu, "extern \"C\" cudaError_t layer0(", extra + "extern \"C\" cudaError_t layer0("));
+  const auto k = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+  CHECK(k.exit_code == 65);
+  CHECK_THAT(k.err, Catch::Contains("the __global__ function layer0_extra besides the generic kernel"));
+}
+
 TEST_CASE("verify cli: a corrupted copy exits 65 naming the difference", "[verify][cli]") {
   Compiled c;
   compile(c);

@@ -186,7 +186,8 @@ int run_verify(const Args& args) {
     if (args.has("--per-tile") && code.analyzed) print_per_tile(code);
     const size_t tiles = code.tiles.size();
     const std::string stats =
-        code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
+        code.analyzed && code.generic_only ? std::string("; the generic family (A's CSR arrays, checked element by element)")
+        : code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
                                     code.columns.cols_per_thread, code.columns.cols_per_thread == 1 ? "" : "s",
                                     range_text("statements", range_of(code.tiles, &AnalyzedTile::statements), tiles),
                                     range_text("loads", range_of(code.tiles, &AnalyzedTile::loads), tiles),

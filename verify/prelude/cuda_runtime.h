@@ -75,6 +75,8 @@ __host__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_bloc
 
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
+__device__ int __ldg(const int* p);
+__device__ unsigned __ldg(const unsigned* p);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);
 __device__ float __uint_as_float(unsigned int x);
