@@ -51,8 +51,8 @@ double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile,
 // element of C: docs/emitted-code.md) for a layer of at least kGenericMinNonZeros non-zeros whose
 // unrolled launch fills less than kGenericBelowWaveFill of a wave. Measured on an H100
 // (docs/benchmarks.md, study 10): the 12 shared layers below that fill (0.01 at n = 32, 0.48 for
-// K = 4608 at n = 1568; 41k-614k non-zeros) ran 1.9-10x faster generic, the controls at fills
-// >= 0.97 1.5-2.2x faster unrolled; no layer of the set falls in between. Smaller layers were
+// K = 4608 at n = 1568; 41k-708k non-zeros) ran 1.16-12x faster generic, the controls at fills
+// >= 0.97 1.2-2.3x faster unrolled; no layer of the set falls in between. Smaller layers were
 // not compared (both families are bound by launch latency there) and stay unrolled.
 constexpr double kGenericBelowWaveFill = 0.75;
 constexpr int64_t kGenericMinNonZeros = 32768;

@@ -142,7 +142,7 @@ TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compi
 TEST_CASE("compile cli: --family auto takes the generic family where the unrolled launch is short of warps",
           "[cli][compile]") {
   // 512 x 4608 at 0.98 at n = 1568: 32 A-tiles x 4 B-tiles of 512 threads = 128 blocks, 48% of
-  // one wave of 264 (the ResNet-50 3x3 layers of group 4, measured 1.9-3x faster generic).
+  // one wave of 264 (the ResNet-50 3x3 layers of group 4, measured 1.16-1.9x faster generic).
   test::TempDir dir;
   const fs::path m = dir.path / "wide.mtx";
   REQUIRE(run_spmmc({"gen", "uniform", "--rows", "512", "--cols", "4608", "--sparsity", "0.98", "--seed", "3", "-q", "-o",
