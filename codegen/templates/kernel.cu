@@ -11,13 +11,15 @@ namespace {
 // The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
 // B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n) and for builds with
 // SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through the
-// read-only cache), one thread per element of C. A block of spmmc_generic_threads threads covers
-// `width` adjacent columns (n rounded up to the warp size, at most the block) of
-// spmmc_generic_threads / width rows. A row's products are summed in column order like the
-// unrolled code (fmaf from +0), their loads of B issued spmmc_generic_batch at a time (the
-// constant-trip loops are unrolled by nvcc -O3); range of
-// K by range of K (the split along K: each range's sum from +0, added to the row's total in range
-// order, a range without products of the row adding nothing).
+// read-only cache), each thread V adjacent columns of one row of C (V = 4 with float4 loads and
+// stores where n >= 128 is a multiple of 4 and B and C are 16-byte aligned, else 1). A block of
+// spmmc_generic_threads threads covers `width` threads' columns of 128 / width rows (width: the
+// row's threads, rounded up to a power of two below the warp size and to a multiple of it above,
+// at most the block). A row's products are summed in column order like the unrolled code (fmaf
+// from +0), their loads of B issued a batch at a time, the next batch's columns and weights
+// loaded while the batch's loads of B are in flight (the constant-trip loops are unrolled by nvcc
+// -O3); range of K by range of K (the split along K: each range's sum from +0, added to the row's
+// total in range order, a range without products of the row adding nothing).
 constexpr int spmmc_rows = /*@M*/1/*@*/;
 __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
 __device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
@@ -25,56 +27,88 @@ __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
 constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
 __device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
 constexpr int spmmc_generic_threads = 128;
-constexpr int spmmc_generic_batch = 8;
 
-// The sum of products p..end-1 of a row for column `col`, in order.
-__device__ __forceinline__ float spmmc_generic_sum(const float* __restrict__ B, int64_t n, int64_t col, int p, int end) {
-  float acc = 0.0f;
-  for (; p + spmmc_generic_batch <= end; p += spmmc_generic_batch) {
-    float w[spmmc_generic_batch], b[spmmc_generic_batch];
-    for (int i = 0; i < spmmc_generic_batch; ++i) {
-      w[i] = __uint_as_float(__ldg(&spmmc_weight_bits[p + i]));
-      b[i] = __ldg(B + static_cast<int64_t>(__ldg(&spmmc_col_idx[p + i])) * n + col);
-    }
-    for (int i = 0; i < spmmc_generic_batch; ++i) acc = fmaf(w[i], b[i], acc);
+// V floats of row k of B from column col: one float, or one float4 (16-byte aligned).
+template <int V>
+__device__ __forceinline__ void spmmc_generic_load(const float* __restrict__ B, int64_t n, int k, int64_t col, float (&b)[V]) {
+  const float* const at = B + static_cast<int64_t>(k) * n + col;
+  if constexpr (V == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(at));
+    b[0] = q.x, b[1] = q.y, b[2] = q.z, b[3] = q.w;
+  } else {
+    b[0] = __ldg(at);
   }
-  for (; p < end; ++p)
-    acc = fmaf(__uint_as_float(__ldg(&spmmc_weight_bits[p])), __ldg(B + static_cast<int64_t>(__ldg(&spmmc_col_idx[p])) * n + col),
-               acc);
-  return acc;
 }
 
+// The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0.
+template <int V>
+__device__ __forceinline__ void spmmc_generic_sum(const float* __restrict__ B, int64_t n, int64_t col, int p, int end,
+                                                  float (&acc)[V]) {
+  constexpr int batch = V == 4 ? 8 : 16;
+  for (int v = 0; v < V; ++v) acc[v] = 0.0f;
+  int k[batch];
+  unsigned bits[batch];
+  if (p + batch <= end)
+    for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + i]), bits[i] = __ldg(&spmmc_weight_bits[p + i]);
+  for (; p + batch <= end; p += batch) {
+    float b[batch][V], w[batch];
+    for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(B, n, k[i], col, b[i]), w[i] = __uint_as_float(bits[i]);
+    if (p + 2 * batch <= end)  // the next batch's columns and weights, while these loads of B are in flight
+      for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + batch + i]), bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
+    for (int i = 0; i < batch; ++i)
+      for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
+  }
+  for (; p < end; ++p) {
+    float b[V];
+    spmmc_generic_load<V>(B, n, __ldg(&spmmc_col_idx[p]), col, b);
+    const float w = __uint_as_float(__ldg(&spmmc_weight_bits[p]));
+    for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+  }
+}
+
+template <int V>
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (col >= n) return;
+  const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
+  if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
   const int step = static_cast<int>(gridDim.y * blockDim.y);
   for (int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); row < spmmc_rows; row += step) {
     const int row_end = spmmc_row_ptr[row + 1];
     int p = spmmc_row_ptr[row];
-    float total = 0.0f;
+    float total[V] = {};  // set by range 0 (every row has it), then added to
     for (int part = 0; part < spmmc_k_parts; ++part) {
       int end = row_end;
       if (spmmc_k_parts > 1)
         for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
       if (part > 0 && end == p) continue;
-      const float acc = spmmc_generic_sum(B, n, col, p, end);
-      total = part == 0 ? acc : total + acc;
+      float acc[V];
+      spmmc_generic_sum<V>(B, n, col, p, end, acc);
+      for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
       p = end;
     }
-    C[static_cast<int64_t>(row) * n + col] = total;
+    float* const out = C + static_cast<int64_t>(row) * n + col;
+    if constexpr (V == 4) *reinterpret_cast<float4*>(out) = make_float4(total[0], total[1], total[2], total[3]);
+    else out[0] = total[0];
   }
 }
 
-cudaError_t spmmc_launch_generic(void** args, int64_t n, cudaStream_t stream) {
-  const int64_t width = n < spmmc_generic_threads ? (n + 31) / 32 * 32 : spmmc_generic_threads;
+cudaError_t spmmc_launch_generic(void** args, const float* B, const float* C, int64_t n, cudaStream_t stream) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const int64_t v = n >= 128 && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
+  const int64_t threads = n / v + (n % v != 0);  // per row
+  int64_t width = 1;
+  while (width < threads && width < 32) width *= 2;
+  if (threads > 32) width = (threads + 31) / 32 * 32;
+  if (width > spmmc_generic_threads) width = spmmc_generic_threads;
   const int64_t rows_per_block = spmmc_generic_threads / width;
-  const int64_t x = (n + width - 1) / width;
+  const int64_t x = (threads + width - 1) / width;
   const int64_t y = (spmmc_rows + rows_per_block - 1) / rows_per_block;
   if (x > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(rows_per_block));
-  return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel), grid, block, args, 0, stream);
+  const void* const kernel = v == 4 ? reinterpret_cast<const void*>(&spmmc_generic_kernel<4>)
+                                    : reinterpret_cast<const void*>(&spmmc_generic_kernel<1>);
+  return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
 }
 
 const spmmc_kernel_info spmmc_info = {
@@ -305,7 +339,7 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, in
   void* args[] = {const_cast<float**>(&B), &C, &n};
 #ifndef SPMMC_GENERIC_ONLY
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4u * spmmc_v) == 0; };
-  if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) return spmmc_launch_generic(args, n, stream);
+  if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) return spmmc_launch_generic(args, B, C, n, stream);
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();
   const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));
@@ -321,7 +355,7 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, in
 #endif
   return spmmc_launch_chain(args, grid_y, device.dependent_launch, stream);
 #else
-  return spmmc_launch_generic(args, n, stream);
+  return spmmc_launch_generic(args, B, C, n, stream);
 #endif
 }
 

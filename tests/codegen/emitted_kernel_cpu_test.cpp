@@ -214,7 +214,7 @@ TEST_CASE("emitted kernel on the CPU: the generic family", "[codegen][emulation]
   REQUIRE(g.exit_code == 0);
   const Csr empty_rows = make_matrix(40, 20, [](int32_t r, int32_t c) { return r % 3 == 0 ? 0.0f : static_cast<float>(r - c) / 8.0f; });
   const fs::path holey = write_mtx(dir.path, "holey", empty_rows);
-  const std::vector<int64_t> ns = {1, 2, 31, 32, 33, 64, 96, 130, 300};
+  const std::vector<int64_t> ns = {1, 2, 31, 32, 33, 64, 96, 128, 130, 256, 300, 1028};
   const std::vector<KernelCase> cases = {
       {"generic_uniform", path, {"--family", "generic"}, ns, 1024, "overlap"},
       {"generic_holey", holey, {"--family", "generic"}, ns, 32, "overlap"},

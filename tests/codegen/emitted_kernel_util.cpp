@@ -223,6 +223,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       // The path: unrolled exactly when n % V == 0 and B, C are aligned to 4 x V bytes.
       const auto aligned = [v](const float* p) { return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(4 * v) == 0; };
       const bool unrolled = !generic_only && n % v == 0 && aligned(gb.data) && aligned(gc.data);
+      const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
       if (unrolled) {
         ++paths.unrolled;
         const int64_t b_tiles = ceil_div(n, n1);
@@ -242,8 +243,10 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         ++paths.generic;
         CHECK(chain[0] == 1);  // the generic path is one kernel
         CHECK(runs == 0);      // no inline PTX ran
-        CHECK(static_cast<int64_t>(grid[0]) * block[0] >= n);
-        CHECK(block[0] % 32 == 0);             // columns: n rounded up to the warp size, at most the block
+        // Threads of 1 or 4 columns (4: n >= 128, n % 4 == 0, B and C 16-byte aligned) cover the row.
+        const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned16(gb.data) && aligned16(gc.data) ? 4 : 1;
+        CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
+        CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
         CHECK(block[0] * block[1] <= 128);     // rows per block fill the 128 threads
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);

@@ -97,6 +97,12 @@ struct cudaLaunchConfig_t {
   unsigned int numAttrs;
 };
 
+// CUDA's vector type of four floats (16-byte aligned), as the generic path loads and stores B and C.
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+
 // The read-only data cache load: a plain load on the host.
 template <typename T>
 inline T __ldg(const T* p) { return *p; }

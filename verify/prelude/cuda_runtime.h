@@ -73,8 +73,15 @@ template <class T>
 __host__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, T func, int block_size,
                                                                    size_t dynamic_shared_mem);
 
+/* CUDA's vector type of four floats (the generic path's loads and stores). */
+struct __attribute__((aligned(16))) float4 {
+  float x, y, z, w;
+};
+__host__ __device__ float4 make_float4(float x, float y, float z, float w);
+
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
+__device__ float4 __ldg(const float4* p);
 __device__ int __ldg(const int* p);
 __device__ unsigned __ldg(const unsigned* p);
 extern "C" __device__ float fmaf(float a, float b, float c);
