@@ -17,8 +17,8 @@ namespace {
 // row's threads, rounded up to a power of two below the warp size and to a multiple of it above,
 // at most the block). A row's products are summed in column order like the unrolled code (fmaf
 // from +0), their loads of B issued a batch at a time, the next batch's columns and weights
-// loaded while the batch's loads of B are in flight (the constant-trip loops are unrolled by nvcc
-// -O3); range of K by range of K (the split along K: each range's sum from +0, added to the row's
+// loaded while the batch's loads of B are in flight (the constant-trip loops are unrolled by
+// nvcc -O3); range of K by range of K (the split along K: each range's sum from +0, added to the row's
 // total in range order, a range without products of the row adding nothing).
 constexpr int spmmc_rows = /*@M*/1/*@*/;
 __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
@@ -27,6 +27,11 @@ __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
 constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
 __device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
 constexpr int spmmc_generic_threads = 128;
+// Products per batch with one column per thread (a quarter of it with four); nvcc -D for studies
+// (docs/benchmarks.md, study 10: 32 and 8 ran fastest).
+#ifndef SPMMC_GENERIC_BATCH
+#define SPMMC_GENERIC_BATCH 32
+#endif
 
 // V floats of row k of B from column col: one float, or one float4 (16-byte aligned).
 template <int V>
@@ -40,11 +45,13 @@ __device__ __forceinline__ void spmmc_generic_load(const float* __restrict__ B, 
   }
 }
 
-// The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0.
+// The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0:
+// whole batches of `batch` products whose loads are all in flight at once, then the rest one
+// product at a time (measured faster than a last, partial batch with its loads clamped).
 template <int V>
 __device__ __forceinline__ void spmmc_generic_sum(const float* __restrict__ B, int64_t n, int64_t col, int p, int end,
                                                   float (&acc)[V]) {
-  constexpr int batch = V == 4 ? 8 : 16;
+  constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
   int k[batch];
   unsigned bits[batch];
