@@ -135,9 +135,14 @@ def phases(dir_):
     return out
 
 def resources(dir_):
+    # Per __global__ function (ptxas -v: "Compiling entry function 'NAME'" then its figures): the
+    # largest over the unrolled kernels, or over the generic kernels in a generic-family file.
     log = read(os.path.join(dir_, "nvcc.log"), "")
-    regs = [int(x) for x in re.findall(r"Used (\d+) registers", log)]
-    spill = [int(x) for x in re.findall(r"(\d+) bytes spill stores", log)]
+    entries = re.split(r"Compiling entry function '", log)[1:]
+    unrolled = [e for e in entries if "spmmc_generic_kernel" not in e.split("'", 1)[0]]
+    chosen = "".join(unrolled or entries)
+    regs = [int(x) for x in re.findall(r"Used (\d+) registers", chosen)]
+    spill = [int(x) for x in re.findall(r"(\d+) bytes spill stores", chosen)]
     return (max(regs) if regs else None, max(spill) if spill else None)
 
 def f(x, spec):
