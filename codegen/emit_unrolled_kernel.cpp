@@ -72,6 +72,39 @@ bool is_c_identifier(const std::string& name) {
   return true;
 }
 
+namespace {
+
+// The order in which the generic kernel takes the rows: the A-tiles' rows (rows that share columns
+// run in one block and share the rows of B they load through L1), the tiles with the most
+// non-zeros first (the longest blocks start first, so the last wave's tail is short), then the
+// empty rows; a permutation of 0 .. rows-1 (checked: the kernel writes each row of C once).
+std::vector<int32_t> generic_row_order(const Csr& a, const RowTiling& tiling) {
+  std::vector<int64_t> tile_nnz(static_cast<size_t>(tiling.num_tiles()), 0);
+  for (int32_t t = 0; t < tiling.num_tiles(); ++t)
+    for (int32_t i = tiling.tile_ptr[static_cast<size_t>(t)]; i < tiling.tile_ptr[static_cast<size_t>(t) + 1]; ++i)
+      tile_nnz[static_cast<size_t>(t)] += a.row_ptr[static_cast<size_t>(tiling.rows[static_cast<size_t>(i)]) + 1] -
+                                          a.row_ptr[static_cast<size_t>(tiling.rows[static_cast<size_t>(i)])];
+  std::vector<int32_t> tiles(tile_nnz.size());
+  for (size_t t = 0; t < tiles.size(); ++t) tiles[t] = static_cast<int32_t>(t);
+  std::stable_sort(tiles.begin(), tiles.end(),
+                   [&](int32_t x, int32_t y) { return tile_nnz[static_cast<size_t>(x)] > tile_nnz[static_cast<size_t>(y)]; });
+  std::vector<int32_t> order;
+  order.reserve(static_cast<size_t>(a.rows));
+  for (const int32_t t : tiles)
+    order.insert(order.end(), tiling.rows.begin() + tiling.tile_ptr[static_cast<size_t>(t)],
+                 tiling.rows.begin() + tiling.tile_ptr[static_cast<size_t>(t) + 1]);
+  order.insert(order.end(), tiling.empty_rows.begin(), tiling.empty_rows.end());
+  std::vector<char> seen(static_cast<size_t>(a.rows), 0);
+  for (int32_t row : order) {
+    SPMMC_CHECK(row >= 0 && row < a.rows && !seen[static_cast<size_t>(row)], "the row tiling is not a partition of A's rows");
+    seen[static_cast<size_t>(row)] = 1;
+  }
+  SPMMC_CHECK(order.size() == static_cast<size_t>(a.rows), "the row tiling is not a partition of A's rows");
+  return order;
+}
+
+}  // namespace
+
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
@@ -149,6 +182,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
       {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
       {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
+      {"GENERIC_ORDER", joined(generic_row_order(a, tiling), [](int32_t x) { return std::to_string(x); })},
       {"WEIGHT_BITS", joined(a.values, [](float x) {
          uint32_t bits = 0;
          std::memcpy(&bits, &x, sizeof bits);
@@ -157,7 +191,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"K", std::to_string(a.cols)},
       {"NNZ", std::to_string(a.nnz())},
       {"ARCH", options.arch},
-      {"REORDER", std::string(reorder_method_name(options.generic_only ? ReorderMethod::kNone : tiling.method))},
+      {"REORDER", std::string(reorder_method_name(tiling.method))},
       {"SHA256", options.weights_sha256},
       {"VERSION", SPMMC_VERSION},
   };

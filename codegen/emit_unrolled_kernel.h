@@ -34,7 +34,7 @@ struct EmitOptions {
   // The generic family (docs/emitted-code.md, *The generic family*): the file holds A's CSR arrays
   // and the generic kernel only (SPMMC_GENERIC_ONLY defined at its top, a_format "csr-constants"),
   // no unrolled code: for layers whose unrolled launch leaves the GPU short of warps. Needs
-  // k_parts == 1; `tiling` and `tile` are not used.
+  // k_parts == 1; `tile` is not used, `tiling` gives the order of the generic kernel's rows.
   bool generic_only = false;
 };
 
@@ -56,8 +56,8 @@ struct EmittedKernel {
   int64_t stores = 0;      // one per row of C
 };
 
-// Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows) and
-// the block of tile.n1 columns, tile.cols_per_thread per thread, launch bounds
+// Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the
+// generic kernel takes the rows in the same order, spmmc_generic_order) and the block of tile.n1 columns, tile.cols_per_thread per thread, launch bounds
 // (tile.threads_per_block(), tile.min_blocks_per_sm). Deterministic: the same inputs give the same text.
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options);

@@ -140,6 +140,7 @@ struct IntegerArray {
 struct GenericPath {
   IntegerArray row_ptr, col_idx, weight_bits;  // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits
   IntegerArray k_part_begin;                   // spmmc_k_part_begin: the ranges of K it sums separately
+  IntegerArray order;                          // spmmc_generic_order: the rows in the order the kernel takes them
 };
 
 // How a thread of an unrolled kernel finds its columns, read from the kernel and its launch:

@@ -337,6 +337,38 @@ class Comparison {
     return static_cast<int32_t>(it - w_.row_ptr.begin()) - 1;
   }
 
+  // The order the generic kernel takes the rows in (absent in files from before it): each row of C
+  // exactly once, or some rows would never be written (and others twice). The first wrong element
+  // is reported.
+  void check_generic_order() {
+    const GenericPath& g = code_.generic;
+    if (!g.order.found || w_.rows == 0) return;
+    std::vector<int64_t> slot_of(static_cast<size_t>(w_.rows), -1);
+    const std::vector<int64_t>& order = g.order.values;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int64_t row = order[i];
+      const CodeLocation at{code_.file, g.order.lines[i], g.order.columns[i]};
+      if (row < 0 || row >= w_.rows) {
+        report(at, fmt::format("spmmc_generic_order[{}] is {}, but {} has rows 0 to {}", i, row, options_.weights_name,
+                               w_.rows - 1));
+        return;
+      }
+      if (slot_of[static_cast<size_t>(row)] >= 0) {
+        report(at, fmt::format("spmmc_generic_order[{}] is row {} again (also element {}): the generic kernel would "
+                               "write it twice and leave a row of C unwritten",
+                               i, row, slot_of[static_cast<size_t>(row)]));
+        return;
+      }
+      slot_of[static_cast<size_t>(row)] = static_cast<int64_t>(i);
+    }
+    if (order.size() != static_cast<size_t>(w_.rows)) {
+      const auto missing = std::find(slot_of.begin(), slot_of.end(), -1) - slot_of.begin();
+      report(g.order.where, fmt::format("spmmc_generic_order has {} elements, but {} has {} rows: row {} of C is never "
+                                        "written by the generic kernel",
+                                        order.size(), options_.weights_name, w_.rows, missing));
+    }
+  }
+
   void check_generic_path() {
     const GenericPath& g = code_.generic;
     // The ranges of K: 0 = b0 < b1 < ... < bS = K (absent in files from before the split).
@@ -349,6 +381,7 @@ class Comparison {
                                                  "columns of {})",
                                                  w_.cols, options_.weights_name));
     }
+    check_generic_order();
     const auto decimal = [](int64_t v) { return std::to_string(v); };
     std::vector<int64_t> row_ptr(w_.row_ptr.begin(), w_.row_ptr.end());
     check_array("spmmc_row_ptr", g.row_ptr, row_ptr, "the offsets of A's rows", [&](size_t i) {

@@ -12,21 +12,25 @@ namespace {
 // B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n) and for builds with
 // SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through the
 // read-only cache), each thread V adjacent columns of one row of C (V = 4 with float4 loads and
-// stores where n >= 128 is a multiple of 4 and B and C are 16-byte aligned, else 1). A block of
-// spmmc_generic_threads threads covers `width` threads' columns of 128 / width rows (width: the
-// row's threads, rounded up to a power of two below the warp size and to a multiple of it above,
-// at most the block). A row's products are summed in column order like the unrolled code (fmaf
-// from +0), their loads of B issued a batch at a time, the next batch's columns and weights
-// loaded while the batch's loads of B are in flight (the constant-trip loops are unrolled by
-// nvcc -O3); range of K by range of K (the split along K: each range's sum from +0, added to the row's
-// total in range order, a range without products of the row adding nothing).
+// stores where n >= 128 is a multiple of 4 and B and C are 16-byte aligned, else 1). The rows are
+// taken in the order of spmmc_generic_order (the A-tiles' rows, which share columns, then the empty
+// rows): with V = 4 a block is 16 such rows x 64 columns, so that the rows of B its warps load
+// are shared through L1 (study 10 (j): 1.1-1.2x over 128 columns of one row per block); with
+// V = 1 a block covers `width` threads' columns of 128 / width rows (width: the row's threads,
+// rounded up to a power of two below the warp size and to a multiple of it above, at most 128).
+// A row's products are summed in column order like the unrolled code (fmaf from +0), their loads
+// of B issued a batch at a time, the next batch's columns and weights loaded while the batch's
+// loads of B are in flight (the constant-trip loops are unrolled by nvcc -O3); range of K by
+// range of K (the split along K: each range's sum from +0, added to the row's total in range
+// order, a range without products of the row adding nothing).
 constexpr int spmmc_rows = /*@M*/1/*@*/;
 __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
 __device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
 __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
+__device__ const int spmmc_generic_order[] = {/*@GENERIC_ORDER*/0/*@*/};  // a permutation of the rows
 constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
 __device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
-constexpr int spmmc_generic_threads = 128;
+constexpr int spmmc_generic_threads = 256;  // the most threads of a block of the generic kernel
 // Products per batch with one column per thread (a quarter of it with four); nvcc -D for studies
 // (docs/benchmarks.md, study 10: 32 and 8 ran fastest).
 #ifndef SPMMC_GENERIC_BATCH
@@ -79,7 +83,8 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
   const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
   const int step = static_cast<int>(gridDim.y * blockDim.y);
-  for (int row = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); row < spmmc_rows; row += step) {
+  for (int slot = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); slot < spmmc_rows; slot += step) {
+    const int row = spmmc_generic_order[slot];
     const int row_end = spmmc_row_ptr[row + 1];
     int p = spmmc_row_ptr[row];
     float total[V] = {};  // set by range 0 (every row has it), then added to
@@ -103,11 +108,14 @@ cudaError_t spmmc_launch_generic(void** args, const float* B, const float* C, in
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const int64_t v = n >= 128 && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
   const int64_t threads = n / v + (n % v != 0);  // per row
-  int64_t width = 1;
-  while (width < threads && width < 32) width *= 2;
-  if (threads > 32) width = (threads + 31) / 32 * 32;
-  if (width > spmmc_generic_threads) width = spmmc_generic_threads;
-  const int64_t rows_per_block = spmmc_generic_threads / width;
+  int64_t width = 16, rows_per_block = 16;         // V = 4: 16 rows x 64 columns
+  if (v == 1) {
+    width = 1;
+    while (width < threads && width < 32) width *= 2;
+    if (threads > 32) width = (threads + 31) / 32 * 32;
+    if (width > 128) width = 128;
+    rows_per_block = 128 / width;
+  }
   const int64_t x = (threads + width - 1) / width;
   const int64_t y = (spmmc_rows + rows_per_block - 1) / rows_per_block;
   if (x > 0x7fffffff) return cudaErrorInvalidValue;

@@ -100,7 +100,7 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     const bool generic = report["choice"]["family"] == "generic";
     test::check_kernel_info(*kernel->info(), c.name, a, report["choice"]["m1"].get<int32_t>(),
                             report["choice"]["n1"].get<int32_t>(), report["choice"]["cols_per_thread"].get<int32_t>(),
-                            generic ? "none" : c.reorder, report["kernel"]["k_parts"].get<int32_t>(), generic);
+                            c.reorder, report["kernel"]["k_parts"].get<int32_t>(), generic);
     CHECK(kernel->info()->a_tiles == report["kernel"]["tiles"].get<int32_t>());
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
@@ -200,7 +200,8 @@ TEST_CASE("emitted kernel on the CPU: edge shapes", "[codegen][emulation]") {
 
 TEST_CASE("emitted kernel on the CPU: the generic family", "[codegen][emulation]") {
   // --family generic: A's CSR arrays and the generic kernel only, for every n and placement of B
-  // and C (bit-exact against fmaf_spmm: row sums in column order, batches of 8 loads included),
+  // and C (bit-exact against fmaf_spmm: row sums in column order, batches of 8 loads included; the
+  // rows in the A-tiles' order or, with --reorder none, in order; every row of C written once),
   // and --family auto choosing it where the unrolled launch would leave the GPU short of warps:
   // 512 x 4608 at 0.98 (47k non-zeros, like the ResNet-50 3x3 layers of group 4) at n = 1568.
   test::TempDir dir;
@@ -218,6 +219,7 @@ TEST_CASE("emitted kernel on the CPU: the generic family", "[codegen][emulation]
   const std::vector<KernelCase> cases = {
       {"generic_uniform", path, {"--family", "generic"}, ns, 1024, "overlap"},
       {"generic_holey", holey, {"--family", "generic"}, ns, 32, "overlap"},
+      {"generic_holey_none", holey, {"--family", "generic", "--reorder", "none"}, ns, 32, "none"},
       {"generic_auto", wide, {}, {1, 33}, 1568, "overlap"},
   };
   const test::PathCounts paths = run_cases(cases, dir.path);

@@ -247,7 +247,12 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned16(gb.data) && aligned16(gc.data) ? 4 : 1;
         CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
         CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
-        CHECK(block[0] * block[1] <= 128);     // rows per block fill the 128 threads
+        if (generic_v == 4) {  // 16 rows x 16 threads of 4 columns
+          CHECK(block[0] == 16);
+          CHECK(block[1] == 16);
+        } else {
+          CHECK(block[0] * block[1] <= 128);  // rows per block fill the 128 threads
+        }
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);

@@ -134,7 +134,7 @@ TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
   for (const char* key : {"read_weights", "parse", "analyze", "compare"}) CHECK(j["seconds"].contains(key));
 }
 
-TEST_CASE("verify cli: a file of the generic family matches and a changed weight or an added kernel does not",
+TEST_CASE("verify cli: a file of the generic family matches, a changed weight, an added kernel or a row twice does not",
           "[verify][cli]") {
   Compiled c;
   c.weights = c.dir.path / "a.mtx";
@@ -167,6 +167,17 @@ TEST_CASE("verify cli: a file of the generic family matches and a changed weight
   const auto k = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
   CHECK(k.exit_code == 65);
   CHECK_THAT(k.err, Catch::Contains("the __global__ function layer0_extra besides the generic kernel"));
+  // The rows' order with its first row twice (and so some row never written): refused.
+  const std::string order = "spmmc_generic_order[] = {";
+  const size_t at = cu.find(order);
+  REQUIRE(at != std::string::npos);
+  const size_t first = at + order.size(), comma = cu.find(',', first), second = cu.find_first_not_of(' ', comma + 1),
+               second_end = cu.find_first_of(",}", second);
+  const std::string row = cu.substr(first, comma - first);
+  test::write_file(bad, cu.substr(0, second) + row + cu.substr(second_end));
+  const auto o = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+  CHECK(o.exit_code == 65);
+  CHECK_THAT(o.err, Catch::Contains("error: spmmc_generic_order[1] is row " + row + " again (also element 0)"));
 }
 
 TEST_CASE("verify cli: a corrupted copy exits 65 naming the difference", "[verify][cli]") {

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Study 10 (j): variants of the generic family's CSR kernel (tools/microbench/csr_variants.cu) on
+# the layers of a case file (default scripts/studies/csr-variants.cases). Needs a GPU and nvcc;
+# prints one Markdown table per layer (time, TFLOP/s, speed against today's generic kernel,
+# bit-equality, error against float64). On a lent GPU machine, after scripts/pack-for-gpu.sh CASES
+# here: the matrices come from .gpu-pack/data.tar.xz when ../shared/data is absent.
+# usage: scripts/studies/csr-variants.sh [CASES] [--runs N]      (about a minute on an H100)
+# Exit: 0 all variants agree; 1 a variant disagreed or failed; 66 no matrices.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cases=scripts/studies/csr-variants.cases runs=30
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) runs=$2; shift ;;
+    *) cases=$1 ;;
+  esac
+  shift
+done
+if [ ! -d ../shared/data ] && [ -f .gpu-pack/data.tar.xz ]; then
+  [ -d .gpu-data ] || tar xJf .gpu-pack/data.tar.xz
+  mkdir -p ../shared && ln -sfn "$PWD/.gpu-data" ../shared/data
+fi
+[ -d ../shared/data ] || { echo "csr-variants: ../shared/data absent; nothing to run" >&2; exit 66; }
+out=${SPMMC_BUILD_DIR:-build}/microbench
+mkdir -p "$out"
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+"$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/csr_variants" tools/microbench/csr_variants.cu
+status=0
+grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n _; do
+  echo "### $label"
+  "$out/csr_variants" "$matrix" "$n" --runs "$runs" || exit 1
+done || status=1
+exit $status
