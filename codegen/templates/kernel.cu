@@ -31,6 +31,13 @@ __device__ const int spmmc_generic_order[] = {/*@GENERIC_ORDER*/0/*@*/};  // a p
 constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
 __device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
 constexpr int spmmc_generic_threads = 256;  // the most threads of a block of the generic kernel
+// Rows of a block of the generic kernel with four columns per thread (of 256 threads: 16 rows x 64
+// columns); nvcc -D for studies (docs/benchmarks.md, study 10 (j)): 8, 16 or 32.
+#ifndef SPMMC_GENERIC_ROWS
+#define SPMMC_GENERIC_ROWS 16
+#endif
+static_assert(SPMMC_GENERIC_ROWS == 8 || SPMMC_GENERIC_ROWS == 16 || SPMMC_GENERIC_ROWS == 32,
+              "SPMMC_GENERIC_ROWS: 8, 16 or 32 rows per block");
 // Products per batch with one column per thread (a quarter of it with four); nvcc -D for studies
 // (docs/benchmarks.md, study 10: 32 and 8 ran fastest).
 #ifndef SPMMC_GENERIC_BATCH
@@ -108,7 +115,7 @@ cudaError_t spmmc_launch_generic(void** args, const float* B, const float* C, in
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const int64_t v = n >= 128 && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
   const int64_t threads = n / v + (n % v != 0);  // per row
-  int64_t width = 16, rows_per_block = 16;         // V = 4: 16 rows x 64 columns
+  int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
   if (v == 1) {
     width = 1;
     while (width < threads && width < 32) width *= 2;
