@@ -8,6 +8,7 @@
 // bit for bit with the fmaf chain; the launch constants; determinism.
 #include "codegen/emit_unrolled_kernel.h"
 
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -701,6 +702,48 @@ TEST_CASE("emitter: fill_template replaces spans and refuses missing or unknown 
   } catch (const InternalError& e) {
     CHECK_THAT(e.what(), Catch::Contains("tmpl.h") && Catch::Contains("MISSING_KEY"));
   }
+}
+
+TEST_CASE("emitter: the generic kernel takes the A-tiles' rows, heaviest tiles first, then the empty rows",
+          "[codegen][emit]") {
+  // Rows with 3, 1, 0, 5, 2, 4 and 6 non-zeros. By length (ascending, empty rows dropped), M1 = 2:
+  // tiles {1, 4} (3 non-zeros), {0, 5} (7), {3, 6} (11); row 2 is empty.
+  const std::vector<int32_t> lengths = {3, 1, 0, 5, 2, 4, 6};
+  std::vector<float> dense(7 * 6, 0.0f);
+  for (int32_t r = 0; r < 7; ++r)
+    for (int32_t c = 0; c < lengths[static_cast<size_t>(r)]; ++c) dense[static_cast<size_t>(r * 6 + c)] = static_cast<float>(1 + r + c);
+  const Csr a = test::csr_from_dense(7, 6, dense);
+  const auto order_of = [](const std::string& cu) {
+    const std::string head = "spmmc_generic_order[] = {";
+    const size_t at = cu.find(head);
+    REQUIRE(at != std::string::npos);
+    std::vector<int32_t> order;
+    std::string number;
+    for (size_t i = at + head.size(); i < cu.size() && cu[i] != '}'; ++i) {
+      if (std::isdigit(static_cast<unsigned char>(cu[i]))) {
+        number += cu[i];
+      } else if (!number.empty()) {
+        order.push_back(std::stoi(number));
+        number.clear();
+      }
+    }
+    if (!number.empty()) order.push_back(std::stoi(number));
+    return order;
+  };
+  for (const bool generic_only : {false, true}) {
+    INFO("generic family: " << generic_only);
+    EmitOptions options;
+    options.name = "k";
+    options.generic_only = generic_only;
+    const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kRowLength), make_tile(2, 32, 1), options);
+    CHECK(order_of(k.cu) == std::vector<int32_t>{3, 6, 0, 5, 1, 4, 2});
+  }
+  // In natural order the tiles are consecutive rows, empty ones included: {0, 1} (4), {2, 3} (5),
+  // {4, 5} (6), {6} (6); equal tiles keep their order.
+  EmitOptions options;
+  options.name = "k";
+  const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
+  CHECK(order_of(k.cu) == std::vector<int32_t>{4, 5, 6, 2, 3, 0, 1});
 }
 
 TEST_CASE("emitter: refuses bad inputs with InternalError", "[codegen][emit]") {
