@@ -346,7 +346,7 @@ int run_compile(const Args& args) {
 Command compile_command() {
   Command c;
   c.name = "compile";
-  c.summary = "emit a fully unrolled CUDA kernel (NAME.cu, NAME.h, NAME.json) for C = A*B";
+  c.summary = "emit the CUDA kernel (NAME.cu, NAME.h, NAME.json) for C = A*B: unrolled, or the generic family";
   c.usage = "spmmc compile FILE --n N --name NAME -o DIR [options]";
   c.description =
       "Reads FILE, plans its tile space (see 'spmmc plan'), picks a tile (--tile, or a documented heuristic),\n"
