@@ -107,9 +107,10 @@ inline double median(std::vector<double> v) {
 }
 
 // Median milliseconds of `launch()` over o.runs runs, each between two CUDA events on the
-// default stream, after o.warmup untimed runs. `launch` enqueues kernels only (no host sync).
-template <class Launch>
-double median_ms(const Options& o, Launch&& launch) {
+// default stream, after o.warmup untimed runs. `launch` enqueues kernels only (no host sync);
+// `before_run(i)` enqueues what must precede timed run i outside its events (an L2 flush).
+template <class Launch, class BeforeRun>
+double median_ms(const Options& o, Launch&& launch, BeforeRun&& before_run) {
   for (int i = 0; i < o.warmup; ++i) {
     launch();
     MB_CHECK_LAUNCH();
@@ -120,6 +121,7 @@ double median_ms(const Options& o, Launch&& launch) {
   MB_CHECK(cudaEventCreate(&stop));
   std::vector<double> ms;
   for (int i = 0; i < o.runs; ++i) {
+    before_run(i);
     MB_CHECK(cudaEventRecord(start));
     launch();
     MB_CHECK_LAUNCH();
@@ -132,6 +134,11 @@ double median_ms(const Options& o, Launch&& launch) {
   MB_CHECK(cudaEventDestroy(start));
   MB_CHECK(cudaEventDestroy(stop));
   return median(ms);
+}
+
+template <class Launch>
+double median_ms(const Options& o, Launch&& launch) {
+  return median_ms(o, launch, [](int) {});
 }
 
 // ---- SM clock under load ------------------------------------------------------------------------

@@ -364,13 +364,22 @@ Union build_union(const Csr& a, int r, bool grouped) {
   return u;
 }
 
+// A vector's copy in device memory, freed with it.
 template <class T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  MB_CHECK(cudaMalloc(&d, std::max<size_t>(1, v.size()) * sizeof(T)));
-  if (!v.empty()) MB_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
+class DeviceArray {
+ public:
+  explicit DeviceArray(const std::vector<T>& v) {
+    MB_CHECK(cudaMalloc(&data_, std::max<size_t>(1, v.size()) * sizeof(T)));
+    if (!v.empty()) MB_CHECK(cudaMemcpy(data_, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~DeviceArray() { cudaFree(data_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+};
 
 }  // namespace
 
@@ -398,11 +407,11 @@ int main(int argc, char** argv) {
     std::memcpy(&bits, &a.w[p], 4);
     pairs[p] = make_int2(a.col[p], bits);
   }
-  int* d_row_ptr = upload(a.row_ptr);
-  int* d_col = upload(a.col);
-  float* d_w = upload(a.w);
-  int2* d_pairs = upload(pairs);
-  float* d_b = upload(hb);
+  const DeviceArray d_row_ptr(a.row_ptr);
+  const DeviceArray d_col(a.col);
+  const DeviceArray d_w(a.w);
+  const DeviceArray d_pairs(pairs);
+  const DeviceArray d_b(hb);
   float* d_c = nullptr;
   MB_CHECK(cudaMalloc(&d_c, size_t(a.m) * n * sizeof(float)));
   const size_t flush_bytes = size_t(128) << 20;
@@ -424,27 +433,7 @@ int main(int argc, char** argv) {
   std::printf("| variant | µs | TFLOP/s | × before | union/nnz | bit-equal | max rel error |\n|---|--:|--:|--:|--:|---|--:|\n");
   double before_us = 0;
   auto measure = [&](const std::string& name, double union_ratio, const std::function<void()>& launch) {
-    std::vector<double> ms;
-    for (int i = 0; i < o.warmup; ++i) launch();
-    MB_CHECK_LAUNCH();
-    MB_CHECK(cudaDeviceSynchronize());
-    cudaEvent_t e0, e1;
-    MB_CHECK(cudaEventCreate(&e0));
-    MB_CHECK(cudaEventCreate(&e1));
-    for (int i = 0; i < o.runs; ++i) {
-      MB_CHECK(cudaMemsetAsync(d_flush, i & 0x7f, flush_bytes));
-      MB_CHECK(cudaEventRecord(e0));
-      launch();
-      MB_CHECK(cudaEventRecord(e1));
-      MB_CHECK(cudaEventSynchronize(e1));
-      float t = 0;
-      MB_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      ms.push_back(t);
-    }
-    MB_CHECK_LAUNCH();
-    MB_CHECK(cudaEventDestroy(e0));
-    MB_CHECK(cudaEventDestroy(e1));
-    const double us = mb::median(ms) * 1000.0;
+    const double us = 1000.0 * mb::median_ms(o, launch, [&](int i) { MB_CHECK(cudaMemsetAsync(d_flush, i & 0x7f, flush_bytes)); });
     std::vector<float> hc(size_t(a.m) * n);
     MB_CHECK(cudaMemset(d_c, 0, hc.size() * sizeof(float)));
     launch();
@@ -475,56 +464,50 @@ int main(int argc, char** argv) {
     const int64_t rows = 128 / width;
     const dim3 grid{unsigned((threads + width - 1) / width), unsigned(std::min<int64_t>((a.m + rows - 1) / rows, 65535))};
     const dim3 block{unsigned(width), unsigned(rows)};
-    if (v4 && packed) generic_kernel<4, true><<<grid, block>>>(d_row_ptr, d_col, d_w, d_pairs, a.m, d_b, d_c, n);
-    else if (v4) generic_kernel<4, false><<<grid, block>>>(d_row_ptr, d_col, d_w, d_pairs, a.m, d_b, d_c, n);
-    else if (packed) generic_kernel<1, true><<<grid, block>>>(d_row_ptr, d_col, d_w, d_pairs, a.m, d_b, d_c, n);
-    else generic_kernel<1, false><<<grid, block>>>(d_row_ptr, d_col, d_w, d_pairs, a.m, d_b, d_c, n);
+    const auto kernel = v4 ? (packed ? generic_kernel<4, true> : generic_kernel<4, false>)
+                           : (packed ? generic_kernel<1, true> : generic_kernel<1, false>);
+    kernel<<<grid, block>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_pairs.get(), a.m, d_b.get(), d_c, n, nullptr);
   };
   measure("before (generic kernel as emitted before study 10 (j))", 0, [&] { launch_generic(false); });
   measure("packed column+weight", 0, [&] { launch_generic(true); });
 
   auto run_staged = [&](auto kernel, int r, int t, int v, int kc, int stages) {
     const Staged st = build_staged(a, r);
-    int2* d_pos_w = upload(st.pos_w);
-    int* d_u_ptr = upload(st.u_ptr);
-    int* d_u_col = upload(st.u_col);
+    const DeviceArray d_pos_w(st.pos_w);
+    const DeviceArray d_u_ptr(st.u_ptr);
+    const DeviceArray d_u_col(st.u_col);
     const int w = t * v;
     const size_t smem = size_t(stages) * kc * w * sizeof(float);
     MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     const dim3 grid{unsigned((n + w - 1) / w), unsigned((a.m + r - 1) / r)}, block{unsigned(t), unsigned(r)};
     measure(mb::format("staged R=%d T=%d V=%d KC=%d S=%d", r, t, v, kc, stages), double(st.u_col.size()) / nnz,
-            [&] { kernel<<<grid, block, smem>>>(d_row_ptr, d_pos_w, d_u_ptr, d_u_col, a.m, d_b, d_c, n); });
-    MB_CHECK(cudaFree(d_pos_w));
-    MB_CHECK(cudaFree(d_u_ptr));
-    MB_CHECK(cudaFree(d_u_col));
+            [&] {
+              kernel<<<grid, block, smem>>>(d_row_ptr.get(), d_pos_w.get(), d_u_ptr.get(), d_u_col.get(), a.m, d_b.get(), d_c, n);
+            });
   };
   auto run_union = [&](auto kernel, int r, bool grouped) {
     const Union un = build_union(a, r, grouped);
-    int* d_u_ptr = upload(un.u_ptr);
-    int2* d_u_cm = upload(un.u_cm);
-    float* d_u_w = upload(un.u_w);
-    int* d_perm = upload(un.perm);
+    const DeviceArray d_u_ptr(un.u_ptr);
+    const DeviceArray d_u_cm(un.u_cm);
+    const DeviceArray d_u_w(un.u_w);
+    const DeviceArray d_perm(un.perm);
     const int64_t threads = n / 4;
     const dim3 grid{unsigned((threads + 127) / 128), unsigned((a.m + r - 1) / r)}, block{128u, 1u};
     measure(mb::format("union R=%d%s", r, grouped ? " grouped" : ""), double(un.u_cm.size()) / nnz,
-            [&] { kernel<<<grid, block>>>(d_u_ptr, d_u_cm, d_u_w, d_perm, a.m, d_b, d_c, n); });
-    MB_CHECK(cudaFree(d_u_ptr));
-    MB_CHECK(cudaFree(d_u_cm));
-    MB_CHECK(cudaFree(d_u_w));
-    MB_CHECK(cudaFree(d_perm));
+            [&] { kernel<<<grid, block>>>(d_u_ptr.get(), d_u_cm.get(), d_u_w.get(), d_perm.get(), a.m, d_b.get(), d_c, n); });
   };
   // the kernel as before in blocks of `rows` rows x threads_x threads (4 columns each), the rows in
   // order or in groups of `rows` rows that share columns (build_union's greedy grouping)
   auto run_rows = [&](int threads_x, int rows, bool grouped) {
     const Union un = build_union(a, rows, grouped);
-    int* d_perm = upload(un.perm);
+    const DeviceArray d_perm(un.perm);
     const int64_t threads = n / 4;
     const dim3 grid{unsigned((threads + threads_x - 1) / threads_x), unsigned((a.m + rows - 1) / rows)},
         block{unsigned(threads_x), unsigned(rows)};
     measure(mb::format("block %d rows x %d columns%s", rows, threads_x * 4, grouped ? " grouped" : ""), 0, [&] {
-      generic_kernel<4, false, 256><<<grid, block>>>(d_row_ptr, d_col, d_w, d_pairs, a.m, d_b, d_c, n, d_perm);
+      generic_kernel<4, false, 256><<<grid, block>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_pairs.get(), a.m, d_b.get(),
+                                                     d_c, n, d_perm.get());
     });
-    MB_CHECK(cudaFree(d_perm));
   };
   if (v4) {
     // blocks of R rows x T threads staging the union of their columns in shared memory
