@@ -16,6 +16,7 @@
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/tiling_stats.h"
 
 namespace spmmc {
 namespace {
@@ -79,11 +80,7 @@ namespace {
 // non-zeros first (the longest blocks start first, so the last wave's tail is short), then the
 // empty rows; a permutation of 0 .. rows-1 (checked: the kernel writes each row of C once).
 std::vector<int32_t> generic_row_order(const Csr& a, const RowTiling& tiling) {
-  std::vector<int64_t> tile_nnz(static_cast<size_t>(tiling.num_tiles()), 0);
-  for (int32_t t = 0; t < tiling.num_tiles(); ++t)
-    for (int32_t i = tiling.tile_ptr[static_cast<size_t>(t)]; i < tiling.tile_ptr[static_cast<size_t>(t) + 1]; ++i)
-      tile_nnz[static_cast<size_t>(t)] += a.row_ptr[static_cast<size_t>(tiling.rows[static_cast<size_t>(i)]) + 1] -
-                                          a.row_ptr[static_cast<size_t>(tiling.rows[static_cast<size_t>(i)])];
+  const std::vector<int32_t> tile_nnz = measure_tiling(a, tiling).nnz_per_tile;
   std::vector<int32_t> tiles(tile_nnz.size());
   for (size_t t = 0; t < tiles.size(); ++t) tiles[t] = static_cast<int32_t>(t);
   std::stable_sort(tiles.begin(), tiles.end(),
