@@ -13,6 +13,7 @@
 
 #include "codegen/embedded_templates.h"
 #include "codegen/fill_template.h"
+#include "codegen/generic_launch.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
 #include "compiler/common/diagnostics.h"
@@ -159,21 +160,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"KERNELS", kernels},
   };
   const std::string device_code = fill_template(embedded_template("kernel_device.cuh"), device_values, "kernel_device.cuh");
-  const std::map<std::string, std::string> kernel_values = {
-      {"HEADER_COMMENT", comment},
-      {"HEADER", "\"" + options.name + ".h\""},
-      {"GENERIC_ONLY", options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
-                                              "// kernel only; the unrolled path below is compiled out.\n"
-                                              "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
-                                            : ""},
-      {"DEVICE_CODE", device_code},
-      // Compiled out in the generic family (no kernels): a table of one null entry.
-      {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
-      {"KERNEL_POINTERS", options.generic_only ? "nullptr" : pointers},
-      {"KERNEL_TILES", options.generic_only ? "0" : tile_counts},
-      {"A_FORMAT", options.generic_only ? "csr-constants" : "unrolled-constants"},
-      {"NAME", options.name},
-      {"INFO_NAME", options.name + "_info"},
+  // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
+  // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.
+  const std::map<std::string, std::string> generic_values = {
+      {"HEADER_COMMENT", ""},
       {"M", std::to_string(a.rows)},
       {"K_PARTS", std::to_string(k_part_begin.size() - 1)},
       {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
@@ -185,6 +175,24 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
          std::memcpy(&bits, &x, sizeof bits);
          return fmt::format("0x{:08x}u", bits);
        })},
+  };
+  const std::string generic_code = fill_template(embedded_template("kernel_generic.cuh"), generic_values, "kernel_generic.cuh");
+  const std::map<std::string, std::string> kernel_values = {
+      {"HEADER_COMMENT", comment},
+      {"HEADER", "\"" + options.name + ".h\""},
+      {"GENERIC_ONLY", options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
+                                              "// kernel only; the unrolled path below is compiled out.\n"
+                                              "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
+                                            : ""},
+      {"DEVICE_CODE", device_code},
+      {"GENERIC_CODE", generic_code},
+      // Compiled out in the generic family (no kernels): a table of one null entry.
+      {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
+      {"KERNEL_POINTERS", options.generic_only ? "nullptr" : pointers},
+      {"KERNEL_TILES", options.generic_only ? "0" : tile_counts},
+      {"A_FORMAT", options.generic_only ? "csr-constants" : "unrolled-constants"},
+      {"NAME", options.name},
+      {"INFO_NAME", options.name + "_info"},
       {"K", std::to_string(a.cols)},
       {"NNZ", std::to_string(a.nnz())},
       {"ARCH", options.arch},
@@ -192,10 +200,18 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"SHA256", options.weights_sha256},
       {"VERSION", SPMMC_VERSION},
   };
-  if (options.nvrtc_form)
+  if (options.nvrtc_form) {
+    if (options.generic_only)
+      for (const char* symbol : {kGenericKernelV4, kGenericKernelV1})
+        fmt::format_to(std::back_inserter(declarations),
+                       "extern \"C\" __global__ void {}(const float* __restrict__ B, float* __restrict__ C, int64_t n);\n", symbol);
     k.nvrtc_cu = fill_template(embedded_template("kernel_nvrtc.cu"),
-                               {{"HEADER_COMMENT", comment}, {"KERNEL_DECLARATIONS", declarations}, {"DEVICE_CODE", device_code}},
+                               {{"HEADER_COMMENT", comment},
+                                {"KERNEL_DECLARATIONS", declarations},
+                                {"DEVICE_CODE", device_code},
+                                {"GENERIC_CODE", options.generic_only ? generic_code : std::string()}},
                                "kernel_nvrtc.cu");
+  }
   k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
   return k;
 }

@@ -341,8 +341,9 @@ int Kernel::active_blocks_per_sm(int block_threads, int64_t dynamic_shared_bytes
 void Kernel::launch(const LaunchShape& shape, void** args, bool overlap_previous) const {
   const bool overlap = overlap_previous && context_->dependent_launch();
   const auto object = [&] {
-    return fmt::format("{}, grid {}x{}x{}, block {}, dynamic shared {} B{}", name_, shape.grid_x, shape.grid_y,
-                       shape.grid_z, shape.block_x, shape.dynamic_shared_bytes,
+    return fmt::format("{}, grid {}x{}x{}, block {}{}, dynamic shared {} B{}", name_, shape.grid_x, shape.grid_y,
+                       shape.grid_z, shape.block_x, shape.block_y > 1 ? fmt::format("x{}", shape.block_y) : std::string(),
+                       shape.dynamic_shared_bytes,
                        overlap ? ", overlapping the previous kernel" : "");
   };
   const GpuContext::Api& a = context_->api();
@@ -350,8 +351,8 @@ void Kernel::launch(const LaunchShape& shape, void** args, bool overlap_previous
   const auto stream = static_cast<CUstream>(context_->stream());
   if (!overlap) {
     const CUresult result =
-        a.cuLaunchKernel(static_cast<CUfunction>(function_), shape.grid_x, shape.grid_y, shape.grid_z, shape.block_x, 1,
-                         1, shape.dynamic_shared_bytes, stream, args, nullptr);
+        a.cuLaunchKernel(static_cast<CUfunction>(function_), shape.grid_x, shape.grid_y, shape.grid_z, shape.block_x,
+                         shape.block_y, 1, shape.dynamic_shared_bytes, stream, args, nullptr);
     if (result != CUDA_SUCCESS) context_->check(result, "cuLaunchKernel", object());
     return;
   }
@@ -366,7 +367,7 @@ void Kernel::launch(const LaunchShape& shape, void** args, bool overlap_previous
   config.gridDimY = shape.grid_y;
   config.gridDimZ = shape.grid_z;
   config.blockDimX = shape.block_x;
-  config.blockDimY = 1;
+  config.blockDimY = shape.block_y;
   config.blockDimZ = 1;
   config.sharedMemBytes = shape.dynamic_shared_bytes;
   config.hStream = stream;

@@ -16,6 +16,7 @@
 #include <clang/Lex/Lexer.h>
 #include <fmt/format.h>
 
+#include "codegen/generic_launch.h"
 #include "verify/match_expressions.h"
 #include "verify/read_launch.h"
 #include "verify/read_tile_ptx.h"
@@ -155,24 +156,26 @@ class KernelWalker {
     return kernels;
   }
 
-  // A file of the generic family (a_format "csr-constants"): its one __global__ function is the
-  // generic kernel, which reads the arrays read_generic_path took; unrolled code would run
-  // unchecked, so any other __global__ function is an error.
+  // A file of the generic family (a_format "csr-constants"): its __global__ functions are the two
+  // generic kernels (four columns per thread and one), which read the arrays read_generic_path
+  // took; unrolled code would run unchecked, so any other __global__ function is an error.
   void read_generic_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.generic_only = true;
-    int generic = 0;
+    std::map<std::string, int> generic = {{kGenericKernelV4, 0}, {kGenericKernelV1, 0}};
     for (const clang::FunctionDecl* f : functions) {
       if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
-      if (f->getNameAsString() == "spmmc_generic_kernel") ++generic;
+      const auto found = generic.find(f->getNameAsString());
+      if (found != generic.end()) ++found->second;
       else
         error(f->getLocation(), fmt::format("the info object says a_format = 'csr-constants' (the generic family), but "
-                                            "the file has the __global__ function {} besides the generic kernel",
+                                            "the file has the __global__ function {} besides the generic kernels",
                                             f->getNameAsString()));
     }
-    if (generic != 1)
-      error({}, fmt::format("the info object says a_format = 'csr-constants' (the generic family), but the file has {} "
-                            "__global__ spmmc_generic_kernel (expected one)",
-                            generic));
+    for (const auto& [name, count] : generic)
+      if (count != 1)
+        error({}, fmt::format("the info object says a_format = 'csr-constants' (the generic family), but the file has {} "
+                              "__global__ {} (expected one)",
+                              count, name));
   }
 
   // Device functions that read as tile functions but that no case calls: kept to explain rows

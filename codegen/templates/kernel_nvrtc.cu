@@ -1,7 +1,8 @@
 /*@HEADER_COMMENT*/// Template of the NVRTC form of an spmmc-emitted kernel (codegen/templates/kernel_nvrtc.cu):
 // the device code of NAME.cu alone, with no headers (NVRTC has none here) and the kernel given C
 // linkage so the driver finds it by name. The tuner compiles it to a cubin to time real
-// candidates (spmmc compile --tune exhaustive); users get NAME.cu.
+// candidates (spmmc compile --tune exhaustive) and, with the generic code instead of tiles, the
+// generic family (--tune proxy and exhaustive); users get NAME.cu.
 /*@*/
 typedef long long int64_t;  // NVRTC provides no <stdint.h>
 
@@ -11,3 +12,4 @@ typedef long long int64_t;  // NVRTC provides no <stdint.h>
 
 /*@DEVICE_CODE*/#include "kernel_device.cuh"
 /*@*/
+/*@GENERIC_CODE*//*@*/

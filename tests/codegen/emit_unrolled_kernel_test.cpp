@@ -24,9 +24,11 @@
 #include <fmt/format.h>
 
 #include "codegen/fill_template.h"
+#include "codegen/generic_launch.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
 #include "compiler/common/diagnostics.h"
+#include "runtime/nvrtc_compile.h"
 #include "tests/codegen/emitted_kernel_util.h"
 #include "tests/cuda_emulation/ptx_subset.h"
 #include "tests/test_util.h"
@@ -225,7 +227,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
   CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const float* __restrict__ B") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 2);  // and the generic path's
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 3);  // and the generic path's two
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
   CHECK(count(k.cu, "constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {2};") == 1);
@@ -319,7 +321,7 @@ TEST_CASE("emitter: the split along K: ranges of about equal non-zeros, accumula
       for (size_t i = 0; i + 1 < b.size(); ++i) {
         int64_t in_range = 0;
         for (int32_t c : a.col_idx) in_range += c >= b[i] && c < b[i + 1];
-        CHECK(std::abs(static_cast<double>(in_range) - static_cast<double>(a.nnz()) / parts) <= 0.1 * a.nnz());
+        CHECK(std::abs(static_cast<double>(in_range) - static_cast<double>(a.nnz()) / parts) <= 0.1 * static_cast<double>(a.nnz()));
       }
     }
   }
@@ -744,6 +746,61 @@ TEST_CASE("emitter: the generic kernel takes the A-tiles' rows, heaviest tiles f
   options.name = "k";
   const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
   CHECK(order_of(k.cu) == std::vector<int32_t>{4, 5, 6, 2, 3, 0, 1});
+}
+
+TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with C linkage, and NVRTC builds it",
+          "[codegen][emit][nvrtc]") {
+  // The tuner times the generic family from this form (tuner/time_generic_kernel.h); NVRTC needs no GPU.
+  const Csr a = tiny();
+  EmitOptions options;
+  options.name = "k";
+  options.nvrtc_form = true;
+  options.generic_only = true;
+  const EmittedKernel g = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
+  for (const char* symbol : {kGenericKernelV4, kGenericKernelV1}) {
+    CHECK(count(g.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
+    CHECK(count(g.nvrtc_cu, fmt::format("    {}(const float* __restrict__ B", symbol)) == 1);  // the definition
+  }
+  CHECK(count(g.nvrtc_cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
+  CHECK(count(g.nvrtc_cu, "spmmc_tile_") == 0);
+  CHECK(g.kernel_symbols.empty());
+  NvrtcOptions nvrtc;
+  nvrtc.arch = "sm_90";
+  const Cubin cubin = compile_to_cubin({"k.cu", g.nvrtc_cu}, nvrtc);
+  CHECK(cubin.image.find(kGenericKernelV4) != std::string::npos);
+  CHECK(cubin.image.find(kGenericKernelV1) != std::string::npos);
+  // An unrolled candidate's form carries no generic code (its arrays would only cost compile time).
+  options.generic_only = false;
+  const EmittedKernel u = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
+  CHECK(count(u.nvrtc_cu, "spmmc_col_idx") == 0);
+  CHECK(count(u.nvrtc_cu, "spmmc_generic_kernel") == 0);
+  CHECK(count(u.cu, "spmmc_col_idx[] = {") == 1);  // NAME.cu has both paths
+}
+
+TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[codegen][emit]") {
+  // V = 4 (n >= 128, a multiple of 4, aligned): 16 rows x 16 threads of 4 columns.
+  GenericLaunch l = generic_launch(100, 4096, true);
+  CHECK(std::string(l.symbol) == kGenericKernelV4);
+  CHECK(l.cols_per_thread == 4);
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(64u, 7u, 16u, 16u));
+  // Unaligned, not a multiple of 4, or narrow: one column per thread, 128 threads per block.
+  for (const auto& [n, aligned] : {std::pair<int64_t, bool>{4096, false}, {130, true}, {124, true}}) {
+    INFO(n << " " << aligned);
+    l = generic_launch(100, n, aligned);
+    CHECK(std::string(l.symbol) == kGenericKernelV1);
+    CHECK(l.block_x * l.block_y <= 128);
+    CHECK(int64_t{l.grid_x} * l.block_x >= n);
+    CHECK(int64_t{l.grid_x - 1} * l.block_x < n);
+  }
+  l = generic_launch(100, 124, true);  // a row's 124 threads rounded up to 128: one row per block
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 100u, 128u, 1u));
+  l = generic_launch(100, 5, true);  // 5 threads rounded up to 8: 16 rows per block
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 7u, 8u, 16u));
+  l = generic_launch(100, 40, true);  // above the warp size: a multiple of it
+  CHECK(std::make_tuple(l.block_x, l.block_y) == std::make_tuple(64u, 2u));
+  CHECK(generic_launch(2000000, 4096, true).grid_y == 65535);  // the blocks loop over the rest
+  CHECK_THROWS_AS(generic_launch(0, 4096, true), InternalError);
+  CHECK_THROWS_AS(generic_launch(10, 0, true), InternalError);
 }
 
 TEST_CASE("emitter: refuses bad inputs with InternalError", "[codegen][emit]") {

@@ -1,5 +1,6 @@
 #include "tests/codegen/emitted_kernel_util.h"
 
+#include "codegen/generic_launch.h"
 #include "compiler/planning/tile_space.h"
 
 #include <dlfcn.h>
@@ -14,6 +15,7 @@
 #include <limits>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "compiler/common/sha256.h"
 #include "runtime/reference_spmm.h"
@@ -253,6 +255,10 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         } else {
           CHECK(block[0] * block[1] <= 128);  // rows per block fill the 128 threads
         }
+        // The tuner launches the generic family by codegen/generic_launch.h: the same launch.
+        const GenericLaunch l = generic_launch(a.rows, n, aligned16(gb.data) && aligned16(gc.data));
+        CHECK(l.cols_per_thread == generic_v);
+        CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);

@@ -166,7 +166,7 @@ TEST_CASE("verify cli: a file of the generic family matches, a changed weight, a
   test::write_file(bad, test::replace_first(cu, "extern \"C\" cudaError_t layer0(", extra + "extern \"C\" cudaError_t layer0("));
   const auto k = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
   CHECK(k.exit_code == 65);
-  CHECK_THAT(k.err, Catch::Contains("the __global__ function layer0_extra besides the generic kernel"));
+  CHECK_THAT(k.err, Catch::Contains("the __global__ function layer0_extra besides the generic kernels"));
   // The rows' order with its first row twice (and so some row never written): refused.
   const std::string order = "spmmc_generic_order[] = {";
   const size_t at = cu.find(order);

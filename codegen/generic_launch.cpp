@@ -1,0 +1,35 @@
+#include "codegen/generic_launch.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "compiler/common/diagnostics.h"
+
+namespace spmmc {
+
+GenericLaunch generic_launch(int32_t rows, int64_t n, bool aligned16) {
+  SPMMC_CHECK(rows >= 1 && n >= 1, fmt::format("the generic launch of {} rows for n = {}", rows, n));
+  GenericLaunch l;
+  l.cols_per_thread = n >= 128 && n % 4 == 0 && aligned16 ? 4 : 1;
+  l.symbol = l.cols_per_thread == 4 ? kGenericKernelV4 : kGenericKernelV1;
+  const int64_t threads = (n + l.cols_per_thread - 1) / l.cols_per_thread;  // per row
+  int64_t width = 256 / kGenericRowsPerBlock, rows_per_block = kGenericRowsPerBlock;
+  if (l.cols_per_thread == 1) {
+    width = 1;
+    while (width < threads && width < 32) width *= 2;
+    if (threads > 32) width = (threads + 31) / 32 * 32;
+    width = std::min<int64_t>(width, 128);
+    rows_per_block = 128 / width;
+  }
+  const int64_t x = (threads + width - 1) / width;
+  const int64_t y = (rows + rows_per_block - 1) / rows_per_block;
+  SPMMC_CHECK(x <= 0x7fffffff, fmt::format("n = {}: {} blocks of the generic kernel along the columns", n, x));
+  l.grid_x = static_cast<unsigned>(x);
+  l.grid_y = static_cast<unsigned>(std::min<int64_t>(y, 65535));
+  l.block_x = static_cast<unsigned>(width);
+  l.block_y = static_cast<unsigned>(rows_per_block);
+  return l;
+}
+
+}  // namespace spmmc

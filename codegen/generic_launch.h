@@ -1,0 +1,32 @@
+// The launch of the generic family's kernel, as the emitted entry point makes it
+// (codegen/templates/kernel.cu, spmmc_launch_generic), for the tuner, which compiles the NVRTC form
+// of the generic family (EmitOptions::generic_only with nvrtc_form) and times it as users will run
+// it. The tests' host emulation checks this rule against the emitted launch.
+#pragma once
+
+#include <cstdint>
+
+namespace spmmc {
+
+// The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, one.
+inline constexpr const char* kGenericKernelV4 = "spmmc_generic_kernel_v4";
+inline constexpr const char* kGenericKernelV1 = "spmmc_generic_kernel_v1";
+// Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).
+inline constexpr int32_t kGenericRowsPerBlock = 16;
+
+struct GenericLaunch {
+  const char* symbol = kGenericKernelV1;
+  int32_t cols_per_thread = 1;  // V: 4 or 1
+  unsigned grid_x = 1, grid_y = 1;
+  unsigned block_x = 1, block_y = 1;
+};
+
+// The launch for A with `rows` rows and n columns of B and C, B and C 16-byte aligned when
+// `aligned16`: V = 4 where n >= 128 is a multiple of 4 and both are aligned (blocks of 16 rows x 16
+// threads), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
+// multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
+// grid.y over the rows, at most 65535 (the blocks loop over the rest). Needs rows >= 1 and
+// 1 <= n with the columns' blocks within 2^31 - 1 (checked).
+GenericLaunch generic_launch(int32_t rows, int64_t n, bool aligned16);
+
+}  // namespace spmmc

@@ -1,0 +1,119 @@
+/*@HEADER_COMMENT*/// Template of the generic path of an spmmc-emitted kernel (codegen/templates/kernel_generic.cuh):
+// A's CSR arrays and the generic kernels. The emitter fills it and pastes it into NAME.cu
+// (kernel.cu) and, for the tuner to time the generic family, into its NVRTC form
+// (kernel_nvrtc.cu). Needs int64_t and the CUDA built-ins from its includer.
+/*@*/
+// The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
+// B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n) and for builds with
+// SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through the
+// read-only cache), each thread V adjacent columns of one row of C (V = 4 with float4 loads and
+// stores where n >= 128 is a multiple of 4 and B and C are 16-byte aligned, else 1). The rows are
+// taken in the order of spmmc_generic_order (the A-tiles' rows, which share columns, then the empty
+// rows): with V = 4 a block is 16 such rows x 64 columns, so that the rows of B its warps load
+// are shared through L1 (study 10 (j): 1.1-1.2x over 128 columns of one row per block); with
+// V = 1 a block covers `width` threads' columns of 128 / width rows (width: the row's threads,
+// rounded up to a power of two below the warp size and to a multiple of it above, at most 128).
+// A row's products are summed in column order like the unrolled code (fmaf from +0), their loads
+// of B issued a batch at a time, the next batch's columns and weights loaded while the batch's
+// loads of B are in flight (the constant-trip loops are unrolled by nvcc -O3); range of K by
+// range of K (the split along K: each range's sum from +0, added to the row's total in range
+// order, a range without products of the row adding nothing).
+constexpr int spmmc_rows = /*@M*/1/*@*/;
+__device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
+__device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
+__device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
+__device__ const int spmmc_generic_order[] = {/*@GENERIC_ORDER*/0/*@*/};  // a permutation of the rows
+constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
+__device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
+constexpr int spmmc_generic_threads = 256;  // the most threads of a block of the generic kernel
+// Rows of a block of the generic kernel with four columns per thread (of 256 threads: 16 rows x 64
+// columns); nvcc -D for studies (docs/benchmarks.md, study 10 (j)): 8, 16 or 32.
+#ifndef SPMMC_GENERIC_ROWS
+#define SPMMC_GENERIC_ROWS 16
+#endif
+static_assert(SPMMC_GENERIC_ROWS == 8 || SPMMC_GENERIC_ROWS == 16 || SPMMC_GENERIC_ROWS == 32,
+              "SPMMC_GENERIC_ROWS: 8, 16 or 32 rows per block");
+// Products per batch with one column per thread (a quarter of it with four); nvcc -D for studies
+// (docs/benchmarks.md, study 10: 32 and 8 ran fastest).
+#ifndef SPMMC_GENERIC_BATCH
+#define SPMMC_GENERIC_BATCH 32
+#endif
+
+// V floats of row k of B from column col: one float, or one float4 (16-byte aligned).
+template <int V>
+__device__ __forceinline__ void spmmc_generic_load(const float* __restrict__ B, int64_t n, int k, int64_t col, float (&b)[V]) {
+  const float* const at = B + static_cast<int64_t>(k) * n + col;
+  if constexpr (V == 4) {
+    const float4 q = __ldg(reinterpret_cast<const float4*>(at));
+    b[0] = q.x, b[1] = q.y, b[2] = q.z, b[3] = q.w;
+  } else {
+    b[0] = __ldg(at);
+  }
+}
+
+// The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0:
+// whole batches of `batch` products whose loads are all in flight at once, then the rest one
+// product at a time (measured faster than a last, partial batch with its loads clamped).
+template <int V>
+__device__ __forceinline__ void spmmc_generic_sum(const float* __restrict__ B, int64_t n, int64_t col, int p, int end,
+                                                  float (&acc)[V]) {
+  constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
+  for (int v = 0; v < V; ++v) acc[v] = 0.0f;
+  int k[batch];
+  unsigned bits[batch];
+  if (p + batch <= end)
+    for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + i]), bits[i] = __ldg(&spmmc_weight_bits[p + i]);
+  for (; p + batch <= end; p += batch) {
+    float b[batch][V], w[batch];
+    for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(B, n, k[i], col, b[i]), w[i] = __uint_as_float(bits[i]);
+    if (p + 2 * batch <= end)  // the next batch's columns and weights, while these loads of B are in flight
+      for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + batch + i]), bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
+    for (int i = 0; i < batch; ++i)
+      for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
+  }
+  for (; p < end; ++p) {
+    float b[V];
+    spmmc_generic_load<V>(B, n, __ldg(&spmmc_col_idx[p]), col, b);
+    const float w = __uint_as_float(__ldg(&spmmc_weight_bits[p]));
+    for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+  }
+}
+
+// The rows of C in the order of spmmc_generic_order, V columns per thread (the body of both kernels).
+template <int V>
+__device__ __forceinline__ void spmmc_generic_rows(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
+  if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
+  const int step = static_cast<int>(gridDim.y * blockDim.y);
+  for (int slot = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); slot < spmmc_rows; slot += step) {
+    const int row = spmmc_generic_order[slot];
+    const int row_end = spmmc_row_ptr[row + 1];
+    int p = spmmc_row_ptr[row];
+    float total[V] = {};  // set by range 0 (every row has it), then added to
+    for (int part = 0; part < spmmc_k_parts; ++part) {
+      int end = row_end;
+      if (spmmc_k_parts > 1)
+        for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
+      if (part > 0 && end == p) continue;
+      float acc[V];
+      spmmc_generic_sum<V>(B, n, col, p, end, acc);
+      for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
+      p = end;
+    }
+    float* const out = C + static_cast<int64_t>(row) * n + col;
+    if constexpr (V == 4) *reinterpret_cast<float4*>(out) = make_float4(total[0], total[1], total[2], total[3]);
+    else out[0] = total[0];
+  }
+}
+
+// The generic kernels, four columns per thread (float4 loads and stores) and one. Two functions
+// rather than one template, so that the NVRTC form can give them C linkage (the tuner times the
+// generic family as it times the unrolled candidates: codegen/generic_launch.h).
+__global__ void __launch_bounds__(spmmc_generic_threads)
+    spmmc_generic_kernel_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_generic_rows<4>(B, C, n);
+}
+__global__ void __launch_bounds__(spmmc_generic_threads)
+    spmmc_generic_kernel_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_generic_rows<1>(B, C, n);
+}
