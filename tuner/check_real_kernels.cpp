@@ -52,8 +52,10 @@ void note_candidate(Measurement& m, const RealKernel& k) {
 Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gpu, const KernelCheckInputs& inputs,
                                        const TimingOptions& timing) {
   SPMMC_CHECK(!k.launches.empty(), "a real candidate needs at least one kernel");
-  for (const RealKernel::Launch& l : k.launches)
-    SPMMC_CHECK(l.a_tiles >= 1 && l.a_tiles <= INT32_MAX, fmt::format("kernel {} with {} A-tiles", l.symbol, l.a_tiles));
+  SPMMC_CHECK(!k.shape || k.launches.size() == 1, "a kernel with a launch of its own is launched alone");
+  if (!k.shape)
+    for (const RealKernel::Launch& l : k.launches)
+      SPMMC_CHECK(l.a_tiles >= 1 && l.a_tiles <= INT32_MAX, fmt::format("kernel {} with {} A-tiles", l.symbol, l.a_tiles));
   Measurement m;
   note_candidate(m, k);
   const std::string name = k.describe();
@@ -67,7 +69,7 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
     m.local_bytes_per_thread = std::max(m.local_bytes_per_thread, attributes.back().local_bytes_per_thread);
   }
   // The worst kernel decides: the one that can launch the fewest threads, the one that spills most.
-  const int threads = k.tile.threads_per_block();
+  const int threads = k.shape ? static_cast<int>(k.shape->block_x * k.shape->block_y) : k.tile.threads_per_block();
   size_t fewest_threads = 0, most_local = 0;
   for (size_t j = 1; j < attributes.size(); ++j) {
     if (attributes[j].max_threads_per_block < attributes[fewest_threads].max_threads_per_block) fewest_threads = j;
@@ -90,10 +92,16 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
   }
   // grid.y from the first kernel's occupancy and the A-tiles of all kernels, grid.x each kernel's
   // own A-tiles: what the emitted entry point launches (codegen/templates/kernel.cu, spmmc_grid_y).
+  // A kernel with a launch of its own (the generic family's) takes it as it is.
   m.blocks_per_sm = kernels.front().active_blocks_per_sm(threads, 0);
-  const LaunchShape shape = tile_launch_shape(k.a_tiles(), inputs.n, k.tile, int64_t{gpu.device().sm_count} * m.blocks_per_sm);
-  std::vector<LaunchShape> shapes(kernels.size(), shape);
-  for (size_t j = 0; j < kernels.size(); ++j) shapes[j].grid_x = static_cast<unsigned>(k.launches[j].a_tiles);
+  std::vector<LaunchShape> shapes;
+  if (k.shape) {
+    shapes.push_back(*k.shape);
+  } else {
+    const LaunchShape shape = tile_launch_shape(k.a_tiles(), inputs.n, k.tile, int64_t{gpu.device().sm_count} * m.blocks_per_sm);
+    shapes.assign(kernels.size(), shape);
+    for (size_t j = 0; j < kernels.size(); ++j) shapes[j].grid_x = static_cast<unsigned>(k.launches[j].a_tiles);
+  }
   uint64_t b_ptr = inputs.b.address(), c_ptr = inputs.c.address();
   int64_t n = inputs.n;
   void* args[] = {&b_ptr, &c_ptr, &n};

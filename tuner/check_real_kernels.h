@@ -3,6 +3,7 @@
 // worker process (measure_worker.h) so that a kernel that faults costs only its candidate.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RealKernel {
   TileCandidate tile;
   const Cubin* cubin = nullptr;
   std::vector<Launch> launches;  // at least one
+  // A launch of its own instead of the tile's: the generic family's kernel (one, with the grid and
+  // block of codegen/generic_launch.h; `tile` and the launch's a_tiles are not used).
+  std::optional<LaunchShape> shape;
 
   int64_t a_tiles() const;  // over all launches: the A-tiles of the tiling, zero-row tiles included
   // The candidate's kernels for messages: "S" for one, "S0 .. S2 (3 kernels)" for several.

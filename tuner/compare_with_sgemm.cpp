@@ -4,7 +4,7 @@
 
 namespace spmmc {
 
-SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real) {
+SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bool generic_emitted) {
   SgemmComparison out;
   if (!result.sgemm) return out;
   const SgemmTiming& sgemm = *result.sgemm;
@@ -13,7 +13,8 @@ SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real) {
     return out;
   }
   out.json = {{"available", true}, {"median_ms", sgemm.median_ms}};
-  if (!use_real) {
+  const bool generic = generic_emitted && result.generic && result.generic->outcome == Outcome::kOk;
+  if (!use_real && !generic) {
     // A proxy is a reduced kernel (docs/design/proxies.md): its time ranks candidates but is not
     // the chosen kernel's time, so it says nothing about SGEMM against the layer.
     out.json["compared_with"] = nullptr;
@@ -21,14 +22,13 @@ SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real) {
         "--tune proxy times reduced proxy kernels, not the emitted kernel; --tune exhaustive compares";
     return out;
   }
-  if (result.chosen < 0 || static_cast<size_t>(result.chosen) >= result.candidates.size()) return out;
-  const CandidateResult& chosen = result.candidates[static_cast<size_t>(result.chosen)];
-  const Measurement& m = chosen.real;
+  if (!generic && (result.chosen < 0 || static_cast<size_t>(result.chosen) >= result.candidates.size())) return out;
+  const Measurement& m = generic ? *result.generic : result.candidates[static_cast<size_t>(result.chosen)].real;
   if (m.outcome != Outcome::kOk || m.time.median_ms <= 0.0 || sgemm.median_ms <= 0.0) return out;
   const double chosen_ms = m.time.median_ms;
   const bool faster = sgemm.median_ms < chosen_ms;
   const double ratio = chosen_ms / sgemm.median_ms;
-  out.json["compared_with"] = "real kernel";
+  out.json["compared_with"] = generic ? "generic kernel" : "real kernel";
   out.json["chosen_ms"] = chosen_ms;
   out.json["faster_than_chosen"] = faster;
   out.json["ratio"] = ratio;

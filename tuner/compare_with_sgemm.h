@@ -24,9 +24,11 @@ struct SgemmComparison {
   std::string note;
 };
 
-// Compares result.sgemm with the chosen candidate's real kernel's median time when `use_real`
-// (--tune exhaustive). Otherwise (--tune proxy) it only reports SGEMM's time: a proxy is a reduced
-// kernel whose time ranks the candidates but is not the emitted kernel's.
-SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real);
+// Compares result.sgemm with the emitted kernel's measured median time: the generic family's
+// kernel (result.generic, real in both modes) when `generic_emitted`, else the chosen candidate's
+// real kernel when `use_real` (--tune exhaustive). Otherwise (--tune proxy, unrolled) it only
+// reports SGEMM's time: a proxy is a reduced kernel whose time ranks the candidates but is not the
+// emitted kernel's. "compared_with" says which: "real kernel" or "generic kernel".
+SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bool generic_emitted = false);
 
 }  // namespace spmmc

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -211,13 +212,15 @@ Measurement from_json(const std::string& line, bool& sticky) {
 
 // ---- requests --------------------------------------------------------------------------------
 // One JSON object: the files of B, the product and the cubin, n, the tile, the candidate's kernels
-// in launch order ("kernels": [{"symbol": S, "a_tiles": T}, ...]) and the timing options.
+// in launch order ("kernels": [{"symbol": S, "a_tiles": T}, ...]), a launch of its own where it
+// has one ("shape": [grid x, grid y, block x, block y]: the generic family's kernel) and the
+// timing options.
 
 Json request_json(const RealKernel& k, const std::string& cubin_path, const std::string& b_path, size_t b_floats,
                   const std::string& want_path, size_t want_doubles, const TuningOptions& options) {
   Json kernels = Json::array();
   for (const RealKernel::Launch& l : k.launches) kernels.push_back({{"symbol", l.symbol}, {"a_tiles", l.a_tiles}});
-  return {{"b", b_path},
+  Json request = {{"b", b_path},
           {"b_floats", b_floats},
           {"want", want_path},
           {"want_doubles", want_doubles},
@@ -231,6 +234,8 @@ Json request_json(const RealKernel& k, const std::string& cubin_path, const std:
           {"warmup", options.timing.warmup},
           {"runs", options.timing.runs},
           {"flush_l2", options.timing.flush_l2}};
+  if (k.shape) request["shape"] = {k.shape->grid_x, k.shape->grid_y, k.shape->block_x, k.shape->block_y};
+  return request;
 }
 
 struct Request {
@@ -257,9 +262,17 @@ Request parse_request(const std::string& line) {
   q.kernel.tile.min_blocks_per_sm = r.at("min_blocks").get<int32_t>();
   const Json& kernels = r.at("kernels");
   if (!kernels.is_array() || kernels.empty()) throw std::runtime_error("bad request: \"kernels\" must be a non-empty array");
+  if (const auto shape = r.find("shape"); shape != r.end()) {
+    const auto v = shape->get<std::vector<unsigned>>();
+    if (v.size() != 4 || kernels.size() != 1 || std::find(v.begin(), v.end(), 0u) != v.end() || v[2] * v[3] > 1024)
+      throw std::runtime_error("bad request: \"shape\" must be [grid x, grid y, block x, block y] of one kernel");
+    LaunchShape launch;
+    launch.grid_x = v[0], launch.grid_y = v[1], launch.block_x = v[2], launch.block_y = v[3];
+    q.kernel.shape = launch;
+  }
   for (const Json& kernel : kernels) {
     RealKernel::Launch l{kernel.at("symbol").get<std::string>(), kernel.at("a_tiles").get<int64_t>()};
-    if (l.symbol.empty() || l.a_tiles < 1 || l.a_tiles > INT32_MAX)
+    if (l.symbol.empty() || (!q.kernel.shape && (l.a_tiles < 1 || l.a_tiles > INT32_MAX)))
       throw std::runtime_error(fmt::format("bad request: kernel '{}' with {} A-tiles", l.symbol, l.a_tiles));
     q.kernel.launches.push_back(std::move(l));
   }

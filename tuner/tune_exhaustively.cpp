@@ -9,6 +9,7 @@
 #include "codegen/emit_unrolled_kernel.h"
 #include "compiler/common/diagnostics.h"
 #include "tuner/check_real_kernels.h"
+#include "tuner/time_generic_kernel.h"
 #include "tuner/time_sgemm.h"
 #include "tuner/measurement.h"
 #include "tuner/tune_with_proxies.h"
@@ -42,6 +43,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
   // The proxies first; SGEMM is timed once, after the real kernels.
   TuningOptions proxy_options = options;
   proxy_options.time_sgemm = false;
+  proxy_options.generic_tiling = nullptr;
   TuningResult result = tune_with_proxies(a, plan, candidates, gpu, proxy_options);
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -87,7 +89,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
       m.outcome = Outcome::kCompileFailed;
       m.detail = compiled[i].error;
     } else {
-      kernels.push_back({candidates[i]->tile, &*compiled[i].cubin, std::move(launches[i])});
+      kernels.push_back({candidates[i]->tile, &*compiled[i].cubin, std::move(launches[i]), std::nullopt});
       index.push_back(i);
     }
   }
@@ -95,6 +97,14 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
   for (size_t j = 0; j < measured.size(); ++j) result.candidates[index[j]].real = measured[j];
   result.seconds.emplace_back("real_check_and_time", std::chrono::duration<double>(Clock::now() - time_start).count());
   result.chosen = fastest_candidate(result.candidates, true);
+
+  // The generic family's kernel, checked and timed like the candidates.
+  if (options.generic_tiling) {
+    if (options.progress) options.progress({"timing the generic kernel", 0, 1});
+    const auto generic_start = Clock::now();
+    result.generic = time_generic_kernel(a, *options.generic_tiling, gpu, options);
+    result.seconds.emplace_back("generic", std::chrono::duration<double>(Clock::now() - generic_start).count());
+  }
 
   // The dense baseline, in this process (the real kernels ran in workers).
   if (options.time_sgemm) {
@@ -104,6 +114,21 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
     result.seconds.emplace_back("sgemm", std::chrono::duration<double>(Clock::now() - sgemm_start).count());
   }
   return result;
+}
+
+Measurement measure_real_candidate(const Csr& a, const Plan& plan, const TileCandidate& tile, const GpuContext& gpu,
+                                   const TuningOptions& options) {
+  std::vector<RealKernel::Launch> launches;
+  const CompileJob job = real_kernel_job(a, plan, tile, gpu.device().arch(), options.fmas_per_kernel, launches);
+  const std::vector<CompileOutcome> compiled = compile_in_parallel({job}, options.pool, options.cache, {});
+  if (!compiled.front().ok()) {
+    Measurement m;
+    m.outcome = Outcome::kCompileFailed;
+    m.detail = compiled.front().error;
+    return m;
+  }
+  return check_and_time_real_kernels(a, {{tile, &*compiled.front().cubin, std::move(launches), std::nullopt}}, gpu, options)
+      .front();
 }
 
 }  // namespace spmmc

@@ -16,9 +16,16 @@ namespace spmmc {
 // Each candidate's real kernels are emitted with options.fmas_per_kernel (split as spmmc compile
 // splits them) and timed as the chain they run as. Candidates not compiled within
 // options.budget_seconds are recorded as NotRun; a kernel that faults ends the search with what
-// was measured before it (check_real_kernels.h). With options.time_sgemm, cuBLAS SGEMM for the
-// dense layer is timed once, after the real kernels (`sgemm`, tuner/time_sgemm.h).
+// was measured before it (check_real_kernels.h). With options.generic_tiling, the generic family's
+// kernel is checked and timed after them (`generic`, tuner/time_generic_kernel.h); with
+// options.time_sgemm, cuBLAS SGEMM for the dense layer once, last (`sgemm`, tuner/time_sgemm.h).
 TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options);
+
+// One candidate's real kernel, emitted and split as tune_exhaustively does it
+// (options.fmas_per_kernel), compiled, checked and timed (in a worker when options.worker is set):
+// --tune proxy uses it to check its pick against the generic kernel (tune_with_proxies.h).
+Measurement measure_real_candidate(const Csr& a, const Plan& plan, const TileCandidate& tile, const GpuContext& gpu,
+                                   const TuningOptions& options);
 
 }  // namespace spmmc

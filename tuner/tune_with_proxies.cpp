@@ -13,7 +13,9 @@
 #include "proxy/align_occupancy.h"
 #include "proxy/build_proxy.h"
 #include "tuner/measurement.h"
+#include "tuner/time_generic_kernel.h"
 #include "tuner/time_sgemm.h"
+#include "tuner/tune_exhaustively.h"
 
 namespace spmmc {
 namespace {
@@ -191,6 +193,25 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   report(options, "timing proxies", candidates.size(), candidates.size());
   result.seconds.emplace_back("proxy_time", seconds_since(clock));
   result.chosen = fastest_candidate(result.candidates, false);
+
+  // The generic family's kernel, for real (it compiles in seconds), once, after the proxies.
+  if (options.generic_tiling) {
+    report(options, "timing the generic kernel", 0, 1);
+    result.generic = time_generic_kernel(a, *options.generic_tiling, gpu, options);
+    result.seconds.emplace_back("generic", seconds_since(clock));
+    // A proxy's time is not its real kernel's (docs/design/proxies.md, "The generic family"): where
+    // the generic kernel's time is close to the pick's proxy's (kRealCheckRatio), the pick's real
+    // kernel is compiled and timed, so that the family is decided real against real.
+    if (result.generic->outcome == Outcome::kOk && result.chosen >= 0) {
+      CandidateResult& pick = result.candidates[static_cast<size_t>(result.chosen)];
+      const double generic_ms = result.generic->time.median_ms, proxy_ms = pick.proxy.time.median_ms;
+      if (generic_ms >= proxy_ms / kRealCheckBelow && generic_ms < kRealCheckRatio * proxy_ms) {
+        report(options, "timing the chosen real kernel", 0, 1);
+        pick.real = measure_real_candidate(a, plan, pick.tile, gpu, options);
+        result.seconds.emplace_back("real_pick", seconds_since(clock));
+      }
+    }
+  }
 
   // The dense baseline, once, after the candidates.
   if (options.time_sgemm) {

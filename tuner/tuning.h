@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/planning/reorder_rows.h"
 #include "compiler/planning/tile_space.h"
 #include "runtime/compile_pool.h"
 #include "runtime/time_kernel.h"
@@ -39,12 +40,12 @@ struct CandidateResult {
   TileCandidate tile;
   std::string proxy_name;   // the proxy that stood for it
   Measurement proxy;
-  Measurement real;         // measured by tune_exhaustively only
+  Measurement real;         // measured by tune_exhaustively (and for its pick by tune_with_proxies, kRealCheckRatio)
 };
 
 struct TuningProgress {
   std::string stage;        // "compiling proxies", "timing proxies", "compiling kernels", "timing kernels",
-                            // "timing cuBLAS SGEMM"
+                            // "timing the generic kernel", "timing the chosen real kernel", "timing cuBLAS SGEMM"
   size_t done = 0, total = 0;
 };
 
@@ -65,18 +66,43 @@ struct TuningOptions {
   // Also time cuBLAS SGEMM for the dense layer (tuner/time_sgemm.h), once, after the candidates,
   // with `timing`: TuningResult::sgemm.
   bool time_sgemm = true;
+  // Also time the generic family's kernel (tuner/time_generic_kernel.h), its rows in the order of
+  // this tiling's A-tiles, once, after the candidates: TuningResult::generic. None: not timed.
+  const RowTiling* generic_tiling = nullptr;
 };
 
 struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
   // Wall seconds per stage: "proxy_build", "proxy_compile", "proxy_time", "real_emit",
-  // "real_compile", "real_check_and_time", "sgemm".
+  // "real_compile", "real_check_and_time", "generic", "real_pick" (--tune proxy), "sgemm".
   std::vector<std::pair<std::string, double>> seconds;
   int32_t proxies = 0;                      // proxy kernels compiled
   // cuBLAS SGEMM for the dense layer (M x K times K x n), timed like the candidates; absent when
   // TuningOptions::time_sgemm is off. Unavailable (with the reason) where cuBLAS is missing or fails.
   std::optional<SgemmTiming> sgemm;
+  // The generic family's kernel, compiled, checked and timed for real in both modes; absent when
+  // TuningOptions::generic_tiling is none. (With it, --tune proxy may also time its pick's real
+  // kernel: candidates[chosen].real, kRealCheckRatio.)
+  std::optional<Measurement> generic;
 };
+
+// --tune proxy times the real kernel of its pick too where the generic kernel's time lies within
+// [pick's proxy / kRealCheckBelow, pick's proxy x kRealCheckRatio): measured on the H100, real
+// kernels ran 0.84-7.8x their proxies' time (median 1.2x; docs/design/proxies.md, "The generic
+// family"), so outside that range the proxy alone decides.
+inline constexpr double kRealCheckRatio = 3.0;
+inline constexpr double kRealCheckBelow = 1.25;
+
+// The family a tuned `spmmc compile --family auto` emits, by measurement: the generic kernel where
+// it ran faster than the chosen candidate: its real kernel where that was measured (--tune
+// exhaustive, `use_real`; --tune proxy where the generic kernel came close to the pick's proxy:
+// kRealCheckRatio), else its proxy.
+struct FamilyByTiming {
+  bool decided = false;  // false: nothing to compare (no chosen candidate, or the generic kernel not Ok)
+  bool generic = false;
+  std::string why;       // "--tune proxy: the generic kernel ran 0.0123 ms, the proxy of tile 16x512 0.0150 ms"
+};
+FamilyByTiming family_by_timing(const TuningResult& result, bool use_real, std::string_view mode);
 
 }  // namespace spmmc

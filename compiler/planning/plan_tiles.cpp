@@ -54,6 +54,17 @@ const M1Plan& Plan::for_m1(int32_t m1) const {
   return per_m1.front();
 }
 
+const M1Plan& Plan::for_generic(int32_t rows_per_block) const {
+  SPMMC_CHECK(!per_m1.empty(), "a plan without M1 values");
+  const M1Plan* best = nullptr;
+  for (const auto& p : per_m1)
+    if (p.m1 <= rows_per_block && (best == nullptr || p.m1 > best->m1)) best = &p;
+  if (best != nullptr) return *best;
+  for (const auto& p : per_m1)
+    if (best == nullptr || p.m1 < best->m1) best = &p;
+  return *best;
+}
+
 Plan plan_tiles(const Csr& a, const Target& target, const PlanOptions& options) {
   SPMMC_CHECK(a.nnz() > 0, "planning needs a matrix with non-zeros");
   SPMMC_CHECK(options.n >= 1, "n must be at least 1");

@@ -50,6 +50,10 @@ struct Plan {
 
   std::vector<const PlannedCandidate*> survivors() const;
   const M1Plan& for_m1(int32_t m1) const;
+  // The tiling whose A-tiles order the rows of the generic family's kernel: M1 = `rows_per_block`
+  // (the rows of one of its blocks, codegen/generic_launch.h) where the M1 axis has it, else the
+  // largest M1 below it, else the smallest.
+  const M1Plan& for_generic(int32_t rows_per_block) const;
 };
 
 // Plans C = A B for n columns on `target`. A must have at least one non-zero and the axes must

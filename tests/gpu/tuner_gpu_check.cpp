@@ -36,6 +36,7 @@
 #include <fmt/ranges.h>
 
 #include "codegen/emit_unrolled_kernel.h"
+#include "codegen/generic_launch.h"
 #include "compiler/common/diagnostics.h"
 #include "compiler/planning/plan_tiles.h"
 #include "compiler/planning/reorder_rows.h"
@@ -46,6 +47,7 @@
 #include "tuner/check_real_kernels.h"
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
+#include "tuner/time_generic_kernel.h"
 #include "tuner/time_sgemm.h"
 #include "tuner/tune_exhaustively.h"
 
@@ -374,7 +376,11 @@ void run_checks() {
     TuningOptions tune = options;
     tune.worker = {"/proc/self/exe", "__measure-worker"};
     tune.fmas_per_kernel = fmas_per_kernel;
+    tune.generic_tiling = &plan.for_generic(kGenericRowsPerBlock).tiling;
     const TuningResult result = tune_exhaustively(a, plan, candidates, *gpu, tune);
+    check(result.generic && ok_and_timed(*result.generic, 1),
+          fmt::format("tune_exhaustively (fmas_per_kernel {}) timed the generic kernel: {}", fmas_per_kernel,
+                      result.generic ? describe(*result.generic) : "not timed"));
     check(!candidates.empty() && result.candidates.size() == candidates.size() && result.chosen >= 0,
           fmt::format("tune_exhaustively (fmas_per_kernel {}): {} candidates, chosen {}", fmas_per_kernel,
                       result.candidates.size(), result.chosen));
@@ -394,6 +400,18 @@ void run_checks() {
           fmt::format("tune_exhaustively (fmas_per_kernel {}) timed cuBLAS SGEMM once ({} stage): {}", fmas_per_kernel,
                       sgemm_stages, result.sgemm ? describe(*result.sgemm) : "not timed"));
   }
+
+  // 5a. time_generic_kernel alone: four columns per thread (n = 256) and one (n = 77), in this
+  // process and in a worker; each checked against float64 by check_real_kernels.
+  for (const int64_t generic_n : {n, int64_t{77}})
+    for (const bool in_worker : {false, true}) {
+      TuningOptions generic_options = options;
+      generic_options.n = generic_n;
+      if (in_worker) generic_options.worker = {"/proc/self/exe", "__measure-worker"};
+      const Measurement m = time_generic_kernel(a, plan.for_generic(kGenericRowsPerBlock).tiling, *gpu, generic_options);
+      check(ok_and_timed(m, 1), fmt::format("time_generic_kernel at n = {}{}: {}", generic_n, in_worker ? " in a worker" : "",
+                                            describe(m)));
+    }
 
   // 5b. time_sgemm alone: the dense 40 x 48 layer at n = 256, and a cuBLAS that does not exist.
   {

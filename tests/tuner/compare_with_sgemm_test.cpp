@@ -1,5 +1,5 @@
 // tuner/compare_with_sgemm.h: the "sgemm" object of spmmc compile's report and the note it
-// prints, from given tuning results (no GPU).
+// prints, and tuner/tuning.h's family_by_timing, from given tuning results (no GPU).
 #include "tuner/compare_with_sgemm.h"
 
 #include "tests/test_util.h"
@@ -97,6 +97,57 @@ TEST_CASE("compare_with_sgemm: the note keeps four significant digits of small a
   const SgemmComparison c = compare_with_sgemm(r, true);
   CHECK(c.note == "cuBLAS SGEMM (dense, FP32) took 0.01235 ms, the chosen sparse kernel 12.35 ms: at this sparsity the "
                   "dense layer is faster (1000.01x)");
+}
+
+TEST_CASE("compare_with_sgemm: the generic family emitted is compared by its real time, in both modes", "[tuner][sgemm]") {
+  TuningResult r = tuned(timed(0.2));
+  r.generic = ok(0.3);
+  for (const bool use_real : {true, false}) {
+    const SgemmComparison c = compare_with_sgemm(r, use_real, true);
+    CHECK(c.json["compared_with"] == "generic kernel");
+    CHECK(c.json["chosen_ms"] == 0.3);
+    CHECK(c.json["faster_than_chosen"] == true);
+    CHECK_THAT(c.note, Catch::Contains("the chosen sparse kernel 0.3 ms"));
+  }
+  // Not emitted, or not measured: as before (the proxy's time is never compared).
+  CHECK(compare_with_sgemm(r, false, false).json["compared_with"].is_null());
+  r.generic->outcome = Outcome::kCompileFailed;
+  CHECK(compare_with_sgemm(r, false, true).json["compared_with"].is_null());
+  CHECK(compare_with_sgemm(r, true, true).json["compared_with"] == "real kernel");
+}
+
+TEST_CASE("family_by_timing: the generic kernel against the chosen real kernel or proxy", "[tuner][family]") {
+  TuningResult r = tuned(std::nullopt);  // chosen: proxy 0.8 ms, real 0.5 ms
+  CHECK_FALSE(family_by_timing(r, true, "exhaustive").decided);  // the generic kernel not timed
+  r.generic = ok(0.6);
+  const FamilyByTiming exhaustive = family_by_timing(r, true, "exhaustive");
+  CHECK(exhaustive.decided);
+  CHECK_FALSE(exhaustive.generic);  // 0.6 against the real 0.5
+  CHECK(exhaustive.why == "--tune exhaustive: the generic kernel ran 0.6 ms, the real kernel of tile 1x32 0.5 ms");
+  TuningResult proxy_only = r;  // --tune proxy without its pick's real kernel
+  proxy_only.candidates[1].real = Measurement{};
+  const FamilyByTiming proxy = family_by_timing(proxy_only, false, "proxy");
+  CHECK(proxy.decided);
+  CHECK(proxy.generic);  // 0.6 against the proxy's 0.8
+  CHECK_THAT(proxy.why, Catch::Contains("the proxy of tile 1x32 0.8 ms"));
+  // --tune proxy with its pick's real kernel measured (the generic kernel was close): real against real.
+  TuningResult checked = proxy_only;
+  checked.candidates[1].real = ok(0.55);
+  const FamilyByTiming real_pick = family_by_timing(checked, false, "proxy");
+  CHECK(real_pick.decided);
+  CHECK_FALSE(real_pick.generic);  // 0.6 against the real 0.55, though the proxy took 0.8
+  CHECK(real_pick.why == "--tune proxy: the generic kernel ran 0.6 ms, the real kernel of tile 1x32 0.55 ms");
+  // Equal times keep the unrolled kernel; a generic kernel that failed or no chosen candidate decide nothing.
+  r.generic = ok(0.5);
+  CHECK_FALSE(family_by_timing(r, true, "exhaustive").generic);
+  r.generic->outcome = Outcome::kWrongResult;
+  CHECK_FALSE(family_by_timing(r, true, "exhaustive").decided);
+  r.generic = ok(0.1);
+  r.chosen = -1;
+  CHECK_FALSE(family_by_timing(r, false, "proxy").decided);
+  r.chosen = 1;
+  r.candidates[1].real.outcome = Outcome::kNotRun;
+  CHECK_FALSE(family_by_timing(r, true, "exhaustive").decided);
 }
 
 }  // namespace

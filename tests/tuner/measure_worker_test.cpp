@@ -152,6 +152,41 @@ TEST_CASE("measure worker: a request names every kernel of the candidate in laun
     CHECK_THAT(worker_answer(bad.dump()), !Catch::Contains("\"sticky\":true") && !Catch::Contains("no GPU"));
 }
 
+TEST_CASE("measure worker: a kernel with a launch of its own (the generic family) sends its grid and block",
+          "[tuner][worker]") {
+  const test::TempDir dir;
+  const std::filesystem::path log = dir.path / "requests.jsonl";
+  static const Cubin cubin{"not a real cubin", "", "", 0.5, false};
+  RealKernel k;
+  k.cubin = &cubin;
+  k.launches.push_back({"spmmc_generic_kernel_v4", 0});
+  LaunchShape shape;
+  shape.grid_x = 64, shape.grid_y = 7, shape.block_x = 16, shape.block_y = 16;
+  k.shape = shape;
+  TuningOptions options;
+  options.n = 8;
+  options.worker = {"sh", "-c", kFakeWorker, "fake", log.string()};
+  const auto m = check_and_time_in_worker(std::vector<float>(24, 1.0f), std::vector<double>(16, 2.0), {k}, options);
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].outcome == Outcome::kOk);
+  const std::vector<std::string> requests = read_lines(log);
+  REQUIRE(requests.size() == 1);
+  const nlohmann::json r = nlohmann::json::parse(requests[0]);
+  CHECK(r.at("shape") == nlohmann::json::array({64, 7, 16, 16}));
+  // The real worker reads it (and, without a GPU, gets as far as needing one) ...
+  CHECK_THAT(worker_answer(r.dump()), !Catch::Contains("bad request"));
+  // ... and refuses a shape that is not four positive numbers of at most 1024 threads, or several kernels.
+  for (const nlohmann::json& bad_shape : {nlohmann::json::array({64, 7, 16}), nlohmann::json::array({64, 0, 16, 16}),
+                                          nlohmann::json::array({1, 1, 64, 32})}) {
+    nlohmann::json bad = r;
+    bad["shape"] = bad_shape;
+    CHECK_THAT(worker_answer(bad.dump()), Catch::Contains("bad request: \\\"shape\\\" must be"));
+  }
+  nlohmann::json two = r;
+  two["kernels"].push_back({{"symbol", "x"}, {"a_tiles", 1}});
+  CHECK_THAT(worker_answer(two.dump()), Catch::Contains("of one kernel"));
+}
+
 TEST_CASE("measure worker: a worker that cannot start fails every candidate, naming why", "[tuner][worker]") {
   const auto m = run_fake({{"ok"}, {"ok"}}, {"/nonexistent/spmmc-worker"});
   REQUIRE(m.size() == 2);

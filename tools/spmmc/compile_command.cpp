@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/emit_unrolled_kernel.h"
+#include "codegen/generic_launch.h"
 #include "codegen/size_guard.h"
 #include "compiler/common/output_set_lock.h"
 #include "compiler/common/reserved_names.h"
@@ -151,14 +152,16 @@ int run_compile(const Args& args) {
                .nvcc_seconds <= limits.max_nvcc_seconds;
   };
   Json tuning;
-  SgemmComparison sgemm;  // the dense baseline, when tuning timed it
+  std::optional<TuningResult> tuned;  // with --tune proxy|exhaustive
   if (args.has("--tile")) {
     chosen = &plan.candidates.front();
   } else if (gpu) {
     std::vector<const PlannedCandidate*> candidates;
-    const TuningResult result = run_tuning(tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, fmas_per_kernel, args.has("--quiet"), candidates);
+    // With --family auto the generic family's kernel is timed too (it decides the family below).
+    tuned = run_tuning(tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, fmas_per_kernel, family == "auto",
+                       args.has("--quiet"), candidates);
+    const TuningResult& result = *tuned;
     tuning = tuning_json(tune, result, *gpu);
-    sgemm = compare_with_sgemm(result, tune == "exhaustive");
     if (result.chosen >= 0) {
       chosen = candidates[static_cast<size_t>(result.chosen)];
       why = fmt::format("the fastest {} of {} candidates", tune == "proxy" ? "proxy" : "real kernel", candidates.size());
@@ -175,12 +178,18 @@ int run_compile(const Args& args) {
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
   seconds[gpu ? "tune" : "choose"] = seconds_since(clock);
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
-  // The family: generic when asked, or (auto, the tile not forced) where the unrolled launch
-  // leaves the GPU short of warps or its code would exceed the compile-time limit even split.
+  // The family: generic when asked, or (auto, the tile not forced) where tuning timed the generic
+  // kernel faster than the chosen candidate; without such a measurement, where the unrolled launch
+  // leaves the GPU short of warps; and where the unrolled code would exceed the compile-time limit
+  // even split.
   bool generic = family == "generic";
   std::string family_why = generic ? "--family generic" : family == "unrolled" ? "--family unrolled" : "";
   const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1;
-  if (family_auto) {
+  const FamilyByTiming by_timing = tuned && family_auto ? family_by_timing(*tuned, tune == "exhaustive", tune) : FamilyByTiming{};
+  if (by_timing.decided) {
+    generic = by_timing.generic;
+    family_why = by_timing.why;
+  } else if (family_auto) {
     const double fill = unrolled_wave_fill(m1_plan.tiling.num_blocks(), plan_options.n, chosen->tile, target);
     generic = fill < kGenericBelowWaveFill && m.csr.nnz() >= kGenericMinNonZeros;
     family_why = fmt::format("auto: the unrolled launch of tile {} fills {:.0f}% of one wave of blocks on the {} SMs{}",
@@ -207,6 +216,9 @@ int run_compile(const Args& args) {
   }
   if (!generic) check_size_guard(estimate, limits, path);
   if (generic) fmas_per_kernel = 0;
+  const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic) : SgemmComparison{};
+  // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
+  const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
 
   EmitOptions emit;
   emit.name = *name;
@@ -228,7 +240,7 @@ int run_compile(const Args& args) {
       auto_split || generic ? std::string() : fmt::format(" --fmas-per-kernel {}", fmas_per_kernel),
       k_parts > 1 ? fmt::format(" --k-parts {}", k_parts) : std::string(), reorder_method_name(plan_options.reorder), target.name, m.csr.rows,
       m.csr.cols, m.csr.nnz(), emit.weights_sha256);
-  const EmittedKernel kernel = emit_unrolled_kernel(m.csr, m1_plan.tiling, chosen->tile, emit);
+  const EmittedKernel kernel = emit_unrolled_kernel(m.csr, rows_plan.tiling, chosen->tile, emit);
   seconds["emit"] = seconds_since(clock);
 
   const MatrixStats stats = compute_matrix_stats(m.csr);
@@ -273,7 +285,7 @@ int run_compile(const Args& args) {
         {"why", why},
         {"constraints", chosen->verdict.accepted() ? "all passed" : chosen->verdict.reason},
         {"registers_per_thread_estimate", estimate_registers_per_thread(chosen->tile, plan_options.constraints)},
-        {"reordering", {{"before", tiling_json(m1_plan.before)}, {"after", tiling_json(m1_plan.after)}}}}},
+        {"reordering", {{"before", tiling_json(rows_plan.before)}, {"after", tiling_json(rows_plan.after)}}}}},
       {"kernel",
        {{"layout", {{"b", "row-major K x n"}, {"c", "row-major M x n"}, {"dtype", "float32"}}},
         {"tiles", kernel.tiles},
@@ -372,9 +384,10 @@ Command compile_command() {
        "kernel; default auto: launches within 10% of the estimated run time at --n, kernels of at least 4096 FMAs"},
       {"--family", "F", "the kernel family: unrolled (LO-SpMM's: every weight an immediate in straight-line code), "
        "generic (A as CSR constants in the file, one thread per element of C: builds in seconds, faster where the "
-       "unrolled launch leaves the GPU short of warps) or auto (default: generic where the unrolled tile's launch fills "
-       "less than 75% of a wave of blocks and A has at least 32768 non-zeros, or its code would exceed "
-       "--max-compile-seconds; unrolled otherwise and with --tile or --k-parts)"},
+       "unrolled launch leaves the GPU short of warps) or auto (default: with --tune proxy|exhaustive the faster one, "
+       "the generic kernel timed beside the candidates; with --tune none generic where the unrolled tile's launch "
+       "fills less than 75% of a wave of blocks and A has at least 32768 non-zeros; generic where the unrolled code "
+       "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts)"},
       {"--k-parts", "S", "split K into S ranges of about equal non-zeros: each tile becomes one per range, and the tiles "
        "of every range after the first add their sums to C after waiting for the kernels before them (more blocks where "
        "A-tiles x B-tiles are few, e.g. large K at small n; targets of sm_90 and later overlap the ranges; needs --tune "

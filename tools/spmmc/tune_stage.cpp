@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/generic_launch.h"
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/tune_exhaustively.h"
@@ -107,7 +108,7 @@ TuningSettings tuning_settings_from(const Args& args) {
 }
 
 TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
-                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool quiet,
+                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool time_generic, bool quiet,
                         std::vector<const PlannedCandidate*>& candidates) {
   candidates = plan.survivors();
   if (candidates.empty())
@@ -131,6 +132,7 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
   options.budget_seconds = settings.budget_seconds;
   options.fmas_per_kernel = fmas_per_kernel;
   options.pool.max_workers = settings.jobs;
+  if (time_generic) options.generic_tiling = &plan.for_generic(kGenericRowsPerBlock).tiling;
   std::unique_ptr<CubinCache> cache;
   if (settings.use_cache) {
     cache = std::make_unique<CubinCache>(settings.cache_dir.empty() ? default_cubin_cache_dir()
@@ -154,16 +156,18 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
   Json candidates = Json::array();
   for (const CandidateResult& c : result.candidates) {
     Json j = {{"m1", c.tile.m1}, {"n1", c.tile.n1}, {"proxy_kernel", c.proxy_name}, {"proxy", measurement_json(c.proxy)}};
-    if (mode == "exhaustive") j["real"] = measurement_json(c.real);
+    if (mode == "exhaustive" || c.real.outcome != Outcome::kNotRun) j["real"] = measurement_json(c.real);
     candidates.push_back(j);
   }
   const DeviceInfo& d = gpu.device();
-  return {{"mode", mode},
-          {"device", {{"name", d.name}, {"arch", d.arch()}, {"sms", d.sm_count}, {"driver", d.driver_version}}},
-          {"proxies_compiled", result.proxies},
-          {"seconds", seconds},
-          {"chosen", result.chosen},
-          {"candidates", candidates}};
+  Json out = {{"mode", mode},
+              {"device", {{"name", d.name}, {"arch", d.arch()}, {"sms", d.sm_count}, {"driver", d.driver_version}}},
+              {"proxies_compiled", result.proxies},
+              {"seconds", seconds},
+              {"chosen", result.chosen},
+              {"candidates", candidates}};
+  if (result.generic) out["generic"] = measurement_json(*result.generic);
+  return out;
 }
 
 }  // namespace spmmc::cli

@@ -45,14 +45,15 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
 // survived, over every candidate the register constraint kept) and returns the result;
 // `candidates` receives the candidates in the result's order. Exhaustive tuning splits each
 // real candidate into kernels of at most `fmas_per_kernel` FMAs (0: one kernel), as the compile
-// that tunes will emit it.
+// that tunes will emit it. With `time_generic` (--family auto) the generic family's kernel is
+// timed too, its rows ordered by plan.for_generic(kGenericRowsPerBlock) as spmmc compile emits it.
 // Progress is shown on a terminal unless `quiet`.
 TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
-                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool quiet,
+                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool time_generic, bool quiet,
                         std::vector<const PlannedCandidate*>& candidates);
 
-// The "tuning" section of NAME.json: device, per-stage seconds, and every candidate with its
-// outcome, proxy time and real time where measured.
+// The "tuning" section of NAME.json: device, per-stage seconds, every candidate with its outcome,
+// proxy time and real time where measured, and the generic family's kernel where it was timed.
 nlohmann::ordered_json tuning_json(const std::string& mode, const TuningResult& result, const GpuContext& gpu);
 
 }  // namespace spmmc::cli

@@ -137,5 +137,18 @@ TEST_CASE("features: LO-SpMM Table 1 for a hand-computed case", "[features]") {
   FAIL("the 4x4 candidate is missing");
 }
 
+TEST_CASE("plan: the generic family's rows follow M1 = its block's rows, else the nearest M1 below, else the smallest",
+          "[constraints]") {
+  const Plan plan = toy_plan();  // M1 = 1..8
+  CHECK(plan.for_generic(4).m1 == 4);
+  CHECK(plan.for_generic(16).m1 == 8);
+  CHECK(&plan.for_generic(16) == &plan.for_m1(8));
+  PlanOptions options;
+  options.n = 8;
+  options.axes.m1 = {32, 64};
+  options.axes.n1 = {8};
+  CHECK(plan_tiles(toy_matrix(), toy_target(), options).for_generic(16).m1 == 32);
+}
+
 }  // namespace
 }  // namespace spmmc

@@ -1,0 +1,42 @@
+#include "tuner/time_generic_kernel.h"
+
+#include <fmt/format.h>
+
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/generic_launch.h"
+#include "tuner/check_real_kernels.h"
+
+namespace spmmc {
+
+Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options) {
+  EmitOptions emit;
+  emit.name = "generic_family";
+  emit.arch = gpu.device().arch();
+  emit.nvrtc_form = true;
+  emit.generic_only = true;
+  const EmittedKernel k = emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
+  const std::vector<CompileOutcome> compiled =
+      compile_in_parallel({{{emit.name + ".cu", k.nvrtc_cu}, {emit.arch, {}}}}, options.pool, options.cache, {});
+  Measurement m;
+  if (!compiled.front().ok()) {
+    m.outcome = Outcome::kCompileFailed;
+    m.detail = compiled.front().error;
+    return m;
+  }
+  // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
+  const GenericLaunch launch = generic_launch(a.rows, options.n, true);
+  RealKernel kernel;
+  kernel.tile.m1 = kGenericRowsPerBlock;
+  kernel.tile.cols_per_thread = launch.cols_per_thread;
+  kernel.tile.n1 = static_cast<int32_t>(launch.block_x) * launch.cols_per_thread;
+  kernel.tile.min_blocks_per_sm = 1;
+  kernel.cubin = &*compiled.front().cubin;
+  kernel.launches.push_back({launch.symbol, 0});
+  LaunchShape shape;
+  shape.grid_x = launch.grid_x, shape.grid_y = launch.grid_y;
+  shape.block_x = launch.block_x, shape.block_y = launch.block_y;
+  kernel.shape = shape;
+  return check_and_time_real_kernels(a, {kernel}, gpu, options).front();
+}
+
+}  // namespace spmmc
