@@ -18,7 +18,9 @@
 #   --jobs J         parallel nvcc builds (default: the number of cores)
 # Environment: SPMMC_BUILD_DIR (default build: spmmc and spmmc-gpu-bench), NVCC, SPMMC_NVCC_TIMEOUT
 # (seconds per nvcc build, default 1800), SPMMC_NVCC_FLAGS
-# (extra nvcc flags for every build, e.g. "-Xptxas -O1" to study ptxas levels).
+# (extra nvcc flags for every build, e.g. "-Xptxas -O1" to study ptxas levels), SPMMC_EMIT_DEADLINE
+# (a time in seconds since the epoch: emission, e.g. with --tune proxy, stops there; a case not
+# emitted by then is skipped). Each emission's wall time goes to DIR/LABEL/emit.seconds.
 # Exit: 0 all ran and were correct; 1 a case failed; 64 usage; 69 no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -59,9 +61,17 @@ while IFS='|' read -r label matrix n flags; do
   if [ -f "$dir/$label.cu" ] && [ "$(cat "$dir/emit.cmd" 2>/dev/null)" = "${cmd[*]}" ]; then continue; fi
   if [ ! -x "$spmmc" ]; then say "[$label] no $label.cu and no $spmmc to emit it"; echo "no spmmc" >"$dir/emit.failed"; continue; fi
   rm -f "$dir/emit.failed" "$dir"/*.so "$dir/nvcc."*
-  if ! "$spmmc" "${cmd[@]}" >"$dir/emit.log" 2>&1; then
+  left=0
+  if [ -n "${SPMMC_EMIT_DEADLINE:-}" ]; then
+    left=$(( SPMMC_EMIT_DEADLINE - $(date +%s) ))
+    if [ $left -le 0 ]; then say "[$label] not emitted: past the emission deadline"; echo "past the emission deadline" >"$dir/emit.failed"; continue; fi
+  fi
+  t0=$(date +%s.%N)
+  if ! timeout -k 5 "$left" "$spmmc" "${cmd[@]}" >"$dir/emit.log" 2>&1; then
     say "[$label] spmmc compile failed: $(tail -n1 "$dir/emit.log")"; tail -n1 "$dir/emit.log" >"$dir/emit.failed"; continue
   fi
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f\n", b - a }' >"$dir/emit.seconds"
+  say "[$label] emitted in $(cat "$dir/emit.seconds") s"
   echo "${cmd[*]}" >"$dir/emit.cmd"
 done <"$cases"
 [ $prepare_only -eq 1 ] && { say "emitted into $work"; exit 0; }
