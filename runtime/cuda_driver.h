@@ -61,8 +61,9 @@ struct KernelAttributes {
 
 struct LaunchShape {
   unsigned grid_x = 1, grid_y = 1, grid_z = 1;
-  unsigned block_x = 1, block_y = 1;
+  unsigned block_x = 1;
   unsigned dynamic_shared_bytes = 0;
+  unsigned block_y = 1;  // last, so that {grid x, y, z, block x, shared} keeps its meaning
 };
 
 class GpuContext;

@@ -54,5 +54,12 @@ TEST_CASE("the spmmc executable does not link the CUDA driver", "[cuda_driver]")
   CHECK(out.find("libcuda.so") == std::string::npos);
 }
 
+TEST_CASE("LaunchShape: {grid x, y, z, block x, shared} keeps its meaning, block y defaults to 1", "[runtime]") {
+  constexpr LaunchShape s{1056, 2, 3, 256, 48};
+  static_assert(s.grid_x == 1056 && s.grid_y == 2 && s.grid_z == 3 && s.block_x == 256 && s.dynamic_shared_bytes == 48 &&
+                s.block_y == 1);
+  CHECK(s.block_y == 1);
+}
+
 }  // namespace
 }  // namespace spmmc
