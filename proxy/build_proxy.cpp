@@ -140,4 +140,11 @@ ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyReques
   return p;
 }
 
+double proxy_code_share(const ProxyKernel& p) {
+  int64_t proxy = 0, real = 0;
+  for (const ProxyBlockFunction& f : p.functions) proxy += f.loads + f.fmas;
+  for (const BlockFunction& f : p.real_functions) real += f.loads + f.fmas;
+  return real > 0 ? static_cast<double>(proxy) / static_cast<double>(real) : 1.0;
+}
+
 }  // namespace spmmc

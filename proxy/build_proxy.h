@@ -58,4 +58,9 @@ inline constexpr const char* kProxySymbol = "spmmc_proxy";
 // Builds the proxy for the real kernels of `tiling` (its M1). Deterministic.
 ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyRequest& request);
 
+// The proxy's code against the real kernel's: the loads and FMAs of its block functions (one per
+// cluster) over those of the real tiles (one function each). Near 1 where the clusters keep every
+// tile (few tiles, many blocks per SM): such a proxy is as large as the real code, in one function.
+double proxy_code_share(const ProxyKernel& p);
+
 }  // namespace spmmc

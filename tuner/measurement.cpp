@@ -40,7 +40,8 @@ int32_t fastest_candidate(const std::vector<CandidateResult>& results, bool use_
   int32_t best = -1;
   double best_ms = 0.0;
   for (size_t i = 0; i < results.size(); ++i) {
-    const Measurement& m = use_real ? results[i].real : results[i].proxy;
+    const CandidateResult& r = results[i];
+    const Measurement& m = use_real || r.proxy.outcome == Outcome::kNotRun ? r.real : r.proxy;
     if (m.outcome != Outcome::kOk || (best >= 0 && m.time.median_ms >= best_ms)) continue;
     best = static_cast<int32_t>(i);
     best_ms = m.time.median_ms;

@@ -24,8 +24,9 @@ LaunchShape tile_launch_shape(int64_t blocks_x, int64_t n, const TileCandidate& 
 // `count` floats uniform in [-1, 1) from a fixed generator seeded with `seed`.
 std::vector<float> random_floats(size_t count, uint64_t seed);
 
-// Index of the Ok candidate with the smallest median time of `real` (or of `proxy` when
-// `use_real` is false); -1 when none is Ok. Ties go to the earlier candidate.
+// Index of the Ok candidate with the smallest median time of `real` (or, when `use_real` is false,
+// of `proxy`, and of `real` for a candidate whose proxy was not run: --tune proxy timed its real
+// kernel instead); -1 when none is Ok. Ties go to the earlier candidate.
 int32_t fastest_candidate(const std::vector<CandidateResult>& results, bool use_real);
 
 }  // namespace spmmc

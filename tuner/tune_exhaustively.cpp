@@ -116,19 +116,28 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
   return result;
 }
 
-Measurement measure_real_candidate(const Csr& a, const Plan& plan, const TileCandidate& tile, const GpuContext& gpu,
-                                   const TuningOptions& options) {
-  std::vector<RealKernel::Launch> launches;
-  const CompileJob job = real_kernel_job(a, plan, tile, gpu.device().arch(), options.fmas_per_kernel, launches);
-  const std::vector<CompileOutcome> compiled = compile_in_parallel({job}, options.pool, options.cache, {});
-  if (!compiled.front().ok()) {
-    Measurement m;
-    m.outcome = Outcome::kCompileFailed;
-    m.detail = compiled.front().error;
-    return m;
+std::vector<Measurement> measure_real_candidates(const Csr& a, const Plan& plan, const std::vector<TileCandidate>& tiles,
+                                                 const GpuContext& gpu, const TuningOptions& options) {
+  std::vector<std::vector<RealKernel::Launch>> launches(tiles.size());
+  std::vector<CompileJob> jobs;
+  for (size_t i = 0; i < tiles.size(); ++i)
+    jobs.push_back(real_kernel_job(a, plan, tiles[i], gpu.device().arch(), options.fmas_per_kernel, launches[i]));
+  const std::vector<CompileOutcome> compiled = compile_in_parallel(jobs, options.pool, options.cache, {});
+  std::vector<Measurement> out(tiles.size());
+  std::vector<RealKernel> kernels;
+  std::vector<size_t> index;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    if (!compiled[i].ok()) {
+      out[i].outcome = Outcome::kCompileFailed;
+      out[i].detail = compiled[i].error;
+      continue;
+    }
+    kernels.push_back({tiles[i], &*compiled[i].cubin, std::move(launches[i]), std::nullopt});
+    index.push_back(i);
   }
-  return check_and_time_real_kernels(a, {{tile, &*compiled.front().cubin, std::move(launches), std::nullopt}}, gpu, options)
-      .front();
+  const std::vector<Measurement> measured = check_and_time_real_kernels(a, kernels, gpu, options);
+  for (size_t j = 0; j < measured.size(); ++j) out[index[j]] = measured[j];
+  return out;
 }
 
 }  // namespace spmmc

@@ -22,10 +22,12 @@ namespace spmmc {
 TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options);
 
-// One candidate's real kernel, emitted and split as tune_exhaustively does it
-// (options.fmas_per_kernel), compiled, checked and timed (in a worker when options.worker is set):
-// --tune proxy uses it to check its pick against the generic kernel (tune_with_proxies.h).
-Measurement measure_real_candidate(const Csr& a, const Plan& plan, const TileCandidate& tile, const GpuContext& gpu,
-                                   const TuningOptions& options);
+// The candidates' real kernels, emitted and split as tune_exhaustively does it
+// (options.fmas_per_kernel), compiled in parallel, checked and timed (in a worker when
+// options.worker is set), one Measurement per tile in order: --tune proxy uses it where a proxy
+// would not be smaller than the real code and to check its pick against the generic kernel
+// (tune_with_proxies.h).
+std::vector<Measurement> measure_real_candidates(const Csr& a, const Plan& plan, const std::vector<TileCandidate>& tiles,
+                                                 const GpuContext& gpu, const TuningOptions& options);
 
 }  // namespace spmmc

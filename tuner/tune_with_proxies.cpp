@@ -35,6 +35,8 @@ struct ProxyGroup {
   int32_t min_blocks = 1;
   std::vector<size_t> members;  // indices into the candidates
   ProxyKernel proxy;
+  double code_share = 0.0;      // proxy_code_share(proxy)
+  bool real_instead = false;    // code_share >= kRealInsteadOfProxyShare: its real kernels are timed
 };
 
 void report(const TuningOptions& options, const char* stage, size_t done, size_t total) {
@@ -93,13 +95,17 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
     request.cols_per_thread = g.cols_per_thread;
     request.max_clusters = static_cast<int32_t>(std::min<int64_t>(3 * max_blocks, 1 << 20));
     g.proxy = build_proxy(a, m1_plan.tiling, request);
+    g.code_share = proxy_code_share(g.proxy);
+    g.real_instead = g.code_share >= kRealInsteadOfProxyShare;
   }
   result.seconds.emplace_back("proxy_build", seconds_since(clock));
 
   // Compile every proxy in parallel.
   // Largest source first: the longest compilations start first, which shortens the pool's span.
-  std::vector<ProxyGroup*> order;
-  for (auto& [key, g] : groups) order.push_back(&g);
+  // Groups whose proxy would keep most of the real code are timed by their real kernels instead
+  // (below): in one function it would compile slower than the real kernels, split.
+  std::vector<ProxyGroup*> order, real_timed;
+  for (auto& [key, g] : groups) (g.real_instead ? real_timed : order).push_back(&g);
   std::stable_sort(order.begin(), order.end(),
                    [](const ProxyGroup* x, const ProxyGroup* y) { return x->proxy.cu.size() > y->proxy.cu.size(); });
   std::vector<CompileJob> jobs;
@@ -192,6 +198,34 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   }
   report(options, "timing proxies", candidates.size(), candidates.size());
   result.seconds.emplace_back("proxy_time", seconds_since(clock));
+
+  // The candidates of groups whose proxy would not reduce the code: their real kernels, compiled,
+  // checked and timed as --tune exhaustive does (a real time where the others have a proxy's).
+  std::vector<TileCandidate> real_tiles;
+  std::vector<size_t> real_index;
+  for (const ProxyGroup* g : real_timed)
+    for (size_t i : g->members) {
+      CandidateResult& r = result.candidates[i];
+      r.proxy.outcome = Outcome::kNotRun;
+      r.proxy.detail = fmt::format("timed by its real kernel: the proxy {} would keep {:.0f}% of the real code "
+                                   "(docs/design/proxies.md, \"Proxies that would not reduce\")",
+                                   g->proxy.name, 100.0 * g->code_share);
+      if (options.n % r.tile.cols_per_thread != 0) {
+        r.real.outcome = Outcome::kInvalid;
+        r.real.detail = fmt::format("n = {} is not a multiple of {} columns per thread: the real kernel would take the "
+                                    "generic path",
+                                    options.n, r.tile.cols_per_thread);
+        continue;
+      }
+      real_tiles.push_back(r.tile);
+      real_index.push_back(i);
+    }
+  if (!real_tiles.empty()) {
+    report(options, "timing real kernels instead of proxies", 0, real_tiles.size());
+    const std::vector<Measurement> measured = measure_real_candidates(a, plan, real_tiles, gpu, options);
+    for (size_t j = 0; j < measured.size(); ++j) result.candidates[real_index[j]].real = measured[j];
+    result.seconds.emplace_back("real_instead_of_proxy", seconds_since(clock));
+  }
   result.chosen = fastest_candidate(result.candidates, false);
 
   // The generic family's kernel, for real (it compiles in seconds), once, after the proxies.
@@ -202,12 +236,13 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
     // A proxy's time is not its real kernel's (docs/design/proxies.md, "The generic family"): where
     // the generic kernel's time is close to the pick's proxy's (kRealCheckRatio), the pick's real
     // kernel is compiled and timed, so that the family is decided real against real.
-    if (result.generic->outcome == Outcome::kOk && result.chosen >= 0) {
+    if (result.generic->outcome == Outcome::kOk && result.chosen >= 0 &&
+        result.candidates[static_cast<size_t>(result.chosen)].proxy.outcome == Outcome::kOk) {
       CandidateResult& pick = result.candidates[static_cast<size_t>(result.chosen)];
       const double generic_ms = result.generic->time.median_ms, proxy_ms = pick.proxy.time.median_ms;
       if (generic_ms >= proxy_ms / kRealCheckBelow && generic_ms < kRealCheckRatio * proxy_ms) {
         report(options, "timing the chosen real kernel", 0, 1);
-        pick.real = measure_real_candidate(a, plan, pick.tile, gpu, options);
+        pick.real = measure_real_candidates(a, plan, {pick.tile}, gpu, options).front();
         result.seconds.emplace_back("real_pick", seconds_since(clock));
       }
     }

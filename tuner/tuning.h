@@ -38,14 +38,16 @@ struct Measurement {
 
 struct CandidateResult {
   TileCandidate tile;
-  std::string proxy_name;   // the proxy that stood for it
+  std::string proxy_name;   // the proxy that stood for it (empty: timed by its real kernel instead)
   Measurement proxy;
-  Measurement real;         // measured by tune_exhaustively (and for its pick by tune_with_proxies, kRealCheckRatio)
+  Measurement real;         // measured by tune_exhaustively; by tune_with_proxies where it did not build a
+                            // proxy (kRealInsteadOfProxyShare) and for its pick (kRealCheckRatio)
 };
 
 struct TuningProgress {
   std::string stage;        // "compiling proxies", "timing proxies", "compiling kernels", "timing kernels",
-                            // "timing the generic kernel", "timing the chosen real kernel", "timing cuBLAS SGEMM"
+                            // "timing real kernels instead of proxies", "timing the generic kernel",
+                            // "timing the chosen real kernel", "timing cuBLAS SGEMM"
   size_t done = 0, total = 0;
 };
 
@@ -75,7 +77,8 @@ struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
   // Wall seconds per stage: "proxy_build", "proxy_compile", "proxy_time", "real_emit",
-  // "real_compile", "real_check_and_time", "generic", "real_pick" (--tune proxy), "sgemm".
+  // "real_compile", "real_check_and_time", "real_instead_of_proxy", "generic", "real_pick" (--tune
+  // proxy), "sgemm".
   std::vector<std::pair<std::string, double>> seconds;
   int32_t proxies = 0;                      // proxy kernels compiled
   // cuBLAS SGEMM for the dense layer (M x K times K x n), timed like the candidates; absent when
@@ -92,6 +95,12 @@ struct TuningResult {
 // kernels ran 0.84-7.8x their proxies' time (median 1.2x; docs/design/proxies.md, "The generic
 // family"), so outside that range the proxy alone decides.
 inline constexpr double kRealCheckRatio = 3.0;
+
+// --tune proxy times a group's candidates by their real kernels where its proxy would keep at
+// least this share of the real code (proxy_code_share, proxy/build_proxy.h): a proxy is one kernel
+// function, which ptxas compiles super-linearly, where the real code is split into kernels
+// (docs/design/proxies.md, "Proxies that would not reduce").
+inline constexpr double kRealInsteadOfProxyShare = 0.5;
 inline constexpr double kRealCheckBelow = 1.25;
 
 // The family a tuned `spmmc compile --family auto` emits, by measurement: the generic kernel where

@@ -212,6 +212,30 @@ TEST_CASE("proxy: a sparse layer keeps its whole loop and at most max_clusters b
   CHECK(build_proxy(a, tiling, request).cu == p.cu);
 }
 
+TEST_CASE("proxy: its code share is the clusters' loads and FMAs over the real tiles'", "[proxy]") {
+  // 512 rows in 4-row tiles: 128 tiles. 12 clusters keep about a tenth of the code; one cluster
+  // per distinct (loads, FMAs) point keeps most of it (such a proxy --tune proxy replaces by the
+  // real kernels: kRealInsteadOfProxyShare = 0.5).
+  const Csr a = uniform(512, 512, 0.9, 11);
+  const RowTiling tiling = tile_rows(a, 4, ReorderMethod::kColumnOverlap);
+  ProxyRequest request;
+  request.max_threads = 512;
+  request.max_clusters = 12;
+  const ProxyKernel few = build_proxy(a, tiling, request);
+  int64_t proxy = 0, real = 0;
+  for (const ProxyBlockFunction& f : few.functions) proxy += f.loads + f.fmas;
+  for (const BlockFunction& f : few.real_functions) real += f.loads + f.fmas;
+  CHECK(proxy_code_share(few) == Approx(static_cast<double>(proxy) / static_cast<double>(real)));
+  CHECK(proxy_code_share(few) > 0.05);
+  CHECK(proxy_code_share(few) < 0.15);
+  request.max_clusters = 1 << 20;
+  const ProxyKernel all = build_proxy(a, tiling, request);
+  CHECK(all.functions.size() == all.clustering.clusters.size());
+  CHECK(all.functions.size() > 100);  // of 128 tiles; equal features share a cluster
+  CHECK(proxy_code_share(all) > 0.5);
+  CHECK(proxy_code_share(all) <= 1.0);
+}
+
 TEST_CASE("proxy: V columns per thread and the real launch bounds", "[proxy]") {
   // The proxy of candidates with V = 4 and __launch_bounds__(256, 4): float4 loads and stores,
   // the same launch bounds, as many loads and FMAs as with V = 1 (per thread, per group of V
