@@ -184,13 +184,18 @@ TEST_CASE("proxy: loop block reduction truncates to 300 / (1 - sparsity) iterati
   CHECK(p.proxy_loads == 300);
 }
 
-TEST_CASE("proxy: a sparse layer keeps its whole loop and at most max_clusters block functions", "[proxy]") {
+// The proxy of a 512 x 512 layer at 0.9 in 4-row tiles (128 tiles), 512 threads, at most
+// `max_clusters` block functions.
+ProxyKernel sparse_layer_proxy(int32_t max_clusters) {
   const Csr a = uniform(512, 512, 0.9, 11);
-  const RowTiling tiling = tile_rows(a, 4, ReorderMethod::kColumnOverlap);
   ProxyRequest request;
   request.max_threads = 512;
-  request.max_clusters = 12;
-  const ProxyKernel p = build_proxy(a, tiling, request);
+  request.max_clusters = max_clusters;
+  return build_proxy(a, tile_rows(a, 4, ReorderMethod::kColumnOverlap), request);
+}
+
+TEST_CASE("proxy: a sparse layer keeps its whole loop and at most max_clusters block functions", "[proxy]") {
+  const ProxyKernel p = sparse_layer_proxy(12);
   CHECK(p.iteration_cap == 3000);
   CHECK(p.clustering.clusters.size() == 12);
   CHECK(p.functions.size() == 12);
@@ -209,27 +214,21 @@ TEST_CASE("proxy: a sparse layer keeps its whole loop and at most max_clusters b
     CHECK(p.functions[c].fmas <= p.functions[c].loads * p.functions[c].rows);
   }
   // Deterministic.
-  CHECK(build_proxy(a, tiling, request).cu == p.cu);
+  CHECK(sparse_layer_proxy(12).cu == p.cu);
 }
 
 TEST_CASE("proxy: its code share is the clusters' loads and FMAs over the real tiles'", "[proxy]") {
   // 512 rows in 4-row tiles: 128 tiles. 12 clusters keep about a tenth of the code; one cluster
   // per distinct (loads, FMAs) point keeps most of it (such a proxy --tune proxy replaces by the
   // real kernels: kRealInsteadOfProxyShare = 0.5).
-  const Csr a = uniform(512, 512, 0.9, 11);
-  const RowTiling tiling = tile_rows(a, 4, ReorderMethod::kColumnOverlap);
-  ProxyRequest request;
-  request.max_threads = 512;
-  request.max_clusters = 12;
-  const ProxyKernel few = build_proxy(a, tiling, request);
+  const ProxyKernel few = sparse_layer_proxy(12);
   int64_t proxy = 0, real = 0;
   for (const ProxyBlockFunction& f : few.functions) proxy += f.loads + f.fmas;
   for (const BlockFunction& f : few.real_functions) real += f.loads + f.fmas;
   CHECK(proxy_code_share(few) == Approx(static_cast<double>(proxy) / static_cast<double>(real)));
   CHECK(proxy_code_share(few) > 0.05);
   CHECK(proxy_code_share(few) < 0.15);
-  request.max_clusters = 1 << 20;
-  const ProxyKernel all = build_proxy(a, tiling, request);
+  const ProxyKernel all = sparse_layer_proxy(1 << 20);
   CHECK(all.functions.size() == all.clustering.clusters.size());
   CHECK(all.functions.size() > 100);  // of 128 tiles; equal features share a cluster
   CHECK(proxy_code_share(all) > 0.5);
