@@ -141,15 +141,23 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
   return m;
 }
 
+ReferenceProduct reference_product(const Csr& a, const TuningOptions& options) {
+  ReferenceProduct r;
+  r.b = random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(options.n), options.seed);
+  r.want = reference_spmm(a, r.b, options.n);
+  return r;
+}
+
 std::vector<Measurement> check_and_time_real_kernels(const Csr& a, const std::vector<RealKernel>& kernels,
-                                                     const GpuContext& gpu, const TuningOptions& options) {
+                                                     const GpuContext& gpu, const TuningOptions& options,
+                                                     const ReferenceProduct* reference) {
   if (kernels.empty()) return {};
-  const std::vector<float> b_host = random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(options.n), options.seed);
-  std::vector<double> want = reference_spmm(a, b_host, options.n);
-  if (!options.worker.empty()) return check_and_time_in_worker(b_host, want, kernels, options);
+  std::optional<ReferenceProduct> computed;
+  if (reference == nullptr) reference = &computed.emplace(reference_product(a, options));
+  if (!options.worker.empty()) return check_and_time_in_worker(reference->b, reference->want, kernels, options);
 
   std::vector<Measurement> out(kernels.size());
-  const KernelCheckInputs inputs(gpu, b_host, std::move(want), options.n);
+  const KernelCheckInputs inputs(gpu, reference->b, reference->want, options.n);
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (options.progress) options.progress({"timing kernels", i, kernels.size()});
     try {

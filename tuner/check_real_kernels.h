@@ -48,8 +48,18 @@ struct RealKernel {
 // faults is LaunchFailed and the next one runs in a new worker. Without it they run on `gpu`, and
 // a kernel that faults (a sticky error, is_sticky_error) leaves this process unable to use the
 // GPU: it is LaunchFailed, every later kernel NotRun naming it.
+// B and the float64 product A·B that real kernels are checked against: B random (options.seed,
+// options.n columns). A tuning that checks kernels in several calls computes it once and passes it.
+struct ReferenceProduct {
+  std::vector<float> b;
+  std::vector<double> want;
+};
+ReferenceProduct reference_product(const Csr& a, const TuningOptions& options);
+
+// `reference`: reference_product(a, options) computed before, or none (computed here).
 std::vector<Measurement> check_and_time_real_kernels(const Csr& a, const std::vector<RealKernel>& kernels,
-                                                     const GpuContext& gpu, const TuningOptions& options);
+                                                     const GpuContext& gpu, const TuningOptions& options,
+                                                     const ReferenceProduct* reference = nullptr);
 
 // What every kernel of one A is checked and timed with: B on the device, C, the float64 product.
 struct KernelCheckInputs {

@@ -8,7 +8,8 @@
 
 namespace spmmc {
 
-Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options) {
+Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options,
+                                const ReferenceProduct* reference) {
   EmitOptions emit;
   emit.name = "generic_family";
   emit.arch = gpu.device().arch();
@@ -36,7 +37,7 @@ Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const Gpu
   shape.grid_x = launch.grid_x, shape.grid_y = launch.grid_y;
   shape.block_x = launch.block_x, shape.block_y = launch.block_y;
   kernel.shape = shape;
-  return check_and_time_real_kernels(a, {kernel}, gpu, options).front();
+  return check_and_time_real_kernels(a, {kernel}, gpu, options, reference).front();
 }
 
 }  // namespace spmmc

@@ -9,6 +9,7 @@
 #include "compiler/common/csr.h"
 #include "compiler/planning/reorder_rows.h"
 #include "runtime/cuda_driver.h"
+#include "tuner/check_real_kernels.h"
 #include "tuner/tuning.h"
 
 namespace spmmc {
@@ -17,6 +18,8 @@ namespace spmmc {
 // emitted), for options.n columns, in a worker process when options.worker is set. Never throws
 // for the kernel's own failures: they are the Measurement's outcome (CompileFailed with NVRTC's log,
 // LaunchFailed, WrongResult).
-Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options);
+// `reference`: as for check_and_time_real_kernels (computed here when none).
+Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options,
+                                const ReferenceProduct* reference = nullptr);
 
 }  // namespace spmmc

@@ -93,7 +93,9 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
       index.push_back(i);
     }
   }
-  const std::vector<Measurement> measured = check_and_time_real_kernels(a, kernels, gpu, options);
+  // B and the float64 product once, for the candidates and the generic kernel.
+  const ReferenceProduct reference = reference_product(a, options);
+  const std::vector<Measurement> measured = check_and_time_real_kernels(a, kernels, gpu, options, &reference);
   for (size_t j = 0; j < measured.size(); ++j) result.candidates[index[j]].real = measured[j];
   result.seconds.emplace_back("real_check_and_time", std::chrono::duration<double>(Clock::now() - time_start).count());
   result.chosen = fastest_candidate(result.candidates, true);
@@ -102,7 +104,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
   if (options.generic_tiling) {
     if (options.progress) options.progress({"timing the generic kernel", 0, 1});
     const auto generic_start = Clock::now();
-    result.generic = time_generic_kernel(a, *options.generic_tiling, gpu, options);
+    result.generic = time_generic_kernel(a, *options.generic_tiling, gpu, options, &reference);
     result.seconds.emplace_back("generic", std::chrono::duration<double>(Clock::now() - generic_start).count());
   }
 
@@ -117,7 +119,8 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
 }
 
 std::vector<Measurement> measure_real_candidates(const Csr& a, const Plan& plan, const std::vector<TileCandidate>& tiles,
-                                                 const GpuContext& gpu, const TuningOptions& options) {
+                                                 const GpuContext& gpu, const TuningOptions& options,
+                                                 const ReferenceProduct* reference) {
   std::vector<std::vector<RealKernel::Launch>> launches(tiles.size());
   std::vector<CompileJob> jobs;
   for (size_t i = 0; i < tiles.size(); ++i)
@@ -135,7 +138,7 @@ std::vector<Measurement> measure_real_candidates(const Csr& a, const Plan& plan,
     kernels.push_back({tiles[i], &*compiled[i].cubin, std::move(launches[i]), std::nullopt});
     index.push_back(i);
   }
-  const std::vector<Measurement> measured = check_and_time_real_kernels(a, kernels, gpu, options);
+  const std::vector<Measurement> measured = check_and_time_real_kernels(a, kernels, gpu, options, reference);
   for (size_t j = 0; j < measured.size(); ++j) out[index[j]] = measured[j];
   return out;
 }

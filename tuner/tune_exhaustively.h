@@ -9,6 +9,7 @@
 #include "compiler/common/csr.h"
 #include "compiler/planning/plan_tiles.h"
 #include "runtime/cuda_driver.h"
+#include "tuner/check_real_kernels.h"
 #include "tuner/tuning.h"
 
 namespace spmmc {
@@ -27,7 +28,9 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
 // options.worker is set), one Measurement per tile in order: --tune proxy uses it where a proxy
 // would not be smaller than the real code and to check its pick against the generic kernel
 // (tune_with_proxies.h).
+// `reference`: as for check_and_time_real_kernels (computed here when none).
 std::vector<Measurement> measure_real_candidates(const Csr& a, const Plan& plan, const std::vector<TileCandidate>& tiles,
-                                                 const GpuContext& gpu, const TuningOptions& options);
+                                                 const GpuContext& gpu, const TuningOptions& options,
+                                                 const ReferenceProduct* reference = nullptr);
 
 }  // namespace spmmc

@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "compiler/common/diagnostics.h"
 #include "proxy/align_occupancy.h"
 #include "proxy/build_proxy.h"
+#include "tuner/check_real_kernels.h"
 #include "tuner/measurement.h"
 #include "tuner/time_generic_kernel.h"
 #include "tuner/time_sgemm.h"
@@ -201,6 +203,12 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
 
   // The candidates of groups whose proxy would not reduce the code: their real kernels, compiled,
   // checked and timed as --tune exhaustive does (a real time where the others have a proxy's).
+  // B and the float64 product for every real kernel timed below, computed once when first needed.
+  std::optional<ReferenceProduct> reference_storage;
+  const auto reference = [&] {
+    if (!reference_storage) reference_storage = reference_product(a, options);
+    return &*reference_storage;
+  };
   std::vector<TileCandidate> real_tiles;
   std::vector<size_t> real_index;
   for (const ProxyGroup* g : real_timed)
@@ -222,7 +230,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
     }
   if (!real_tiles.empty()) {
     report(options, "timing real kernels instead of proxies", 0, real_tiles.size());
-    const std::vector<Measurement> measured = measure_real_candidates(a, plan, real_tiles, gpu, options);
+    const std::vector<Measurement> measured = measure_real_candidates(a, plan, real_tiles, gpu, options, reference());
     for (size_t j = 0; j < measured.size(); ++j) result.candidates[real_index[j]].real = measured[j];
     result.seconds.emplace_back("real_instead_of_proxy", seconds_since(clock));
   }
@@ -231,7 +239,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   // The generic family's kernel, for real (it compiles in seconds), once, after the proxies.
   if (options.generic_tiling) {
     report(options, "timing the generic kernel", 0, 1);
-    result.generic = time_generic_kernel(a, *options.generic_tiling, gpu, options);
+    result.generic = time_generic_kernel(a, *options.generic_tiling, gpu, options, reference());
     result.seconds.emplace_back("generic", seconds_since(clock));
     // A proxy's time is not its real kernel's (docs/design/proxies.md, "The generic family"): where
     // the generic kernel's time is close to the pick's proxy's (kRealCheckRatio), the pick's real
@@ -242,7 +250,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
       const double generic_ms = result.generic->time.median_ms, proxy_ms = pick.proxy.time.median_ms;
       if (generic_ms >= proxy_ms / kRealCheckBelow && generic_ms < kRealCheckRatio * proxy_ms) {
         report(options, "timing the chosen real kernel", 0, 1);
-        pick.real = measure_real_candidates(a, plan, {pick.tile}, gpu, options).front();
+        pick.real = measure_real_candidates(a, plan, {pick.tile}, gpu, options, reference()).front();
         result.seconds.emplace_back("real_pick", seconds_since(clock));
       }
     }
