@@ -17,7 +17,8 @@
 #
 # Runs `spmmc compile <weights> --n <n> --name <name> -o <dir> --reproducible --quiet --depfile
 # <dir>/<name>.d [--tile] [--tune] [--arch] <options>`, adds <name>.cu and <name>.h to the
-# target's sources and <dir> to its include directories. The kernel is regenerated when the
+# target's sources (<name>.cu built by nvcc with the options in <name>.nvcc-options, through
+# --options-file) and <dir> to its include directories. The kernel is regenerated when the
 # weights, spmmc itself, the arguments of this call, or anything else spmmc read (the target
 # description, through the depfile) change. Wrong arguments stop the configure step with a
 # message naming the argument; so does a NAME the emitted code cannot own (a keyword, a name of the
@@ -255,12 +256,17 @@ function(spmmc_add_spmm target)
 
   get_filename_component(weights_name "${weights}" NAME)
   add_custom_command(
-    OUTPUT "${base}.cu" "${base}.h" "${base}.json"
+    OUTPUT "${base}.cu" "${base}.h" "${base}.json" "${base}.nvcc-options"
     COMMAND spmmc::spmmc ${args}
     DEPENDS "${weights}" "${options_file}" spmmc::spmmc "$<TARGET_FILE:spmmc::spmmc>"
     DEPFILE "${base}.d"
     COMMENT "spmmc compile ${weights_name} -> ${arg_NAME}.cu (n=${arg_N}, tune ${tune})"
     VERBATIM)
   target_sources(${target} PRIVATE "${base}.cu" "${base}.h")
+  # NAME.cu is built with the options spmmc wrote beside it (-Xptxas -O1 for the unrolled family,
+  # none for the generic one: docs/emitted-code.md), read by nvcc from NAME.nvcc-options.
+  set_source_files_properties("${base}.cu" TARGET_DIRECTORY ${target} PROPERTIES
+    COMPILE_OPTIONS "$<$<COMPILE_LANG_AND_ID:CUDA,NVIDIA>:--options-file=${base}.nvcc-options>"
+    OBJECT_DEPENDS "${base}.nvcc-options")
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
 endfunction()

@@ -18,6 +18,18 @@
 
 namespace spmmc {
 
+// How the unrolled family is built (docs/design/kernel.md, "ptxas -O1 and loads printed ahead";
+// study 13): its body is inline PTX in its final order, each load of B printed kDefaultLoadsAhead
+// columns ahead of its FMAs. At ptxas -O1 ptxas keeps that order, takes about half the time of -O3
+// and spills nothing, and the kernels ran as fast as at -O3 (1.00-1.06x on 10 layers, 0.98x at
+// worst). The generic family (CUDA C loops) keeps ptxas's default -O3: at -O1 it ran 0.92-1.0x.
+constexpr int kUnrolledPtxasLevel = 1;
+constexpr int32_t kDefaultLoadsAhead = 4;
+// The unrolled family's build options beyond -arch: for nvcc {"-Xptxas", "-O1"}, for NVRTC
+// {"--ptxas-options=-O1"} (the real kernels and the proxies are compiled alike).
+std::vector<std::string> unrolled_nvcc_options();
+std::vector<std::string> unrolled_nvrtc_options();
+
 struct EmitOptions {
   std::string name;            // the C entry point; a C identifier (checked by the caller)
   std::string arch = "sm_90";  // recorded in NAME_info()
@@ -36,6 +48,9 @@ struct EmitOptions {
   // no unrolled code: for layers whose unrolled launch leaves the GPU short of warps. Needs
   // k_parts == 1; `tile` is not used, `tiling` gives the order of the generic kernel's rows.
   bool generic_only = false;
+  // Loads of B printed this many columns ahead of their FMAs (print_tile_ptx; 0: each load just
+  // before its FMAs, left to ptxas's scheduling).
+  int32_t loads_ahead = kDefaultLoadsAhead;
 };
 
 struct EmittedKernel {
@@ -54,6 +69,11 @@ struct EmittedKernel {
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
+  // The options the file is meant to be built with, beyond -arch: for nvcc ({"-Xptxas", "-O1"}
+  // for the unrolled family, none for the generic one; spmmc compile writes them to
+  // NAME.nvcc-options for nvcc --options-file) and the same for NVRTC ({"--ptxas-options=-O1"}).
+  std::vector<std::string> nvcc_options;
+  std::vector<std::string> nvrtc_options;
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the

@@ -31,8 +31,9 @@ std::string ptx_float_literal(float v) {
   return fmt::format("0f{:08X}", bits);
 }
 
-void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v) {
+void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v, int32_t loads_ahead) {
   SPMMC_CHECK(v == 1 || v == 2 || v == 4, "columns per thread must be 1, 2 or 4");
+  SPMMC_CHECK(loads_ahead >= 0, "loads_ahead must not be negative");
   auto emit = [&out](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };
   const auto slots = static_cast<int64_t>(tile.rows.size());
   const auto columns = static_cast<int64_t>(tile.columns.size());
@@ -45,10 +46,20 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
   emit("    \"");
   for (int64_t i = 0; i < slots * v; ++i) emit("mov.b32 a{},0f00000000;", i);
   emit("\\n\"\n");
+  auto load = [&](int64_t j) {
+    emit("mad.wide.u32 p{0},%2,{1},%0;ld.global.nc{2}.f32 {3},[p{0}];", j, tile.columns[static_cast<size_t>(j)].col,
+         vector_suffix(v), vector_operand('x', j * v, v));
+  };
+  if (loads_ahead > 0 && columns > 0) {
+    emit("    \"");
+    for (int64_t j = 0; j < std::min<int64_t>(loads_ahead, columns); ++j) load(j);
+    emit("\\n\"\n");
+  }
   for (int64_t j = 0; j < columns; ++j) {
     const TileColumn& col = tile.columns[static_cast<size_t>(j)];
-    emit("    \"mad.wide.u32 p{0},%2,{1},%0;ld.global.nc{2}.f32 {3},[p{0}];", j, col.col, vector_suffix(v),
-         vector_operand('x', j * v, v));
+    emit("    \"");
+    if (loads_ahead == 0) load(j);
+    else if (j + loads_ahead < columns) load(j + loads_ahead);
     for (const TileFma& f : col.fmas) {
       const std::string w = ptx_float_literal(f.weight);
       for (int32_t lane = 0; lane < v; ++lane) {

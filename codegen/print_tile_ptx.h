@@ -22,6 +22,10 @@
 //   mad.wide.u32 pJ, %2, ROW, %1;  ld.global[.v2|.v4].f32 {yL, ...}, [pJ];
 //   add.f32 aI, yL, aI;  ...  st.global[.v2|.v4].f32 [pJ], {aI, ...};
 // Accumulator of slot s, lane v is a(s*V + v); x(j*V + v) holds lane v of the j-th column.
+// With `loads_ahead` D > 0 the load of column j + D is printed before the FMAs of column j (the
+// first D loads before any FMA): a software prefetch that does not depend on ptxas's scheduling
+// (ptxas -O1 keeps the printed order; -O3 hoists loads itself). Every column keeps its own x and p
+// registers, so the order changes no value.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +38,8 @@ namespace spmmc {
 // Appends `__device__ __forceinline__ void spmmc_tile_<id>(b, c, ld) { SPMMC_TILE_ASM(...); }`.
 // An accumulating tile's griddepcontrol.wait needs sm_90 or later (the split along K is only
 // emitted for such targets).
-void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t cols_per_thread);
+void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t cols_per_thread,
+                    int32_t loads_ahead = 0);
 
 // The PTX spelling of a float immediate: "0f3DCCCCCD" (its exact bits).
 std::string ptx_float_literal(float v);

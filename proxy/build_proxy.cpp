@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "codegen/embedded_templates.h"
+#include "codegen/emit_unrolled_kernel.h"
 #include "codegen/fill_template.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
@@ -84,6 +85,7 @@ ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyReques
                   (request.cols_per_thread == 1 || request.cols_per_thread == 2 || request.cols_per_thread == 4),
               "a valid proxy request");
   ProxyKernel p;
+  p.nvrtc_options = unrolled_nvrtc_options();
   p.m1 = tiling.m1;
   p.max_threads = request.max_threads;
   p.min_blocks = request.min_blocks;
@@ -112,7 +114,7 @@ ProxyKernel build_proxy(const Csr& a, const RowTiling& tiling, const ProxyReques
     const MedoidCode code = medoid_code(a, tiling, medoid);
     std::string function;
     print_tile_ptx(function, static_cast<int32_t>(c), proxy_tile(fn, proxy_columns(code.columns, fn.loads, a.cols), code.values),
-                   p.cols_per_thread);
+                   p.cols_per_thread, kDefaultLoadsAhead);
     fmt::format_to(std::back_inserter(functions), "{}", function);
     fmt::format_to(std::back_inserter(dispatch), "      case {0}: spmmc_tile_{0}(b, c, ld); break;\n", c);
     p.functions.push_back(fn);

@@ -38,6 +38,7 @@ struct ProxyBlockFunction {
 struct ProxyKernel {
   std::string name;                          // "proxy_m16_v1_t256_b4.cu" (for logs and errors)
   std::string cu;                            // self-contained source for NVRTC
+  std::vector<std::string> nvrtc_options;    // how to compile it: as the real unrolled kernels are
   int32_t m1 = 0;
   int32_t max_threads = 0;
   int32_t min_blocks = 1;

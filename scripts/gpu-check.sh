@@ -237,10 +237,12 @@ done <"$cases"
 
 # --- 2. nvcc, in parallel, each timed --------------------------------------------------------
 nvcc_one() {  # nvcc_one DIR NAME
-  local dir=$1 name=$2 t0 t1 rc
+  local dir=$1 name=$2 t0 t1 rc options_file=()
+  # The options spmmc wrote beside an emitted file (a hand-made kernel has none).
+  [ -f "$dir/$name.nvcc-options" ] && options_file=(--options-file "$name.nvcc-options")
   t0=$(date +%s.%N)
   (cd "$dir" && timeout "${SPMMC_NVCC_TIMEOUT:-1800}" "$NVCC_BIN" -O3 -arch=sm_90 -shared -Xcompiler -fPIC \
-      "$name.cu" -o "lib$name.so") >"$dir/nvcc.log" 2>&1
+      "${options_file[@]}" "$name.cu" -o "lib$name.so") >"$dir/nvcc.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   echo "$rc" >"$dir/nvcc.rc"

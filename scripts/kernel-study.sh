@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A design study of emitted kernels: for each case (a matrix, n and spmmc compile flags such as
-# --tile 32x1024x4), emit the kernel with spmmc, build it with nvcc -O3 (in parallel, one core
-# each, nvcc -time and ptxas -v recorded), then check and time it against float64, cuSPARSE,
+# --tile 32x1024x4), emit the kernel with spmmc, build it with nvcc -O3 and the options spmmc wrote
+# beside it (NAME.nvcc-options; in parallel, one core each, nvcc -time and ptxas -v recorded), then check and time it against float64, cuSPARSE,
 # Sputnik and SGEMM with spmmc-gpu-bench. Prints a Markdown table: compile time split into cicc
 # and ptxas, registers, spills, speed and the ratios to the peers; the study's summary line last.
 #
 # usage: scripts/kernel-study.sh CASES [--out DIR] [--prepare-only|--build-only] [--runs N] [--jobs J]
-#   CASES            a file of lines LABEL|MATRIX|N|SPMMC COMPILE FLAGS ('#' comments); MATRIX is
-#                    relative to the repository root (e.g. a copy of ../shared/data in .gpu-data)
+#   CASES            a file of lines LABEL|MATRIX|N|SPMMC COMPILE FLAGS[|NVCC FLAGS] ('#' comments);
+#                    MATRIX is relative to the repository root (e.g. a copy of ../shared/data in
+#                    .gpu-data); NVCC FLAGS are added to that case's nvcc build (e.g. -Xptxas -O1)
 #   --out DIR        work folder (default $SPMMC_BUILD_DIR/kernel-study)
 #   --prepare-only   emit the kernels (needs build/spmmc), build and run nothing: for a machine
 #                    without a GPU whose kernels are then carried to one (emission needs libclang,
@@ -53,14 +54,17 @@ mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd)
 
 # --- 1. emit (where spmmc runs; a case whose .cu is there with the same command is kept) ------
-while IFS='|' read -r label matrix n flags; do
+while IFS='|' read -r label matrix n flags nvcc_flags; do
   case $label in ''|'#'*) continue ;; esac
   dir=$work/$label; mkdir -p "$dir"
+  if [ "$(cat "$dir/nvcc.flags" 2>/dev/null)" != "$nvcc_flags" ]; then
+    echo "$nvcc_flags" >"$dir/nvcc.flags"; rm -f "$dir"/*.so "$dir/nvcc."[!f]*
+  fi
   # shellcheck disable=SC2206  # flags: spmmc options, split into words on purpose
   cmd=(compile "$matrix" --n "$n" --name "$label" -o "$dir" --quiet $flags)
   if [ -f "$dir/$label.cu" ] && [ "$(cat "$dir/emit.cmd" 2>/dev/null)" = "${cmd[*]}" ]; then continue; fi
   if [ ! -x "$spmmc" ]; then say "[$label] no $label.cu and no $spmmc to emit it"; echo "no spmmc" >"$dir/emit.failed"; continue; fi
-  rm -f "$dir/emit.failed" "$dir"/*.so "$dir/nvcc."*
+  rm -f "$dir/emit.failed" "$dir"/*.so "$dir/nvcc."[!f]*
   left=0
   if [ -n "${SPMMC_EMIT_DEADLINE:-}" ]; then
     left=$(( SPMMC_EMIT_DEADLINE - $(date +%s) ))
@@ -76,16 +80,20 @@ while IFS='|' read -r label matrix n flags; do
 done <"$cases"
 [ $prepare_only -eq 1 ] && { say "emitted into $work"; exit 0; }
 
-# --- 2. nvcc -O3, J at a time, each on one core -----------------------------------------------
+# --- 2. nvcc -O3 --options-file NAME.nvcc-options, J at a time, each on one core ----------------
 build_one() {  # build_one DIR LABEL
-  local dir=$1 label=$2 t0 t1
+  local dir=$1 label=$2 t0 t1 case_flags options_file=()
+  case_flags=$(cat "$dir/nvcc.flags" 2>/dev/null)
+  # The options spmmc wrote for this file (-Xptxas -O1 for the unrolled family); a case's own NVCC
+  # FLAGS come after them and win (ptxas warns that it takes the last -O).
+  [ -f "$dir/$label.nvcc-options" ] && options_file=(--options-file "$label.nvcc-options")
   [ -f "$dir/lib$label.so" ] && [ -f "$dir/nvcc.time.csv" ] && return 0
   # A build of this very .cu that failed or timed out is not retried (delete nvcc.rc to retry).
   [ -f "$dir/nvcc.rc" ] && [ "$dir/nvcc.rc" -nt "$dir/$label.cu" ] && return 0
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   (cd "$dir" && timeout "${SPMMC_NVCC_TIMEOUT:-1800}" "$NVCC_BIN" -O3 -arch=sm_90 -shared -Xcompiler -fPIC -Xptxas -v -time nvcc.time.csv \
-      ${SPMMC_NVCC_FLAGS:-} "$label.cu" -o "lib$label.so") >"$dir/nvcc.log" 2>&1
+      "${options_file[@]}" ${SPMMC_NVCC_FLAGS:-} $case_flags "$label.cu" -o "lib$label.so") >"$dir/nvcc.log" 2>&1
   echo $? >"$dir/nvcc.rc"
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }' >"$dir/nvcc.seconds"
@@ -106,7 +114,7 @@ say "device: $device"
 # --- 3. check and time, one at a time ---------------------------------------------------------
 results=$work/results.jsonl
 : >"$results"
-while IFS='|' read -r label matrix n flags; do
+while IFS='|' read -r label matrix n flags _; do
   case $label in ''|'#'*) continue ;; esac
   dir=$work/$label
   [ "$(cat "$dir/nvcc.rc" 2>/dev/null)" = 0 ] || continue

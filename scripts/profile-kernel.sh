@@ -118,9 +118,12 @@ if [ $kind = source ]; then
   nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   [ -x "$nvcc" ] || { say "nvcc not found (set NVCC)"; exit 1; }
   library=$out/lib$name.so
-  say "nvcc -O3 -arch=$arch -shared -Xptxas -v $nvcc_flags $(basename "$kernel")"
+  # The options spmmc wrote beside NAME.cu (-Xptxas -O1 for the unrolled family), then the caller's.
+  options_file=()
+  [ -f "${kernel%.cu}.nvcc-options" ] && options_file=(--options-file "${kernel%.cu}.nvcc-options")
+  say "nvcc -O3 -arch=$arch -shared -Xptxas -v ${options_file[*]} $nvcc_flags $(basename "$kernel")"
   # shellcheck disable=SC2086  # nvcc_flags: a list of flags, split on purpose
-  "$nvcc" -O3 -arch="$arch" -shared -Xcompiler -fPIC -Xptxas -v $nvcc_flags "$kernel" -o "$library" \
+  "$nvcc" -O3 -arch="$arch" -shared -Xcompiler -fPIC -Xptxas -v "${options_file[@]}" $nvcc_flags "$kernel" -o "$library" \
     >"$out/ptxas.log" 2>&1 || { tail -n 20 "$out/ptxas.log" >&2; say "nvcc failed (log: $out/ptxas.log)"; exit 1; }
 fi
 cuobjdump=$(command -v cuobjdump || true)

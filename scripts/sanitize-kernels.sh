@@ -59,7 +59,7 @@ header="| case | n |"; rule="|---|--:|"
 for t in $tools; do header+=" $t |"; rule+="---|"; done
 echo "$header"; echo "$rule"
 clean=0 dirty=0
-while IFS='|' read -r label matrix n flags; do
+while IFS='|' read -r label matrix n flags _; do
   case $label in ''|'#'*) continue ;; esac
   dir=$work/$label row="| $label | $n |"
   if [ ! -f "$dir/lib$label.so" ]; then

@@ -17,7 +17,7 @@ Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const Gpu
   emit.generic_only = true;
   const EmittedKernel k = emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
   const std::vector<CompileOutcome> compiled =
-      compile_in_parallel({{{emit.name + ".cu", k.nvrtc_cu}, {emit.arch, {}}}}, options.pool, options.cache, {});
+      compile_in_parallel({{{emit.name + ".cu", k.nvrtc_cu}, {emit.arch, k.nvrtc_options}}}, options.pool, options.cache, {});
   Measurement m;
   if (!compiled.front().ok()) {
     m.outcome = Outcome::kCompileFailed;

@@ -33,7 +33,7 @@ CompileJob real_kernel_job(const Csr& a, const Plan& plan, const TileCandidate& 
               fmt::format("{}: {} kernel symbols for {} kernels' tiles", emit.name, k.kernel_symbols.size(), k.kernel_tiles.size()));
   launches.clear();
   for (size_t j = 0; j < k.kernel_symbols.size(); ++j) launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
-  return {{emit.name + ".cu", std::move(k.nvrtc_cu)}, {arch, {}}};
+  return {{emit.name + ".cu", std::move(k.nvrtc_cu)}, {arch, k.nvrtc_options}};
 }
 
 }  // namespace

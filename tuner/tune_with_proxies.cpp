@@ -111,7 +111,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   std::stable_sort(order.begin(), order.end(),
                    [](const ProxyGroup* x, const ProxyGroup* y) { return x->proxy.cu.size() > y->proxy.cu.size(); });
   std::vector<CompileJob> jobs;
-  for (const ProxyGroup* g : order) jobs.push_back({{g->proxy.name, g->proxy.cu}, {gpu.device().arch(), {}}});
+  for (const ProxyGroup* g : order) jobs.push_back({{g->proxy.name, g->proxy.cu}, {gpu.device().arch(), g->proxy.nvrtc_options}});
   const auto outcomes = compile_in_parallel(jobs, options.pool, options.cache, [&](size_t done, size_t total) {
     report(options, "compiling proxies", done, total);
   });

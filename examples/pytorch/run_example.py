@@ -59,6 +59,12 @@ def read_matrix_market(path):
     return rows, cols, entries
 
 
+def kernel_build(nvcc, arch, work, kernel_o):
+    """nvcc for the emitted kernel, with the options spmmc wrote beside it (NAME.nvcc-options)."""
+    return [nvcc, "-O3", f"-arch={arch}", "--options-file", work / f"{NAME}.nvcc-options", "-Xcompiler", "-fPIC", "-c",
+            work / f"{NAME}.cu", "-o", kernel_o]
+
+
 def build_manual(torch, work, nvcc, cxx, arch, log):
     import torch.utils.cpp_extension as ext
     # torch's own folders only (the defaults); the CUDA headers are those of our nvcc.
@@ -67,7 +73,7 @@ def build_manual(torch, work, nvcc, cxx, arch, log):
     cuda_include = Path(nvcc).resolve().parent.parent / "include"
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
     kernel_o, op_o, library = work / f"{NAME}.o", work / "spmm_op.o", work / "libspmmc_torch_example.so"
-    if not run([nvcc, "-O3", f"-arch={arch}", "-Xcompiler", "-fPIC", "-c", work / f"{NAME}.cu", "-o", kernel_o], log):
+    if not run(kernel_build(nvcc, arch, work, kernel_o), log):
         return None
     # Recent PyTorch needs C++20, older accepts C++17: try the newer first.
     compiled = False
@@ -91,7 +97,7 @@ def build_manual(torch, work, nvcc, cxx, arch, log):
 def build_cpp_extension(work, nvcc, arch, log):
     import torch.utils.cpp_extension as ext
     kernel_o = work / f"{NAME}.o"
-    if not run([nvcc, "-O3", f"-arch={arch}", "-Xcompiler", "-fPIC", "-c", work / f"{NAME}.cu", "-o", kernel_o], log):
+    if not run(kernel_build(nvcc, arch, work, kernel_o), log):
         return None
     cuda = Path(nvcc).resolve().parent.parent
     try:

@@ -192,14 +192,16 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
 
   const EmittedKernel k = emit(tiny(), 2, ReorderMethod::kNone);
   // The printed form of the program: one inline-PTX statement per tile (the format the PTX
-  // interpreter and `spmmc verify` read).
+  // interpreter and `spmmc verify` read), the loads printed kDefaultLoadsAhead = 4 columns ahead
+  // of their FMAs: both loads of this two-column tile come first.
   CHECK(tile_function(k.cu, 0) ==
         "__device__ __forceinline__ void spmmc_tile_0(const float* __restrict__ b, float* __restrict__ c, unsigned ld) {\n"
         "  SPMMC_TILE_ASM(\n"
         "    \"{.reg .f32 a<2>;.reg .f32 x<2>;.reg .b64 p<4>;\\n\"\n"
         "    \"mov.b32 a0,0f00000000;mov.b32 a1,0f00000000;\\n\"\n"
-        "    \"mad.wide.u32 p0,%2,0,%0;ld.global.nc.f32 x0,[p0];fma.rn.f32 a0,x0,0f3FC00000,a0;\\n\"\n"
-        "    \"mad.wide.u32 p1,%2,3,%0;ld.global.nc.f32 x1,[p1];fma.rn.f32 a0,x1,0fC0000000,a0;\\n\"\n"
+        "    \"mad.wide.u32 p0,%2,0,%0;ld.global.nc.f32 x0,[p0];mad.wide.u32 p1,%2,3,%0;ld.global.nc.f32 x1,[p1];\\n\"\n"
+        "    \"fma.rn.f32 a0,x0,0f3FC00000,a0;\\n\"\n"
+        "    \"fma.rn.f32 a0,x1,0fC0000000,a0;\\n\"\n"
         "    \"mad.wide.u32 p2,%2,0,%1;st.global.f32 [p2],a0;\\n\"\n"
         "    \"mad.wide.u32 p3,%2,1,%1;st.global.f32 [p3],a1;\\n\"\n"
         "    \"}\");\n"
@@ -463,8 +465,8 @@ TEST_CASE("emitter: V columns per thread load and store .vV, with V FMAs per non
         "  SPMMC_TILE_ASM(\n"
         "    \"{.reg .f32 a<4>;.reg .f32 x<2>;.reg .b64 p<3>;\\n\"\n"
         "    \"mov.b32 a0,0f00000000;mov.b32 a1,0f00000000;mov.b32 a2,0f00000000;mov.b32 a3,0f00000000;\\n\"\n"
-        "    \"mad.wide.u32 p0,%2,1,%0;ld.global.nc.v2.f32 {x0,x1},[p0];fma.rn.f32 a0,x0,0f3F000000,a0;"
-        "fma.rn.f32 a1,x1,0f3F000000,a1;fma.rn.f32 a2,x0,0fC0800000,a2;fma.rn.f32 a3,x1,0fC0800000,a3;\\n\"\n"
+        "    \"mad.wide.u32 p0,%2,1,%0;ld.global.nc.v2.f32 {x0,x1},[p0];\\n\"\n"
+        "    \"fma.rn.f32 a0,x0,0f3F000000,a0;fma.rn.f32 a1,x1,0f3F000000,a1;fma.rn.f32 a2,x0,0fC0800000,a2;fma.rn.f32 a3,x1,0fC0800000,a3;\\n\"\n"
         "    \"mad.wide.u32 p1,%2,0,%1;st.global.v2.f32 [p1],{a0,a1};\\n\"\n"
         "    \"mad.wide.u32 p2,%2,1,%1;st.global.v2.f32 [p2],{a2,a3};\\n\"\n"
         "    \"}\");\n"
@@ -608,6 +610,55 @@ TEST_CASE("emitter: one FMA per non-zero, one load per non-empty tile column, ev
         CHECK(again.cu == k.cu);
         CHECK(again.h == k.h);
       }
+}
+
+TEST_CASE("emitter: loads printed D columns ahead of their FMAs compute the same bits", "[codegen][emit]") {
+  // One tile of 6 rows and 9 columns of B; every load must come before its FMAs, and no earlier
+  // than D columns ahead (the register budget of the prefetch), whatever D.
+  const Csr a = random_matrix(6, 23, 0.3, 17, [](int32_t, int32_t) { return true; });
+  const KernelProgram p = program_of(a, 8, ReorderMethod::kNone, 32, 2);
+  REQUIRE(p.tiles.size() == 1);
+  const TileProgram& tile = p.tiles[0];
+  const auto columns = static_cast<int64_t>(tile.columns.size());
+  REQUIRE(columns >= 9);
+  const int64_t n = 4;
+  const std::vector<float> b = test::seeded_b(a.cols, n, 3);
+  const std::vector<float> want = test::fmaf_spmm(a, b, n);
+  for (const int32_t d : {0, 1, 2, 5, 100}) {
+    INFO("loads_ahead = " << d);
+    std::string text;
+    print_tile_ptx(text, 0, tile, 2, d);
+    const std::vector<std::string> ptx = test::tile_ptx_texts(text);
+    REQUIRE(ptx.size() == 1);
+    const TileSummary s = summarize(parse(ptx[0]), 2);
+    CHECK(s.loaded_cols.size() == static_cast<size_t>(columns));
+    CHECK(s.fmas == 2 * tile.fmas());
+    // Positions in the text: the load of column j (into x(2j)), its first and its last FMA.
+    std::vector<size_t> load(static_cast<size_t>(columns)), first(load.size()), last(load.size());
+    for (int64_t j = 0; j < columns; ++j) {
+      load[static_cast<size_t>(j)] = ptx[0].find(fmt::format("f32 {{x{},x{}}},", 2 * j, 2 * j + 1));
+      first[static_cast<size_t>(j)] = ptx[0].find(fmt::format(",x{},", 2 * j));
+      last[static_cast<size_t>(j)] = ptx[0].rfind(fmt::format(",x{},", 2 * j + 1));
+      REQUIRE(load[static_cast<size_t>(j)] != std::string::npos);
+      REQUIRE(first[static_cast<size_t>(j)] != std::string::npos);
+    }
+    for (int64_t j = 0; j < columns; ++j) {
+      INFO("column " << j);
+      CHECK(load[static_cast<size_t>(j)] < first[static_cast<size_t>(j)]);
+      if (j - d >= 0) CHECK(load[static_cast<size_t>(j)] < first[static_cast<size_t>(j - d)]);      // D ahead
+      if (j - d - 1 >= 0) CHECK(load[static_cast<size_t>(j)] > last[static_cast<size_t>(j - d - 1)]);  // not more
+    }
+    for (const int64_t col0 : {int64_t{0}, int64_t{2}}) {
+      std::vector<float> c = nans(static_cast<size_t>(a.rows * n));
+      run_tile(ptx[0], b, c, n, col0);
+      size_t wrong = 0;
+      for (int32_t r = 0; r < a.rows; ++r)
+        for (int64_t j = col0; j < col0 + 2; ++j) wrong += bits_of(c[static_cast<size_t>(r * n + j)]) != bits_of(want[static_cast<size_t>(r * n + j)]);
+      CHECK(wrong == 0);
+    }
+  }
+  std::string text;
+  CHECK_THROWS_AS(print_tile_ptx(text, 0, tile, 2, -1), InternalError);
 }
 
 TEST_CASE("emitter: ptx_float_literal spells the float's exact bits", "[codegen][emit]") {

@@ -131,6 +131,10 @@ TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compi
   const auto j = nlohmann::json::parse(test::read_file(generic / "k.json"));
   CHECK(j["choice"]["family"] == "generic");
   CHECK_THAT(j["choice"]["family_why"].get<std::string>(), Catch::Contains("above the limit of 1 s"));
+  // The generic family (CUDA C loops) keeps ptxas's default -O3: no options.
+  CHECK(test::read_file(generic / "k.nvcc-options").empty());
+  CHECK(j["build"]["nvcc_options"].empty());
+  CHECK_THAT(test::read_file(generic / "k.cu"), Catch::Contains("// Build: nvcc -O3 -arch=sm_90 -c k.cu\n"));
   CHECK(j["kernel"]["kernels"] == 0);
   CHECK(j["kernel"]["estimate"].is_null());
   const std::string cu = test::read_file(generic / "k.cu");
@@ -269,9 +273,9 @@ TEST_CASE("compile cli: --reproducible output is byte-identical, and the report"
     const auto r = run_spmmc({"compile", a, "--n", "4096", "--name", "layer", "-o", (dir.path / out).string(), "--reproducible"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    CHECK_THAT(r.err, Catch::StartsWith("spmmc compile: wrote " + (dir.path / out / "layer").string() + ".{cu,h,json}: 64 x 48"));
+    CHECK_THAT(r.err, Catch::StartsWith("spmmc compile: wrote " + (dir.path / out / "layer").string() + ".{cu,h,json,nvcc-options}: 64 x 48"));
   }
-  for (const char* ext : {".cu", ".h", ".json"}) {
+  for (const char* ext : {".cu", ".h", ".json", ".nvcc-options"}) {
     INFO(ext);
     const std::string one = test::read_file(dir.path / "one" / (std::string("layer") + ext));
     CHECK(!one.empty());
@@ -290,7 +294,12 @@ TEST_CASE("compile cli: --reproducible output is byte-identical, and the report"
   CHECK(m1 >= 1);
   CHECK(n1 % 32 == 0);
   CHECK(j["choice"]["why"] != "--tile");
+  // The unrolled family is built with ptxas -O1: the options file for nvcc, the JSON and the header say so.
+  CHECK(test::read_file(dir.path / "one" / "layer.nvcc-options") == "-Xptxas -O1\n");
+  CHECK(j["build"]["nvcc_options"] == nlohmann::json::array({"-Xptxas", "-O1"}));
+  CHECK(j["build"]["options_file"] == "layer.nvcc-options");
   const std::string cu = test::read_file(dir.path / "one" / "layer.cu");
+  CHECK_THAT(cu, Catch::Contains("// Build: nvcc -O3 -arch=sm_90 -Xptxas -O1 -c layer.cu"));
   CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_m1 = " + std::to_string(m1) + ";"));
   const int threads = j["choice"]["threads_per_block"], v = j["choice"]["cols_per_thread"];
   CHECK(threads * v == n1);

@@ -168,7 +168,7 @@ TEST_CASE("compile outputs: concurrent compiles of one NAME leave a set from one
     CHECK(s.cu.size() == 64);
     CHECK(s.cu == s.h);
     CHECK(s.cu == s.json);
-    CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json"});
+    CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json", "k.nvcc-options"});
   }
 }
 
@@ -183,7 +183,7 @@ TEST_CASE("compile outputs: the file size limit is exit 74, the old set intact, 
   INFO(r.err);
   CHECK(r.exit_code == 74);
   CHECK_THAT(r.err, Catch::Contains((out / "k.cu").string() + ": error: write failed: File too large"));
-  CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json"});
+  CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json", "k.nvcc-options"});
   CHECK(test::read_file(out / "k.cu") == cu);
   CHECK(test::read_file(out / "k.h") == h);
   CHECK(test::read_file(out / "k.json") == json);
@@ -203,7 +203,7 @@ TEST_CASE("compile outputs: a file of the set that cannot be written leaves the 
   CHECK_THAT(r.err, Catch::Contains((out / "k.json").string() + ": error: cannot create"));
   CHECK(test::read_file(out / "k.cu") == cu);
   CHECK(test::read_file(out / "k.h") == h);
-  CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json"});
+  CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json", "k.nvcc-options"});
 }
 
 TEST_CASE("compile outputs: SIGINT and SIGTERM while writing remove the temporaries", "[cli][compile][outputs][signals]") {
@@ -226,7 +226,7 @@ TEST_CASE("compile outputs: SIGINT and SIGTERM while writing remove the temporar
     CHECK(WIFSIGNALED(status));
     CHECK(WTERMSIG(status) == signal_number);
     CHECK(debris_in(out).empty());
-    CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json"});
+    CHECK(listing(out) == std::vector<std::string>{"k.cu", "k.h", "k.json", "k.nvcc-options"});
     CHECK(test::read_file(out / "k.cu") == cu);
     CHECK(test::read_file(out / "k.json") == json);
   }
@@ -253,7 +253,7 @@ TEST_CASE("compile outputs: the next run removes the temporaries of a killed one
   const auto r = run_spmmc(compile_args(a, out));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  std::vector<std::string> expected = {"k.cu", "k.h", "k.json"};
+  std::vector<std::string> expected = {"k.cu", "k.h", "k.json", "k.nvcc-options"};
   expected.insert(expected.end(), others.begin(), others.end());
   std::sort(expected.begin(), expected.end());
   CHECK(listing(out) == expected);
