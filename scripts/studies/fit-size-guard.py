@@ -42,12 +42,12 @@ def builds(dirs):
                 j = json.load(f)
             k = j.get("kernel", {})
             rc_path = os.path.join(case, "nvcc.rc")
-            if "fmas" not in k or not os.path.exists(rc_path):
-                continue
+            if "fmas" not in k or not os.path.exists(rc_path) or j.get("choice", {}).get("family") == "generic":
+                continue  # the guard models the unrolled family only
             rc = open(rc_path).read().strip()
             b = {"label": label, "nnz": k["fmas"] / j["choice"]["cols_per_thread"], "nnc": max(k["loads_per_thread"], 1),
                  "kernels": k.get("kernels", 1), "m1": j["choice"]["m1"], "v": j["choice"]["cols_per_thread"],
-                 "estimate": k.get("estimate", {}).get("nvcc_seconds", float("nan"))}
+                 "estimate": (k.get("estimate") or {}).get("nvcc_seconds", float("nan"))}
             if rc == "0" and os.path.exists(os.path.join(case, "nvcc.time.csv")):
                 b["ptxas"] = ptxas_seconds(os.path.join(case, "nvcc.time.csv"))
             elif rc in ("124", "137"):

@@ -1,5 +1,5 @@
 // What `spmmc compile` leaves in its output folder when runs overlap, fail or are interrupted
-// (issue 11, defects 1 and 2): NAME.cu, NAME.h and NAME.json always come from one run; a write
+// (issue 11, defects 1 and 2): NAME.cu, NAME.h, NAME.json and NAME.nvcc-options always come from one run; a write
 // that fails part-way (file size limit, a file that cannot be created) exits 74/73 with the old
 // set intact and no temporary file; SIGINT and SIGTERM while writing remove the temporaries and
 // the lock file and end spmmc by that signal (a shell reports 130 and 143); the temporaries of

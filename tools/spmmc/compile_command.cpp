@@ -92,7 +92,7 @@ int run_compile(const Args& args) {
   // Names the emitted file cannot own: the CUDA toolkit's, the C library's, its own (compiler/common/reserved_names.h).
   if (const auto clash = reserved_name_clash(*name)) fail_usage("--name '{}' {}", *name, *clash);
   const auto out_dir = args.get("--output");
-  if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h and NAME.json go)");
+  if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
   const std::string tune = args.get_or("--tune", "none");
   if (tune != "none" && tune != "proxy" && tune != "exhaustive")
     fail_usage("--tune {}: expected none (the heuristic), proxy (time proxies on the GPU) or exhaustive (time every real kernel)", tune);
