@@ -47,34 +47,80 @@ int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target) {
   return best;
 }
 
+double resident_warps_per_sm(int64_t a_tiles, int64_t n, const TileCandidate& tile, const Target& target) {
+  const int64_t sms = std::max<int64_t>(target.sm_count, 1);
+  const int64_t wave = sms * std::max<int32_t>(tile.min_blocks_per_sm, 1);
+  a_tiles = std::max<int64_t>(a_tiles, 1);
+  const int64_t n1 = std::max<int32_t>(tile.n1, 1);
+  const int64_t blocks = a_tiles * blocks_per_a_tile(a_tiles, (n + n1 - 1) / n1, wave);
+  const double warps_per_block = static_cast<double>(tile.threads_per_block()) / static_cast<double>(std::max<int64_t>(target.warp_size, 1));
+  return static_cast<double>(std::min(blocks, wave)) * warps_per_block / static_cast<double>(sms);
+}
+
+namespace {
+
+// The design's candidate for one M1 (V = 1, N1 = balanced_threads), or nullptr where the plan has
+// no such M1 or the register constraint rejected it.
+struct DesignTile {
+  const PlannedCandidate* candidate = nullptr;
+  int64_t a_tiles = 0;  // the emitted grid.x, empty-row tiles included
+};
+
+DesignTile design_tile(const Plan& plan, const Target& target, int32_t m1) {
+  DesignTile d;
+  const auto tiling = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
+  if (tiling == plan.per_m1.end()) return d;
+  d.a_tiles = tiling->tiling.num_blocks();
+  const int64_t n1 = balanced_threads(d.a_tiles, plan.shape.n, target);
+  for (const PlannedCandidate& c : plan.candidates)
+    if (c.tile.m1 == m1 && c.tile.n1 == n1 && c.tile.cols_per_thread == 1 && c.verdict.rejected_by != Constraint::kRegister)
+      d.candidate = &c;
+  return d;
+}
+
+}  // namespace
+
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
                                                  const std::function<bool(const PlannedCandidate&)>& fits, std::string& why) {
-  const PlannedCandidate* largest = nullptr;  // the M1 = 32 candidate, when M1 = 16 does not fit either
-  for (const int32_t m1 : {16, 32}) {
-    const auto tiling = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
-    if (tiling == plan.per_m1.end()) continue;
-    const int64_t a_tiles = tiling->tiling.num_blocks();  // the emitted grid.x, empty-row tiles included
-    const int64_t n1 = balanced_threads(a_tiles, plan.shape.n, target);
-    for (const PlannedCandidate& c : plan.candidates) {
-      if (c.tile.m1 != m1 || c.tile.n1 != n1 || c.tile.cols_per_thread != 1 || c.verdict.rejected_by == Constraint::kRegister)
-        continue;
-      largest = &c;
-      if (!fits(c)) break;
-      why = fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (the width of 512 to 1024 "
-                        "threads, or n rounded up to the warp size below 512, that leaves the busiest of {} SMs the "
-                        "fewest columns: {}), launch bounds of at least {} block(s) per SM (the register budget), M1 = {}{}",
-                        n1, target.sm_count,
-                        busiest_sm_columns(a_tiles, plan.shape.n, n1, c.tile.min_blocks_per_sm, target.sm_count),
-                        c.tile.min_blocks_per_sm, m1, m1 == 16 ? "" : " (M1 = 16 would exceed the compile-time limit)");
-      return &c;
+  const DesignTile narrow = design_tile(plan, target, 16);
+  const DesignTile wide = design_tile(plan, target, 32);
+  const auto warps = [&](const DesignTile& d) { return resident_warps_per_sm(d.a_tiles, plan.shape.n, d.candidate->tile, target); };
+  const auto describe = [&](const DesignTile& d, const std::string& reason) {
+    const PlannedCandidate& c = *d.candidate;
+    return fmt::format("heuristic (--tune none): the measured design, V = 1, N1 = {} threads (the width of 512 to 1024 "
+                       "threads, or n rounded up to the warp size below 512, that leaves the busiest of {} SMs the "
+                       "fewest columns: {}), launch bounds of at least {} block(s) per SM (the register budget), M1 = {} ({})",
+                       c.tile.n1, target.sm_count,
+                       busiest_sm_columns(d.a_tiles, plan.shape.n, c.tile.n1, c.tile.min_blocks_per_sm, target.sm_count),
+                       c.tile.min_blocks_per_sm, c.tile.m1, reason);
+  };
+  const bool narrow_fits = narrow.candidate && fits(*narrow.candidate);
+  const bool wide_fits = wide.candidate && fits(*wide.candidate);
+  if (narrow_fits && wide_fits) {
+    const double share = warps(wide) / warps(narrow);
+    const std::string shares = fmt::format("M1 = 32 keeps {:.1f} resident warps per SM, M1 = 16 {:.1f}: {:.2f}", warps(wide),
+                                           warps(narrow), share);
+    if (share > kWiderTileWarpShare) {
+      why = describe(wide, fmt::format("half the loads of B per FMA; {}, above {:.2f}", shares, kWiderTileWarpShare));
+      return wide.candidate;
     }
+    why = describe(narrow, fmt::format("{}, not above {:.2f}", shares, kWiderTileWarpShare));
+    return narrow.candidate;
   }
-  if (largest) {
+  if (narrow_fits) {
+    why = describe(narrow, "M1 = 32 is not in the plan or would exceed the compile-time limit");
+    return narrow.candidate;
+  }
+  if (wide_fits) {
+    why = describe(wide, narrow.candidate ? "M1 = 16 would exceed the compile-time limit" : "M1 = 16 is not in the plan");
+    return wide.candidate;
+  }
+  if (const DesignTile& largest = wide.candidate ? wide : narrow; largest.candidate) {
     // Larger tiles would compile faster but spill under the register budget: the size guard
     // refuses this one with a message naming the limit, rather than emitting a slow kernel.
     why = fmt::format("heuristic (--tune none): the measured design with M1 = {}, N1 = {} (no tile of the design fits the "
-                      "compile-time limit)", largest->tile.m1, largest->tile.n1);
-    return largest;
+                      "compile-time limit)", largest.candidate->tile.m1, largest.candidate->tile.n1);
+    return largest.candidate;
   }
   std::vector<const PlannedCandidate*> pool = plan.survivors();
   std::string origin = "the survivors";

@@ -11,14 +11,18 @@
 namespace spmmc {
 
 // The design's default first (docs/design/kernel.md, measured on an H100): V = 1, N1 = threads
-// per block chosen by balanced_threads (n rounded up to the warp size where n < 512), the
-// register budget's minimum blocks per SM (64 registers per thread, more where one block of
-// over 512 threads fills an SM), and M1 = 16 rows per tile, which ran fastest; M1 = 32 (about
-// 0.85x the speed, 3x faster to compile) where M1 = 16 does not `fit` (the size guard's compile
-// time), and M1 = 32 still when neither fits: larger tiles would spill under the budget, so the
-// size guard refuses it with its message instead. Candidates rejected by the register constraint
-// never qualify; one rejected for load balance or too few blocks does: the design's mapping loops
-// blocks over B-tiles, so it keeps the SMs busy either way.
+// per block chosen by balanced_threads for each M1 (n rounded up to the warp size where n < 512),
+// the register budget's minimum blocks per SM (64 registers per thread, more where one block of
+// over 512 threads fills an SM), and M1 = 16 rows per tile or M1 = 32. M1 = 32 halves the loads
+// of B per FMA but halves the A-tiles, so its launch may leave fewer warps on each SM: it is taken
+// where its launch keeps more than kWiderTileWarpShare of the resident warps per SM that M1 = 16
+// has (resident_warps_per_sm), and it fits; M1 = 16 otherwise (study 16: 1.03-1.46x on the 36
+// shared layers that pass, 0.72-0.89x where a 512-row layer at n = 4096 halves its warps).
+// Where M1 = 16 does not `fit` (the size guard's compile time) M1 = 32 is taken if it fits, and
+// still when neither fits: larger tiles would spill under the budget, so the size guard refuses it
+// with its message instead. Candidates rejected by the register constraint never qualify; one
+// rejected for load balance or too few blocks does: the design's mapping loops blocks over
+// B-tiles, so it keeps the SMs busy either way.
 // When the design has no candidate (the register constraint), the older rule over the planning
 // survivors (docs/emitted-code.md): M1 <= 64 and N1 <= 256 in full waves, the largest tile area
 // M1 x N1, then the fewest loads of B (smallest NNC_sum), then the larger N1, widening step by
@@ -41,6 +45,19 @@ int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target);
 
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
                                                  const std::function<bool(const PlannedCandidate&)>& fits, std::string& why);
+
+// The warps per SM that the unrolled launch of `a_tiles` A-tiles at width n keeps resident in its
+// first wave, averaged over the target's SMs: the launch's blocks (a_tiles x blocks_per_a_tile),
+// at most the target's SMs x the tile's launch-bound minimum blocks per SM, times the warps of a
+// block, over the SMs. E.g. a 512-row layer at n = 4096: 32 A-tiles of 16 rows in 128 blocks of
+// 1024 threads keep 31 warps per SM; 16 A-tiles of 32 rows in 128 blocks of 512 keep 15.5.
+double resident_warps_per_sm(int64_t a_tiles, int64_t n, const TileCandidate& tile, const Target& target);
+
+// The heuristic takes M1 = 32 where its launch keeps more than this share of M1 = 16's resident
+// warps per SM. Measured on an H100 (docs/benchmarks.md, study 16, all 102 unrolled shared
+// layers at both M1): shares of 0.78-1.39 ran 1.03-1.46x faster at M1 = 32 (one layer 0.84x),
+// 0.50-0.73 ran 0.55-0.91x; at exactly 0.75 (64-row layers at n = 100352) 0.81-1.06x.
+constexpr double kWiderTileWarpShare = 0.75;
 
 // The share of one wave of resident blocks (the target's SMs x the tile's launch-bound minimum
 // blocks per SM) that the unrolled launch of `a_tiles` A-tiles at width n fills: a_tiles x

@@ -1,5 +1,6 @@
 #include "compiler/planning/choose_tile.h"
 
+#include "compiler/formats/generate_matrix.h"
 #include "compiler/planning/tile_space.h"
 #include "tests/test_util.h"
 
@@ -63,6 +64,89 @@ TEST_CASE("balanced threads: the width that leaves the busiest SM the fewest col
       };
       CHECK(busiest_sm_columns(a, n, t, per_sm(t), h100.sm_count) <=
             busiest_sm_columns(a, n, 1024, per_sm(1024), h100.sm_count));
+    }
+}
+
+TEST_CASE("resident warps per SM of the first wave, by hand", "[choose_tile]") {
+  const Target h100 = load_target("h100");
+  TileCandidate t;
+  t.cols_per_thread = 1;
+  // 32 A-tiles at n = 4096, 1024 threads (1 block per SM): 128 blocks of 32 warps on 132 SMs.
+  t.m1 = 16, t.n1 = 1024, t.min_blocks_per_sm = 1;
+  CHECK(resident_warps_per_sm(32, 4096, t, h100) == Approx(128.0 * 32 / 132));
+  // 16 A-tiles of 32 rows, 512 threads (2 blocks per SM): 128 blocks of 16 warps.
+  t.m1 = 32, t.n1 = 512, t.min_blocks_per_sm = 2;
+  CHECK(resident_warps_per_sm(16, 4096, t, h100) == Approx(128.0 * 16 / 132));
+  // More blocks than one wave holds: only the wave counts (2 blocks of 16 warps on every SM).
+  CHECK(resident_warps_per_sm(300, 4096, t, h100) == Approx(32.0));
+}
+
+// A uniform matrix of `rows` rows planned for n on the H100.
+Plan uniform_plan(int64_t rows, int64_t cols, double sparsity, int64_t n) {
+  GeneratorOptions g;
+  g.rows = rows, g.cols = cols, g.sparsity = sparsity, g.seed = 7;
+  PlanOptions options;
+  options.n = n;
+  options.threads = 1;
+  return plan_tiles(generate_matrix(g), load_target("h100"), options);
+}
+
+TEST_CASE("heuristic: M1 = 32 where it keeps more than three quarters of M1 = 16's warps per SM", "[choose_tile]") {
+  const Target h100 = load_target("h100");
+  const auto fits_all = [](const PlannedCandidate&) { return true; };
+  std::string why;
+  // 2048 rows at n = 4096 (the transformer FFN): 128 or 64 A-tiles, both fill the SMs with 1024
+  // threads each; M1 = 32 halves the loads of B per FMA (study 16: 1.09-1.36x).
+  {
+    const Plan plan = uniform_plan(2048, 64, 0.9, 4096);
+    const PlannedCandidate* c = choose_tile_by_heuristic(plan, h100, fits_all, why);
+    REQUIRE(c != nullptr);
+    CHECK(c->tile.m1 == 32);
+    CHECK(c->tile.n1 == 1024);
+    CHECK(c->tile.cols_per_thread == 1);
+    CHECK_THAT(why, Catch::Contains("above 0.75"));
+  }
+  // 512 rows at n = 4096 (the projections): 16 A-tiles of 32 rows keep half the warps.
+  {
+    const Plan plan = uniform_plan(512, 64, 0.9, 4096);
+    const PlannedCandidate* c = choose_tile_by_heuristic(plan, h100, fits_all, why);
+    REQUIRE(c != nullptr);
+    CHECK(c->tile.m1 == 16);
+    CHECK(c->tile.n1 == 1024);
+    CHECK_THAT(why, Catch::Contains("not above 0.75"));
+    // Where M1 = 16 exceeds the compile-time limit, M1 = 32 whatever the warps.
+    const PlannedCandidate* wide =
+        choose_tile_by_heuristic(plan, h100, [](const PlannedCandidate& p) { return p.tile.m1 != 16; }, why);
+    REQUIRE(wide != nullptr);
+    CHECK(wide->tile.m1 == 32);
+    CHECK_THAT(why, Catch::Contains("M1 = 16 would exceed the compile-time limit"));
+    // Where M1 = 32 does not fit but M1 = 16 does, M1 = 16.
+    const PlannedCandidate* narrow =
+        choose_tile_by_heuristic(plan, h100, [](const PlannedCandidate& p) { return p.tile.m1 != 32; }, why);
+    REQUIRE(narrow != nullptr);
+    CHECK(narrow->tile.m1 == 16);
+    // Neither fits: M1 = 32, for the size guard to refuse with its message.
+    const PlannedCandidate* none = choose_tile_by_heuristic(plan, h100, [](const PlannedCandidate&) { return false; }, why);
+    REQUIRE(none != nullptr);
+    CHECK(none->tile.m1 == 32);
+    CHECK_THAT(why, Catch::Contains("no tile of the design fits"));
+  }
+  // The decision follows the share, for shapes on both sides of it.
+  for (const int64_t rows : {64, 128, 256, 512, 1024, 2048})
+    for (const int64_t n : {1568, 4096, 6272, 25088}) {
+      const Plan plan = uniform_plan(rows, 64, 0.9, n);
+      const PlannedCandidate* c = choose_tile_by_heuristic(plan, h100, fits_all, why);
+      REQUIRE(c != nullptr);
+      const auto a_tiles = [&](int32_t m1) { return plan.for_m1(m1).tiling.num_blocks(); };
+      const auto warps = [&](int32_t m1) {
+        TileCandidate t;
+        t.m1 = m1, t.cols_per_thread = 1, t.n1 = static_cast<int32_t>(balanced_threads(a_tiles(m1), n, h100));
+        t.min_blocks_per_sm = min_blocks_for_register_budget(t.n1, h100.registers_per_sm);
+        return resident_warps_per_sm(a_tiles(m1), n, t, h100);
+      };
+      INFO(rows << " rows at n = " << n << ": " << why);
+      CHECK(c->tile.m1 == (warps(32) > kWiderTileWarpShare * warps(16) ? 32 : 16));
+      CHECK(c->tile.n1 == balanced_threads(a_tiles(c->tile.m1), n, h100));
     }
 }
 
