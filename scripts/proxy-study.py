@@ -10,11 +10,15 @@ best), performance loss of the proxy's pick (real time of the pick / best real t
 proxy search time (planning + proxy build, compile and timing, all cold) and the exhaustive
 search time (planning + real emit, compile, check and timing, cold).
 
+From the same measurements it computes the loss of --tune proxy with K finalists (the fastest real
+kernel among the K candidates with the fastest proxies) for K = 1, 2, 3, 5.
+
 Then it times the search target: a 512x512 layer at sparsity 0.9, n = 4096, with --tune proxy
-(cold cache), and the nvcc time of the file it emits.
+(cold cache, the default finalists), and the nvcc time of the file it emits; with
+--target-exhaustive also --tune exhaustive over the same candidates, and the proxy pick's loss.
 
 usage: scripts/proxy-study.py [--data DIR] [--out DIR] [--n N] [--max-candidates K] [--jobs J]
-                              [--filter REGEX] [--skip-target | --target-only]
+                              [--filter REGEX] [--skip-target | --target-only] [--target-exhaustive]
 Prints a Markdown table and a summary (last) on stdout; writes OUT/study.json.
 Exit 69 when no GPU is usable (spmmc says so), 1 when a run failed.
 """
@@ -56,6 +60,7 @@ GENERATED = [  # name, spmmc gen arguments
     ("gen-patterns-256x512-0.97", ["patterns", "--rows", "256", "--cols", "512", "--sparsity", "0.97", "--seed", "2"]),
     ("gen-blocks-256x256-0.9", ["blocks", "--rows", "256", "--cols", "256", "--sparsity", "0.9", "--seed", "3"]),
 ]
+FINALISTS = (1, 2, 3, 5)
 TARGET = "transformer/magnitude_pruning/0.9/body_encoder_layer_0_self_attention_multihead_attention_q_fully_connected.smtx"
 
 
@@ -112,6 +117,10 @@ def analyse(report):
                 "pick": f'{both[pick]["m1"]}x{both[pick]["n1"]}',
                 "best": f'{both[r.index(best)]["m1"]}x{both[r.index(best)]["n1"]}',
                 "best_ms": best, "pick_ms": r[pick]})
+    # --tune proxy with K finalists (docs/design/proxies.md): the fastest real kernel among the K
+    # candidates with the fastest proxies, computed from the same measurements.
+    by_proxy = sorted(range(len(both)), key=lambda i: p[i])
+    row["finalist_loss"] = {k: min(r[i] for i in by_proxy[:k]) / best - 1.0 for k in FINALISTS}
     return row
 
 
@@ -126,6 +135,9 @@ def main():
     ap.add_argument("--filter", default="")
     ap.add_argument("--skip-target", action="store_true", help="leave out the 512x512 search-time target")
     ap.add_argument("--target-only", action="store_true", help="run only the search-time target")
+    ap.add_argument("--target-exhaustive", action="store_true",
+                    help="also search the target with --tune exhaustive over every survivor (the 10x reference)")
+    ap.add_argument("--target-budget", type=float, default=3600.0, help="--tune-budget of that exhaustive search")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     jobs = ["--jobs", str(a.jobs)] if a.jobs else []
@@ -179,7 +191,9 @@ def main():
             if p.returncode == 0:
                 rep = json.load(open(os.path.join(out, "target.json")))
                 nvcc = os.environ.get("NVCC", "nvcc")
+                # Built as spmmc advises: with the options file it wrote (-Xptxas -O1 for the unrolled family).
                 q, nvcc_s = run(["timeout", os.environ.get("SPMMC_NVCC_TIMEOUT", "420"), nvcc, "-O3", "-arch=sm_90",
+                                 "--options-file", os.path.join(out, "target.nvcc-options"),
                                  "-cubin", os.path.join(out, "target.cu"), "-o", os.path.join(out, "target.cubin")])
                 target = {"file": TARGET, "nnz": rep["input"]["nnz"], "search_s": wall,
                           "tile": f'{rep["choice"]["m1"]}x{rep["choice"]["n1"]}',
@@ -189,6 +203,20 @@ def main():
             else:
                 print(f"proxy-study: target search failed: {p.stderr}", file=sys.stderr)
                 failed += 1
+            if target and a.target_exhaustive:
+                p, wall = run([a.spmmc, "compile", path, "--n", "4096", "--name", "target", "-o", out + "-exhaustive",
+                               "--tune", "exhaustive", "--tune-budget", str(a.target_budget), "--no-cache",
+                               "--max-compile-seconds", "100000", "--quiet"] + jobs)
+                if p.returncode == 0:
+                    rep = json.load(open(os.path.join(out + "-exhaustive", "target.json")))
+                    target.update({"exhaustive_s": wall, "exhaustive_tile": f'{rep["choice"]["m1"]}x{rep["choice"]["n1"]}'})
+                    real = {f'{c["m1"]}x{c["n1"]}': c["real"]["ms"]["median"] for c in rep["tuning"]["candidates"]
+                            if c["real"]["outcome"] == "Ok"}
+                    if real and target["tile"] in real:
+                        target["loss"] = real[target["tile"]] / min(real.values()) - 1.0
+                else:
+                    print(f"proxy-study: exhaustive target search failed: {p.stderr}", file=sys.stderr)
+                    failed += 1
 
     json.dump({"n": a.n, "max_candidates": a.max_candidates, "rows": rows, "target": target},
               open(os.path.join(a.out, "study.json"), "w"), indent=1)
@@ -204,6 +232,10 @@ def main():
         print(f'\nTarget: {target["file"]} ({target["nnz"]} nnz), n=4096, --tune proxy over {target["candidates"]} '
               f'candidates: {target["search_s"]:.1f} s (tile {target["tile"]}); nvcc of the emitted file: '
               f'{target["nvcc_s"] if target["nvcc_s"] is not None else "exit %d" % target["nvcc_exit"]} s')
+        if "exhaustive_s" in target:
+            print(f'Target, --tune exhaustive over the same candidates: {target["exhaustive_s"]:.1f} s (tile '
+                  f'{target["exhaustive_tile"]}), {target["exhaustive_s"] / target["search_s"]:.1f}x the proxy search; '
+                  f'the proxy pick loses {100 * target.get("loss", float("nan")):.2f}% against the best real kernel')
     if ok:
         rho = [r["spearman"] for r in ok if not math.isnan(r["spearman"])]
         ps, es = sum(r["proxy_search_s"] for r in ok), sum(r["exhaustive_s"] for r in ok)
@@ -211,6 +243,9 @@ def main():
               f"(max {100 * max(r['loss'] for r in ok):.2f}%); top-1 {sum(1 for r in ok if r['hit'])}/{len(ok)}; "
               f"mean Spearman {sum(rho) / max(1, len(rho)):.3f}; proxy search {ps:.1f} s vs exhaustive {es:.1f} s "
               f"({es / ps:.1f}x); failed runs {failed}")
+        print("with K finalists (the fastest real kernel of the K fastest proxies): " + "; ".join(
+            f"K = {k}: mean loss {100 * sum(r['finalist_loss'][k] for r in ok) / len(ok):.2f}% "
+            f"(max {100 * max(r['finalist_loss'][k] for r in ok):.2f}%)" for k in FINALISTS))
     sys.exit(1 if failed else 0)
 
 

@@ -41,15 +41,21 @@ struct CandidateResult {
   std::string proxy_name;   // the proxy that stood for it (empty: timed by its real kernel instead)
   Measurement proxy;
   Measurement real;         // measured by tune_exhaustively; by tune_with_proxies where it did not build a
-                            // proxy (kRealInsteadOfProxyShare) and for its pick (kRealCheckRatio)
+                            // proxy (kRealInsteadOfProxyShare), for the finalists (real_finalists) and
+                            // for its pick (kRealCheckRatio)
 };
 
 struct TuningProgress {
   std::string stage;        // "compiling proxies", "timing proxies", "compiling kernels", "timing kernels",
-                            // "timing real kernels instead of proxies", "timing the generic kernel",
+                            // "timing real kernels instead of proxies", "timing the finalists' real
+                            // kernels", "timing the generic kernel",
                             // "timing the chosen real kernel", "timing cuBLAS SGEMM"
   size_t done = 0, total = 0;
 };
+
+// --tune proxy's default finalists (TuningOptions::real_finalists), measured on the H100
+// (docs/benchmarks.md, the proxy study with finalists).
+inline constexpr int32_t kDefaultRealFinalists = 3;
 
 struct TuningOptions {
   int64_t n = 0;                        // columns of B and C
@@ -71,16 +77,21 @@ struct TuningOptions {
   // Also time the generic family's kernel (tuner/time_generic_kernel.h), its rows in the order of
   // this tiling's A-tiles, once, after the candidates: TuningResult::generic. None: not timed.
   const RowTiling* generic_tiling = nullptr;
+  // --tune proxy: the real kernels of this many candidates with the fastest proxies are compiled,
+  // checked and timed, and the fastest real kernel wins (docs/design/proxies.md, "The finalists");
+  // 0: the fastest proxy wins.
+  int32_t real_finalists = kDefaultRealFinalists;
 };
 
 struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
   // Wall seconds per stage: "proxy_build", "proxy_compile", "proxy_time", "real_emit",
-  // "real_compile", "real_check_and_time", "real_instead_of_proxy", "generic", "real_pick" (--tune
-  // proxy), "sgemm".
+  // "real_compile", "real_check_and_time", "real_instead_of_proxy", "real_finalists", "generic", "real_pick"
+  // (--tune proxy), "sgemm".
   std::vector<std::pair<std::string, double>> seconds;
   int32_t proxies = 0;                      // proxy kernels compiled
+  int32_t finalists = 0;                    // --tune proxy: real kernels timed as finalists
   // cuBLAS SGEMM for the dense layer (M x K times K x n), timed like the candidates; absent when
   // TuningOptions::time_sgemm is off. Unavailable (with the reason) where cuBLAS is missing or fails.
   std::optional<SgemmTiming> sgemm;

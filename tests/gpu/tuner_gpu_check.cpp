@@ -14,6 +14,8 @@
 //     one missing its last kernel is WrongResult;
 //  5. tune_exhaustively end to end (in workers) with fmas_per_kernel 64 and 0: every candidate
 //     Ok, with the number of kernels emit_unrolled_kernel made, and cuBLAS SGEMM timed once;
+//     tune_with_proxies with 0, 1 and 3 finalists: exactly the fastest proxies' real kernels
+//     timed, the pick the fastest of them (the fastest proxy with none);
 //     time_sgemm itself: a positive time on a small shape, a missing library unavailable;
 //  6. in worker processes (this program with __measure-worker, as spmmc does) with a faulting
 //     chain between candidates: before and after the fault Ok, the faulting one LaunchFailed with
@@ -50,6 +52,7 @@
 #include "tuner/time_generic_kernel.h"
 #include "tuner/time_sgemm.h"
 #include "tuner/tune_exhaustively.h"
+#include "tuner/tune_with_proxies.h"
 
 namespace spmmc {
 namespace {
@@ -399,6 +402,48 @@ void run_checks() {
     check(result.sgemm && result.sgemm->available && result.sgemm->median_ms > 0.0 && sgemm_stages == 1,
           fmt::format("tune_exhaustively (fmas_per_kernel {}) timed cuBLAS SGEMM once ({} stage): {}", fmas_per_kernel,
                       sgemm_stages, result.sgemm ? describe(*result.sgemm) : "not timed"));
+  }
+
+  // 5b. tune_with_proxies with finalists: the real kernels of the K fastest proxies are checked and
+  // timed (and no others), and the pick is the fastest of them; with none, the fastest proxy.
+  for (const int32_t finalists : {0, 1, 3}) {
+    TuningOptions tune = options;
+    tune.worker = {"/proc/self/exe", "__measure-worker"};
+    tune.time_sgemm = false;
+    tune.real_finalists = finalists;
+    const TuningResult result = tune_with_proxies(a, plan, candidates, *gpu, tune);
+    std::vector<size_t> by_proxy;
+    for (size_t i = 0; i < result.candidates.size(); ++i)
+      if (result.candidates[i].proxy.outcome == Outcome::kOk) by_proxy.push_back(i);
+    std::stable_sort(by_proxy.begin(), by_proxy.end(), [&](size_t x, size_t y) {
+      return result.candidates[x].proxy.time.median_ms < result.candidates[y].proxy.time.median_ms;
+    });
+    const size_t want = std::min(by_proxy.size(), static_cast<size_t>(finalists));
+    // Candidates whose proxy did not run were timed by their real kernels instead (the proxy would
+    // not reduce the code); they compete with the finalists.
+    size_t timed_real = 0, finalists_ok = 0;
+    for (size_t j = 0; j < result.candidates.size(); ++j)
+      if (result.candidates[j].proxy.outcome == Outcome::kOk && result.candidates[j].real.outcome != Outcome::kNotRun)
+        ++timed_real;
+    for (size_t j = 0; j < want; ++j) finalists_ok += ok_and_timed(result.candidates[by_proxy[j]].real, 1) ? 1 : 0;
+    int32_t fastest_real = -1;
+    for (size_t j = 0; j < result.candidates.size(); ++j) {
+      const Measurement& real = result.candidates[j].real;
+      if (real.outcome == Outcome::kOk &&
+          (fastest_real < 0 || real.time.median_ms < result.candidates[static_cast<size_t>(fastest_real)].real.time.median_ms))
+        fastest_real = static_cast<int32_t>(j);
+    }
+    const int32_t fastest_finalist = fastest_real;
+    const int32_t expected = finalists == 0 ? (by_proxy.empty() ? -1 : static_cast<int32_t>(by_proxy[0])) : fastest_finalist;
+    // With no finalists a candidate timed for real instead of by a proxy may win on its real time.
+    const bool chosen_ok = result.chosen == expected ||
+                           (finalists == 0 && result.chosen >= 0 &&
+                            result.candidates[static_cast<size_t>(result.chosen)].proxy.outcome == Outcome::kNotRun);
+    check(result.finalists == static_cast<int32_t>(want) && timed_real == want && finalists_ok == want && chosen_ok &&
+              expected >= 0,
+          fmt::format("tune_with_proxies with {} finalists: {} timed for real ({} Ok, want {}), chosen {} (want {}: the {})",
+                      finalists, timed_real, finalists_ok, want, result.chosen, expected,
+                      finalists == 0 ? "fastest proxy" : "fastest real kernel"));
   }
 
   // 5a. time_generic_kernel alone: four columns per thread (n = 256) and one (n = 77), in this

@@ -165,7 +165,12 @@ int run_compile(const Args& args) {
     tuning = tuning_json(tune, result, *gpu);
     if (result.chosen >= 0) {
       chosen = candidates[static_cast<size_t>(result.chosen)];
-      why = fmt::format("the fastest {} of {} candidates", tune == "proxy" ? "proxy" : "real kernel", candidates.size());
+      why = tune == "exhaustive" ? fmt::format("the fastest real kernel of {} candidates", candidates.size())
+            : result.finalists > 0 && result.candidates[static_cast<size_t>(result.chosen)].real.outcome == Outcome::kOk
+                ? fmt::format("the fastest real kernel among the {} finalists (the candidates with the fastest "
+                              "proxies) and any candidates timed for real (of {} candidates)",
+                              result.finalists, candidates.size())
+                : fmt::format("the fastest proxy of {} candidates", candidates.size());
     } else {
       chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
       print_warning(fmt::format("--tune {}: no candidate could be measured (see \"tuning\" in the report); using the heuristic", tune));

@@ -71,8 +71,12 @@ class Progress {
 std::vector<OptionSpec> tuning_option_specs() {
   return {
       {"--tune-budget", "S", "--tune exhaustive: stop compiling candidates after S seconds (default 3600)"},
+      {"--finalists", "K", fmt::format("--tune proxy: compile, check and time the real kernels of the K candidates with the "
+                                       "fastest proxies, and take the fastest real kernel (0: the fastest proxy; default {})",
+                                       kDefaultRealFinalists)},
       {"--timing-runs", "R", "timed runs per candidate after 3 warm-up runs; the median counts (default 20)"},
-      {"--flush-l2", "", "flush L2 before every timed run"},
+      {"--flush-l2", "", "flush L2 before every timed run, as the project's benchmarks do (default)"},
+      {"--no-flush-l2", "", "time with L2 as the previous run left it (B may stay in L2 between runs)"},
       {"--max-candidates", "K", "tune over at most K candidates, evenly spaced over the survivors (default: all)"},
       {"--jobs|-j", "J", "NVRTC compilations in parallel (default: the cores, fewer when memory is short)"},
       {"--cache-dir", "DIR", "cubin cache (default $SPMMC_CACHE_DIR, $XDG_CACHE_HOME/spmmc/cubins or ~/.cache/spmmc/cubins)"},
@@ -97,8 +101,10 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
 TuningSettings tuning_settings_from(const Args& args) {
   TuningSettings s;
   s.timing_runs = static_cast<int>(args.get_int("--timing-runs", 20, 1, 100000));
-  s.flush_l2 = args.has("--flush-l2");
+  if (args.has("--flush-l2") && args.has("--no-flush-l2")) fail_usage("give --flush-l2 or --no-flush-l2, not both");
+  s.flush_l2 = !args.has("--no-flush-l2");
   s.budget_seconds = args.get_double("--tune-budget", 3600.0, 0.0, 1e9);
+  s.finalists = static_cast<int>(args.get_int("--finalists", kDefaultRealFinalists, 0, 1 << 20));
   s.jobs = static_cast<unsigned>(args.get_int("--jobs", 0, 0, 1024));
   s.max_candidates = static_cast<size_t>(args.get_int("--max-candidates", 0, 0, 1 << 30));
   s.use_cache = !args.has("--no-cache");
@@ -130,6 +136,7 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
   options.timing.runs = settings.timing_runs;
   options.timing.flush_l2 = settings.flush_l2;
   options.budget_seconds = settings.budget_seconds;
+  options.real_finalists = settings.finalists;
   options.fmas_per_kernel = fmas_per_kernel;
   options.pool.max_workers = settings.jobs;
   if (time_generic) options.generic_tiling = &plan.for_generic(kGenericRowsPerBlock).tiling;
@@ -163,6 +170,7 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
   Json out = {{"mode", mode},
               {"device", {{"name", d.name}, {"arch", d.arch()}, {"sms", d.sm_count}, {"driver", d.driver_version}}},
               {"proxies_compiled", result.proxies},
+              {"finalists", result.finalists},
               {"seconds", seconds},
               {"chosen", result.chosen},
               {"candidates", candidates}};

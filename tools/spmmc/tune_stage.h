@@ -21,13 +21,15 @@ class GpuContext;
 
 namespace spmmc::cli {
 
-// --tune-budget, --timing-runs, --flush-l2, --max-candidates, --jobs, --cache-dir, --no-cache.
+// --tune-budget, --finalists, --timing-runs, --flush-l2, --no-flush-l2, --max-candidates, --jobs, --cache-dir,
+// --no-cache.
 std::vector<OptionSpec> tuning_option_specs();
 
 struct TuningSettings {
   int timing_runs = 20;
-  bool flush_l2 = false;
+  bool flush_l2 = true;         // as the benchmarks time (docs/design/proxies.md, "Timing")
   double budget_seconds = 3600.0;
+  int finalists = kDefaultRealFinalists;  // --tune proxy: real kernels of the fastest proxies timed
   unsigned jobs = 0;            // 0: the pool decides
   size_t max_candidates = 0;    // 0: all
   bool use_cache = true;
