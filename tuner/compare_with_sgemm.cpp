@@ -14,12 +14,15 @@ SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bo
   }
   out.json = {{"available", true}, {"median_ms", sgemm.median_ms}};
   const bool generic = generic_emitted && result.generic && result.generic->outcome == Outcome::kOk;
-  if (!use_real && !generic) {
+  const bool chosen_real = result.chosen >= 0 && static_cast<size_t>(result.chosen) < result.candidates.size() &&
+                           result.candidates[static_cast<size_t>(result.chosen)].real.outcome == Outcome::kOk;
+  if (!use_real && !generic && !chosen_real) {
     // A proxy is a reduced kernel (docs/design/proxies.md): its time ranks candidates but is not
     // the chosen kernel's time, so it says nothing about SGEMM against the layer.
     out.json["compared_with"] = nullptr;
     out.json["why_not_compared"] =
-        "--tune proxy times reduced proxy kernels, not the emitted kernel; --tune exhaustive compares";
+        "--tune proxy timed only the chosen candidate's proxy (--finalists 0), not its real kernel; --tune exhaustive "
+        "and --tune proxy with finalists compare";
     return out;
   }
   if (!generic && (result.chosen < 0 || static_cast<size_t>(result.chosen) >= result.candidates.size())) return out;

@@ -14,9 +14,10 @@ namespace spmmc {
 struct SgemmComparison {
   // null when SGEMM was not timed (result.sgemm empty). Otherwise
   //   {"available": false, "why_unavailable": "..."} or
-  //   {"available": true, "median_ms": S, then, for --tune exhaustive when a candidate's kernel
-  //    was timed, "compared_with": "real kernel", "chosen_ms": C, "faster_than_chosen": S < C,
-  //    "ratio": C / S; for --tune proxy "compared_with": null and "why_not_compared"}.
+  //   {"available": true, "median_ms": S, then, where the chosen candidate's real kernel was timed
+  //    (--tune exhaustive; --tune proxy's finalists), "compared_with": "real kernel", "chosen_ms": C,
+  //    "faster_than_chosen": S < C, "ratio": C / S; otherwise "compared_with": null and
+  //    "why_not_compared"}.
   nlohmann::ordered_json json;
   // When SGEMM is faster than the chosen candidate: the message of the note (without a prefix),
   // "cuBLAS SGEMM (dense, FP32) took S ms, the chosen sparse kernel C ms: at this sparsity the
@@ -26,9 +27,10 @@ struct SgemmComparison {
 
 // Compares result.sgemm with the emitted kernel's measured median time: the generic family's
 // kernel (result.generic, real in both modes) when `generic_emitted`, else the chosen candidate's
-// real kernel when `use_real` (--tune exhaustive). Otherwise (--tune proxy, unrolled) it only
-// reports SGEMM's time: a proxy is a reduced kernel whose time ranks the candidates but is not the
-// emitted kernel's. "compared_with" says which: "real kernel" or "generic kernel".
+// real kernel when `use_real` (--tune exhaustive) or when it was timed anyway (--tune proxy's
+// finalists, TuningOptions::real_finalists). Otherwise (--tune proxy with no finalists, unrolled)
+// it only reports SGEMM's time: a proxy is a reduced kernel whose time ranks the candidates but is
+// not the emitted kernel's. "compared_with" says which: "real kernel" or "generic kernel".
 SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bool generic_emitted = false);
 
 }  // namespace spmmc

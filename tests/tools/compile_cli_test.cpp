@@ -197,6 +197,8 @@ TEST_CASE("compile cli: --family is checked", "[cli][compile]") {
   usage({"--family", "csr"}, "--family csr: expected auto (default), unrolled or generic");
   usage({"--family", "generic", "--tile", "16x64"}, "--family generic has no tile to fix");
   usage({"--family", "generic", "--k-parts", "2"}, "the generic family has none");
+  usage({"--flush-l2", "--no-flush-l2"}, "give --flush-l2 or --no-flush-l2, not both");
+  usage({"--finalists", "-1"}, "--finalists must be in [0, 1048576], got -1");
 }
 
 TEST_CASE("compile cli: the automatic split keeps every kernel within the loads the guard was fitted on",

@@ -61,10 +61,23 @@ TEST_CASE("compare_with_sgemm: exhaustive tuning compares with the chosen real k
         "faster (2.50x)");
 }
 
-TEST_CASE("compare_with_sgemm: proxy tuning reports SGEMM without comparing it with a proxy's time", "[tuner][sgemm]") {
+TEST_CASE("compare_with_sgemm: proxy tuning compares with the chosen real kernel where its finalists timed it",
+          "[tuner][sgemm]") {
   const SgemmComparison c = compare_with_sgemm(tuned(timed(0.4)), false);
   CHECK(c.json.dump() ==
-        R"({"available":true,"median_ms":0.4,"compared_with":null,"why_not_compared":"--tune proxy times reduced proxy kernels, not the emitted kernel; --tune exhaustive compares"})");
+        R"({"available":true,"median_ms":0.4,"compared_with":"real kernel","chosen_ms":0.5,"faster_than_chosen":true,"ratio":1.25})");
+  CHECK(c.note ==
+        "cuBLAS SGEMM (dense, FP32) took 0.4 ms, the chosen sparse kernel 0.5 ms: at this sparsity the dense layer is "
+        "faster (1.25x)");
+}
+
+TEST_CASE("compare_with_sgemm: proxy tuning without finalists reports SGEMM without comparing it with a proxy's time",
+          "[tuner][sgemm]") {
+  TuningResult r = tuned(timed(0.4));
+  r.candidates[1].real = Measurement{};  // --finalists 0: only the proxies were timed
+  const SgemmComparison c = compare_with_sgemm(r, false);
+  CHECK(c.json.dump() ==
+        R"({"available":true,"median_ms":0.4,"compared_with":null,"why_not_compared":"--tune proxy timed only the chosen candidate's proxy (--finalists 0), not its real kernel; --tune exhaustive and --tune proxy with finalists compare"})");
   CHECK(c.note.empty());
 }
 
@@ -109,11 +122,14 @@ TEST_CASE("compare_with_sgemm: the generic family emitted is compared by its rea
     CHECK(c.json["faster_than_chosen"] == true);
     CHECK_THAT(c.note, Catch::Contains("the chosen sparse kernel 0.3 ms"));
   }
-  // Not emitted, or not measured: as before (the proxy's time is never compared).
-  CHECK(compare_with_sgemm(r, false, false).json["compared_with"].is_null());
+  // Not emitted, or not measured: as before, the chosen real kernel where it was timed (the
+  // proxy's time is never compared).
+  CHECK(compare_with_sgemm(r, false, false).json["compared_with"] == "real kernel");
   r.generic->outcome = Outcome::kCompileFailed;
-  CHECK(compare_with_sgemm(r, false, true).json["compared_with"].is_null());
   CHECK(compare_with_sgemm(r, true, true).json["compared_with"] == "real kernel");
+  r.candidates[1].real = Measurement{};
+  CHECK(compare_with_sgemm(r, false, false).json["compared_with"].is_null());
+  CHECK(compare_with_sgemm(r, false, true).json["compared_with"].is_null());
 }
 
 TEST_CASE("family_by_timing: the generic kernel against the chosen real kernel or proxy", "[tuner][family]") {

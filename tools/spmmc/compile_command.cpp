@@ -413,9 +413,10 @@ Command compile_command() {
        "prefetch that holds at ptxas -O1, which the unrolled family is built with; 0: each load just before its FMAs; "
        "default 4)"},
       {"--tune", "MODE",
-       "how to choose the tile: none (a heuristic, default; no GPU), proxy (time LO-SpMM proxies on the GPU) or "
-       "exhaustive (compile and time every candidate's real kernel; slow). Both also time cuBLAS SGEMM on the dense "
-       "layer (\"sgemm\" in NAME.json) and exhaustive notes when it is faster than the chosen kernel"},
+       "how to choose the tile: none (a heuristic, default; no GPU), proxy (time LO-SpMM proxies on the GPU, then the "
+       "real kernels of the fastest few: --finalists) or exhaustive (compile and time every candidate's real kernel; "
+       "slow). Both also time cuBLAS SGEMM on the dense layer (\"sgemm\" in NAME.json) and note when it is faster "
+       "than the chosen kernel"},
   };
   for (auto& o : tuning_option_specs()) c.options.push_back(o);
   for (auto& o : planning_option_specs()) c.options.push_back(o);
