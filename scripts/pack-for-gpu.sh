@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a run on a lent GPU machine that has the CUDA toolkit but not spmmc's build
-# dependencies (LLVM for verify, the fmt package): builds spmmc and the GPU tools without verify,
-# copies them with libfmt into .gpu-bin/, and packs the matrices the given case files name into
+# dependencies (LLVM for verify, the fmt and xgboost packages): builds spmmc and the GPU tools without
+# verify, copies them with libfmt and libxgboost into .gpu-bin/, and packs the matrices the given case files name into
 # .gpu-pack/data.tar.xz, so that the two folders travel with the working tree (both are ignored by
 # git through .git/info/exclude, which this script extends).
 #
@@ -27,8 +27,12 @@ build=${SPMMC_GPU_BUILD_DIR:-build-tuner}
 cmake --build "$build" --target spmmc spmmc-gpu-bench spmmc-runtime-gpu-check spmmc-tuner-gpu-check >/dev/null
 mkdir -p .gpu-bin/lib
 for tool in spmmc spmmc-gpu-bench spmmc-runtime-gpu-check spmmc-tuner-gpu-check; do cp "$build/$tool" .gpu-bin/; done
-fmt=$(ldd "$build/spmmc" | awk '/libfmt/ {print $3; exit}')
-[ -n "$fmt" ] && cp -L "$fmt" .gpu-bin/lib/
+# The shared libraries of spmmc that a GPU machine may lack: libfmt, libxgboost (the ranker) and
+# its libdmlc.
+for lib in libfmt libxgboost libdmlc; do
+  path=$(ldd "$build/spmmc" | awk -v l="$lib" '$1 ~ "^" l {print $3; exit}')
+  if [ -n "$path" ]; then cp -L "$path" ".gpu-bin/lib/$(basename "$path")"; fi
+done
 
 # 2. The matrices of the cases, under .gpu-data with the paths below ../shared/data.
 list=$(mktemp)
