@@ -10,5 +10,6 @@ Command gen_command();      // gen_command.cpp
 Command plan_command();     // plan_command.cpp
 Command compile_command();  // compile_command.cpp
 Command verify_command();   // verify_command.cpp
+Command train_ranker_command();  // train_ranker_command.cpp
 
 }  // namespace spmmc::cli

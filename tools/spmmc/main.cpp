@@ -27,6 +27,7 @@ const std::vector<spmmc::cli::Command>& commands() {
 #ifdef SPMMC_WITH_VERIFY
       spmmc::cli::verify_command(),
 #endif
+      spmmc::cli::train_ranker_command(),
   };
   return all;
 }
@@ -35,7 +36,7 @@ std::string main_help() {
   std::string out =
       "usage: spmmc <command> [options]\n\n"
       "spmmc compiles C = A*B for a sparse matrix A known ahead of time into CUDA.\n\ncommands:\n";
-  for (const auto& c : commands()) out += fmt::format("  {:<10}{}\n", c.name, c.summary);
+  for (const auto& c : commands()) out += fmt::format("  {:<14}{}\n", c.name, c.summary);
   out += "\n  --help, -h    show this help ('spmmc <command> --help' for a command)\n"
          "  --version     print the version\n\n"
          "exit codes: 0 ok, 64 usage, 65 bad input data, 66 missing input, 69 no GPU, 70 internal error,\n"

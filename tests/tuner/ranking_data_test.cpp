@@ -1,0 +1,209 @@
+// tuner/ranking_data.h and tuner/evaluate_ranker.h: reading the tuning database into query groups
+// (errors at file:line), the split by matrix, NDCG and the ranking metrics; and `spmmc
+// train-ranker` end to end on a generated database (no GPU).
+#include "tuner/ranking_data.h"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/common/diagnostics.h"
+#include "compiler/planning/features.h"
+#include "tests/test_util.h"
+#include "tuner/evaluate_ranker.h"
+
+namespace spmmc {
+namespace {
+
+const FeatureSchema kSchema{3, {"m1", "n1", "k"}};
+
+std::string line(const std::string& matrix, int64_t n, int m1, int n1, const std::string& outcome, double ms,
+                 int version = 3) {
+  nlohmann::ordered_json j = {{"format", "spmmc.collect/1"}, {"matrix", matrix}, {"n", n},
+                              {"tile", fmt::format("{}x{}", m1, n1)}, {"feature_schema_version", version},
+                              {"features", {{"m1", m1}, {"n1", n1}, {"k", 512}}}, {"outcome", outcome}, {"ms", ms}};
+  return j.dump() + "\n";
+}
+
+TEST_CASE("ranking data: lines become one query group per (matrix, n)", "[ranker]") {
+  test::TempDir dir;
+  const auto a = dir.path / "a.jsonl", b = dir.path / "b.jsonl";
+  test::write_file(a, line("q", 4096, 16, 1024, "Ok", 0.03) + "\n" + line("q", 4096, 32, 512, "Ok", 0.035) +
+                          line("q", 4096, 8, 64, "Invalid", 0.0) + line("q", 1568, 16, 512, "Ok", 0.02) +
+                          line("k", 4096, 16, 1024, "Ok", 0.05));
+  // A resumed collection measured q's 32x512 again: the later line counts.
+  test::write_file(b, line("q", 4096, 32, 512, "Ok", 0.025) + line("k", 4096, 32, 512, "Ok", 0.06));
+  const RankingData data = read_ranking_data({a.string(), b.string()}, kSchema);
+  CHECK(data.lines == 7);
+  CHECK(data.not_ok == 1);
+  CHECK(data.single == 1);  // q at n = 1568 has one candidate
+  REQUIRE(data.problems.size() == 2);
+  const RankingProblem& q = data.problems[0];
+  CHECK(q.group.problem == "q@4096");
+  CHECK(q.tiles == std::vector<std::string>{"16x1024", "32x512"});
+  CHECK(q.group.times_ms == std::vector<double>{0.03, 0.025});
+  CHECK(q.group.features[1] == std::vector<double>{32, 512, 512});
+  CHECK(data.problems[1].matrix == "k");
+}
+
+TEST_CASE("ranking data: a bad line is an error at file:line", "[ranker]") {
+  test::TempDir dir;
+  const auto f = dir.path / "bad.jsonl";
+  const auto refused = [&](const std::string& second_line, const std::string& why) {
+    test::write_file(f, line("q", 4096, 16, 1024, "Ok", 0.03) + second_line + "\n");
+    try {
+      read_ranking_data({f.string()}, kSchema);
+      FAIL("read " << second_line);
+    } catch (const UserError& e) {
+      CHECK(e.code() == ExitCode::kDataError);
+      CHECK(e.where().str() == f.string() + ":2");
+      CHECK_THAT(e.message(), Catch::Contains(why));
+    }
+  };
+  refused("{\"format\": ", "not a JSON line");
+  refused(R"({"format": "other"})", "not a tuning database line");
+  refused(line("q", 4096, 32, 512, "Ok", 0.03, 2), "collected with feature schema 2, this spmmc trains on schema 3");
+  refused(R"({"format": "spmmc.collect/1", "feature_schema_version": 3, "matrix": "q", "n": 4096, "tile": "1x1", "outcome": "Ok", "ms": 1, "features": {"m1": 1, "n1": 2}})",
+          "feature \"k\" is missing");
+  refused(R"({"format": "spmmc.collect/1", "feature_schema_version": 3, "matrix": "q", "n": "many"})", "wrong type");
+  refused(line("q", 4096, 32, 512, "Ok", 0.0), "an Ok candidate with time 0 ms");
+  try {
+    read_ranking_data({(dir.path / "absent.jsonl").string()}, kSchema);
+    FAIL("read a missing file");
+  } catch (const UserError& e) {
+    CHECK(e.code() == ExitCode::kNoInput);
+  }
+}
+
+TEST_CASE("ranking data: the split keeps each matrix on one side, deterministically", "[ranker]") {
+  std::vector<RankingProblem> all;
+  for (int m = 0; m < 200; ++m)
+    for (const int64_t n : {1568, 4096}) {
+      RankingProblem p;
+      p.matrix = "matrix-" + std::to_string(m);
+      p.n = n;
+      all.push_back(p);
+    }
+  std::vector<RankingProblem> train, validation, train2, validation2;
+  split_by_matrix(all, 0.2, 5, train, validation);
+  split_by_matrix(all, 0.2, 5, train2, validation2);
+  CHECK(train.size() + validation.size() == all.size());
+  CHECK(validation.size() == validation2.size());
+  std::set<std::string> in_train, in_validation;
+  for (const auto& p : train) in_train.insert(p.matrix);
+  for (const auto& p : validation) in_validation.insert(p.matrix);
+  for (const auto& m : in_validation) CHECK(in_train.count(m) == 0);
+  CHECK(in_validation.size() >= 20);  // about 40 of 200
+  CHECK(in_validation.size() <= 60);
+  split_by_matrix(all, 0.0, 5, train, validation);
+  CHECK(validation.empty());
+}
+
+TEST_CASE("ranking metrics: NDCG by hand, and a ranker that learned the fixture", "[ranker]") {
+  // Grades 4, 0, 2: the ideal order 0, 2, 1; DCG of the order 2, 0, 1 = 3/1 + 15/log2(3).
+  const std::vector<int> grades = {4, 0, 2};
+  CHECK(ndcg_at(grades, {0, 2, 1}, 10) == Approx(1.0));
+  CHECK(ndcg_at(grades, {2, 0, 1}, 10) == Approx((3.0 + 15.0 / std::log2(3.0)) / (15.0 + 3.0 / std::log2(3.0))));
+  CHECK(ndcg_at(grades, {2, 0, 1}, 1) == Approx(3.0 / 15.0));
+  CHECK(ndcg_at({0, 0}, {1, 0}, 10) == 1.0);
+
+  // Problems where the time grows with the distance of M1 from 16: a trained model ranks 16 first.
+  std::vector<RankingProblem> problems;
+  for (int p = 0; p < 10; ++p) {
+    RankingProblem problem;
+    problem.matrix = "m" + std::to_string(p);
+    for (const double m1 : {4.0, 8.0, 16.0, 32.0}) {
+      problem.group.features.push_back({m1, 512.0, 256.0 * (p + 1)});
+      problem.group.times_ms.push_back((p + 1) * (1.0 + std::abs(std::log2(m1 / 16.0))));
+    }
+    problems.push_back(problem);
+  }
+  std::vector<RankingGroup> groups;
+  for (const auto& p : problems) groups.push_back(p.group);
+  RankerParams params;
+  params.rounds = 20;
+  params.max_depth = 3;
+  const RankerModel model = RankerModel::train(groups, kSchema, params);
+  const RankingMetrics m = evaluate_ranker(model, problems);
+  CHECK(m.problems == 10);
+  CHECK(m.top1_hit_rate == 1.0);
+  CHECK(m.top1_loss == 0.0);
+  CHECK(m.top10_loss == 0.0);
+  CHECK(m.ndcg_at_10 > 0.99);  // the lower grades may tie differently
+}
+
+// A database of 30 matrices at two widths with the real feature schema: the time is lowest at
+// M1 = 16, N1 = 512 and grows with the distance from it.
+std::string generated_database() {
+  std::string out;
+  const auto& names = CandidateFeatures::names();
+  for (int m = 0; m < 30; ++m)
+    for (const int64_t n : {1568, 4096})
+      for (const int m1 : {4, 8, 16, 32})
+        for (const int n1 : {128, 256, 512, 1024}) {
+          nlohmann::ordered_json features;
+          for (size_t i = 0; i < names.size(); ++i) features[names[i]] = static_cast<double>(i + m);
+          features["m1"] = m1;
+          features["n1"] = n1;
+          const double ms = (1.0 + 0.1 * m) * (1.0 + 0.5 * std::abs(std::log2(m1 / 16.0))) *
+                            (1.0 + 0.3 * std::abs(std::log2(n1 / 512.0))) * (n == 4096 ? 2.0 : 1.0);
+          nlohmann::ordered_json j = {{"format", "spmmc.collect/1"},
+                                      {"matrix", "gen-" + std::to_string(m)},
+                                      {"n", n},
+                                      {"tile", fmt::format("{}x{}", m1, n1)},
+                                      {"feature_schema_version", CandidateFeatures::kSchemaVersion},
+                                      {"features", features},
+                                      {"outcome", "Ok"},
+                                      {"ms", ms}};
+          out += j.dump() + "\n";
+        }
+  return out;
+}
+
+TEST_CASE("spmmc train-ranker: trains, validates on held-out matrices and writes the model", "[ranker][cli]") {
+  test::TempDir dir;
+  const auto db = dir.path / "collect.jsonl";
+  test::write_file(db, generated_database());
+  const auto model = dir.path / "models" / "h100.ranker.json";
+  std::filesystem::create_directories(model.parent_path());
+  const auto r = test::run_spmmc({"train-ranker", db.string(), "-o", model.string(), "--rounds", "40", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  CHECK(report["schema"] == "spmmc.train-ranker/1");
+  CHECK(report["lines"] == 30 * 2 * 16);
+  CHECK(report["validation"]["problems"].get<int>() > 0);
+  CHECK(report["validation"]["top1_hit_rate"] == 1.0);
+  CHECK(report["train"]["problems"].get<int>() + report["validation"]["problems"].get<int>() == 60);
+  const std::string first = test::read_file(model);
+  CHECK_THAT(first, Catch::Contains("\"format\": \"spmmc.ranker/1\""));
+  // Deterministic: the same data and options write the same file.
+  REQUIRE(test::run_spmmc({"train-ranker", db.string(), "-o", model.string(), "--rounds", "40", "--json"}).exit_code == 0);
+  CHECK(test::read_file(model) == first);
+  // The text report names both parts.
+  const auto text = test::run_spmmc({"train-ranker", db.string(), "-o", model.string(), "--rounds", "5"});
+  CHECK(text.exit_code == 0);
+  CHECK_THAT(text.out, Catch::Contains("validation: "));
+  CHECK_THAT(text.out, Catch::Contains("wrote " + model.string()));
+}
+
+TEST_CASE("spmmc train-ranker: usage and data errors", "[ranker][cli]") {
+  test::TempDir dir;
+  const auto db = dir.path / "collect.jsonl";
+  test::write_file(db, generated_database() + "{oops\n");
+  const auto out = (dir.path / "m.json").string();
+  const auto bad_line = test::run_spmmc({"train-ranker", db.string(), "-o", out});
+  CHECK(bad_line.exit_code == 65);
+  CHECK_THAT(bad_line.err, Catch::Contains(db.string() + ":961: error: not a JSON line"));
+  CHECK(!std::filesystem::exists(out));
+  CHECK(test::run_spmmc({"train-ranker", db.string()}).exit_code == 64);
+  const auto objective = test::run_spmmc({"train-ranker", db.string(), "-o", out, "--objective", "reg:linear"});
+  CHECK(objective.exit_code == 64);
+  CHECK_THAT(objective.err, Catch::Contains("expected rank:ndcg (default) or rank:pairwise"));
+  CHECK(test::run_spmmc({"train-ranker", (dir.path / "none.jsonl").string(), "-o", out}).exit_code == 66);
+}
+
+}  // namespace
+}  // namespace spmmc
