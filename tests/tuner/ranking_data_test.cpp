@@ -12,7 +12,12 @@
 #include "compiler/common/diagnostics.h"
 #include "compiler/planning/features.h"
 #include "tests/test_util.h"
+#include "tuner/collect_problem.h"
 #include "tuner/evaluate_ranker.h"
+#include "compiler/formats/generate_matrix.h"
+#include "compiler/planning/plan_tiles.h"
+#include "runtime/cuda_driver.h"
+#include <sstream>
 
 namespace spmmc {
 namespace {
@@ -203,6 +208,109 @@ TEST_CASE("spmmc train-ranker: usage and data errors", "[ranker][cli]") {
   CHECK(objective.exit_code == 64);
   CHECK_THAT(objective.err, Catch::Contains("expected rank:ndcg (default) or rank:pairwise"));
   CHECK(test::run_spmmc({"train-ranker", (dir.path / "none.jsonl").string(), "-o", out}).exit_code == 66);
+}
+
+}  // namespace
+}  // namespace spmmc
+
+namespace spmmc {
+namespace {
+
+TEST_CASE("collect: generated problems are deterministic and within the ranges", "[ranker][collect]") {
+  const auto a = generated_problems(40, 11, 40000);
+  const auto b = generated_problems(40, 11, 40000);
+  REQUIRE(a.size() == 40);
+  std::set<std::string> kinds, ids;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const GeneratedProblem& p = a[i];
+    INFO(p.id);
+    CHECK(p.id == b[i].id);
+    CHECK(p.n == b[i].n);
+    CHECK(p.matrix.rows >= 64);
+    CHECK(p.matrix.rows <= 4096);
+    CHECK(p.matrix.cols >= 64);
+    CHECK(p.matrix.cols <= 4096);
+    CHECK((p.matrix.rows & (p.matrix.rows - 1)) == 0);
+    CHECK(p.matrix.sparsity >= 0.5);
+    CHECK(p.matrix.sparsity <= 0.99);
+    CHECK(p.n >= 256);
+    CHECK(p.n <= 8192);
+    CHECK((1.0 - p.matrix.sparsity) * static_cast<double>(p.matrix.rows * p.matrix.cols) <= 40000.0);
+    kinds.insert(std::string(generator_kind_name(p.matrix.kind)));
+    ids.insert(p.id);
+  }
+  CHECK(kinds.size() == 4);
+  CHECK(ids.size() == 40);
+  CHECK(generated_problems(5, 12, 40000)[0].id != a[0].id);
+}
+
+TEST_CASE("collect: database lines read back as the candidates' features and times", "[ranker][collect]") {
+  GeneratorOptions g;
+  g.rows = 256, g.cols = 128, g.sparsity = 0.9, g.seed = 3;
+  PlanOptions options;
+  options.n = 1024;
+  options.threads = 1;
+  const Plan plan = plan_tiles(generate_matrix(g), load_target("h100"), options);
+  const auto survivors = plan.survivors();
+  REQUIRE(survivors.size() >= 3);
+  std::string text;
+  for (size_t i = 0; i < 3; ++i) {
+    Measurement m;
+    m.outcome = i == 2 ? Outcome::kInvalid : Outcome::kOk;
+    m.detail = "spills 128 bytes";
+    m.time.median_ms = 0.01 * static_cast<double>(i + 1);
+    text += database_line("gen-x", 1024, *survivors[i], m) + "\n";
+  }
+  test::TempDir dir;
+  test::write_file(dir.path / "p.jsonl", text);
+  const FeatureSchema schema{CandidateFeatures::kSchemaVersion, CandidateFeatures::names()};
+  const RankingData data = read_ranking_data({(dir.path / "p.jsonl").string()}, schema);
+  CHECK(data.not_ok == 1);
+  REQUIRE(data.problems.size() == 1);
+  const RankingProblem& p = data.problems[0];
+  CHECK(p.group.problem == "gen-x@1024");
+  CHECK(p.tiles == std::vector<std::string>{survivors[0]->tile.label(), survivors[1]->tile.label()});
+  CHECK(p.group.features[1] == survivors[1]->features.values());
+  CHECK(p.group.times_ms == std::vector<double>{0.01, 0.02});
+  CHECK_THAT(text, Catch::Contains("\"detail\":\"spills 128 bytes\""));
+}
+
+TEST_CASE("spmmc collect: usage, and no GPU before any work", "[ranker][collect][cli]") {
+  test::TempDir dir;
+  const auto out = dir.path / "db";
+  CHECK(test::run_spmmc({"collect", "--generate", "2"}).exit_code == 64);
+  CHECK(test::run_spmmc({"collect", "--out", out.string()}).exit_code == 64);
+  const auto widths = test::run_spmmc({"collect", "--out", out.string(), "--generate", "2", "--n", "256,x"});
+  CHECK(widths.exit_code == 64);
+  CHECK_THAT(widths.err, Catch::Contains("expected widths in [1, 2^30]"));
+  std::string why;
+  if (!GpuContext::available(&why)) {
+    const auto r = test::run_spmmc({"collect", "--out", out.string(), "--generate", "2"});
+    CHECK(r.exit_code == 69);
+    CHECK_THAT(r.err, Catch::Contains("spmmc collect times kernels on a GPU, and none is usable here"));
+    CHECK(!std::filesystem::exists(out));
+  }
+}
+
+TEST_CASE("spmmc train-ranker reads a folder's database files", "[ranker][cli]") {
+  test::TempDir dir;
+  const std::string all = generated_database();
+  // Split the database into one file per 16 lines, as collect writes one per problem.
+  std::filesystem::create_directories(dir.path / "db");
+  std::istringstream in(all);
+  std::string l, chunk;
+  int count = 0, files = 0;
+  while (std::getline(in, l)) {
+    chunk += l + "\n";
+    if (++count % 16 == 0) test::write_file(dir.path / "db" / fmt::format("p{:03}.jsonl", files++), chunk), chunk.clear();
+  }
+  const auto r = test::run_spmmc({"train-ranker", (dir.path / "db").string(), "-o", (dir.path / "m.json").string(),
+                                  "--rounds", "10", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["lines"] == 960);
+  std::filesystem::create_directories(dir.path / "empty");
+  CHECK(test::run_spmmc({"train-ranker", (dir.path / "empty").string(), "-o", (dir.path / "m.json").string()}).exit_code == 66);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ const std::vector<spmmc::cli::Command>& commands() {
 #ifdef SPMMC_WITH_VERIFY
       spmmc::cli::verify_command(),
 #endif
+      spmmc::cli::collect_command(),
       spmmc::cli::train_ranker_command(),
   };
   return all;

@@ -1,7 +1,9 @@
 // spmmc train-ranker DATA... -o MODEL: trains the LambdaMART ranker (tuner/ranker.h) on tuning
 // databases (tuner/ranking_data.h), validates it on matrices held out of training, and writes the
 // model file. docs/design/ranker.md.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,7 +45,21 @@ int run_train_ranker(const Args& args) {
   const double share = args.get_double("--validation-share", 0.2, 0.0, 0.9);
 
   const FeatureSchema schema{CandidateFeatures::kSchemaVersion, CandidateFeatures::names()};
-  const RankingData data = read_ranking_data(args.positional, schema);
+  // A folder stands for its *.jsonl files (spmmc collect writes one per problem), in name order.
+  std::vector<std::string> files;
+  for (const std::string& p : args.positional) {
+    if (!std::filesystem::is_directory(p)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& e : std::filesystem::directory_iterator(p))
+      if (e.path().extension() == ".jsonl") inside.push_back(e.path().string());
+    std::sort(inside.begin(), inside.end());
+    if (inside.empty()) throw UserError(ExitCode::kNoInput, SourceLocation::whole(p), "no .jsonl files in this folder");
+    files.insert(files.end(), inside.begin(), inside.end());
+  }
+  const RankingData data = read_ranking_data(files, schema);
   std::vector<RankingProblem> train, validation;
   split_by_matrix(data.problems, share, params.seed, train, validation);
   if (train.empty())
@@ -88,10 +104,11 @@ Command train_ranker_command() {
   Command c;
   c.name = "train-ranker";
   c.summary = "train the LambdaMART tile ranker on tuning databases (LO-SpMM section 3.5)";
-  c.usage = "spmmc train-ranker DATA.jsonl [DATA.jsonl ...] -o MODEL.json [options]";
+  c.usage = "spmmc train-ranker DATA [DATA ...] -o MODEL.json [options]";
   c.description =
       "Reads measured candidates (JSON lines of format spmmc.collect/1: matrix, n, tile, the ranking features,\n"
-      "outcome, median ms; docs/design/ranker.md), makes one query group per (matrix, n), holds out the\n"
+      "outcome, median ms; docs/design/ranker.md) from each DATA file, or each DATA folder's *.jsonl files\n"
+      "(what spmmc collect writes), makes one query group per (matrix, n), holds out the\n"
       "matrices a seeded hash puts in --validation-share, trains XGBoost's rank:ndcg (LambdaMART) on the\n"
       "rest with integer relevance grades from each candidate's speed relative to its group's best, and\n"
       "writes MODEL.json (the XGBoost model beside the feature schema). Prints NDCG@10, the top-1 hit rate\n"

@@ -1,0 +1,76 @@
+#include "tuner/collect_problem.h"
+
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "codegen/kernel_program.h"
+#include "compiler/planning/features.h"
+#include "tuner/tune_exhaustively.h"
+
+namespace spmmc {
+
+std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m) {
+  nlohmann::ordered_json features = nlohmann::ordered_json::object();
+  const std::vector<double> values = candidate.features.values();
+  for (size_t i = 0; i < values.size(); ++i) features[CandidateFeatures::names()[i]] = values[i];
+  nlohmann::ordered_json j = {{"format", "spmmc.collect/1"},
+                              {"matrix", matrix},
+                              {"n", n},
+                              {"tile", candidate.tile.label()},
+                              {"feature_schema_version", CandidateFeatures::kSchemaVersion},
+                              {"features", features},
+                              {"outcome", std::string(outcome_name(m.outcome))},
+                              {"ms", m.outcome == Outcome::kOk ? m.time.median_ms : 0.0},
+                              {"registers", m.registers_per_thread},
+                              {"local_bytes", m.local_bytes_per_thread},
+                              {"kernels", m.kernels}};
+  if (m.outcome != Outcome::kOk) j["detail"] = m.detail.substr(0, 300);
+  return j.dump();
+}
+
+std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
+                                         const GpuContext& gpu, TuningOptions options) {
+  PlanOptions plan_options;
+  plan_options.n = n;
+  const Plan plan = plan_tiles(a, target, plan_options);
+  std::vector<const PlannedCandidate*> candidates = plan.survivors();
+  if (candidates.empty())
+    for (const auto& c : plan.candidates)
+      if (c.verdict.rejected_by != Constraint::kRegister) candidates.push_back(&c);
+  options.n = n;
+  options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
+  std::vector<TileCandidate> tiles;
+  for (const auto* c : candidates) tiles.push_back(c->tile);
+  const std::vector<Measurement> measured = measure_real_candidates(a, plan, tiles, gpu, options);
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < candidates.size(); ++i) lines.push_back(database_line(matrix, n, *candidates[i], measured[i]));
+  return lines;
+}
+
+std::vector<GeneratedProblem> generated_problems(int count, uint64_t seed, int64_t max_nnz) {
+  std::mt19937_64 rng(seed);
+  const GeneratorKind kinds[] = {GeneratorKind::kUniform, GeneratorKind::kMagnitude, GeneratorKind::kPatterns,
+                                 GeneratorKind::kBlocks};
+  std::vector<GeneratedProblem> out;
+  for (int64_t drawn = 0; static_cast<int>(out.size()) < count && drawn < 1000000; ++drawn) {
+    GeneratedProblem p;
+    p.matrix.kind = kinds[drawn % 4];
+    p.matrix.rows = int64_t{1} << std::uniform_int_distribution<int>(6, 12)(rng);
+    p.matrix.cols = int64_t{1} << std::uniform_int_distribution<int>(6, 12)(rng);
+    // Three decimals, so the id names the sparsity exactly.
+    p.matrix.sparsity = std::round(std::uniform_real_distribution<double>(0.5, 0.99)(rng) * 1000.0) / 1000.0;
+    p.matrix.seed = rng() % 1000000;
+    p.n = int64_t{1} << std::uniform_int_distribution<int>(8, 13)(rng);
+    const double nnz = (1.0 - p.matrix.sparsity) * static_cast<double>(p.matrix.rows) * static_cast<double>(p.matrix.cols);
+    if (nnz > static_cast<double>(max_nnz) || nnz < 1.0) continue;
+    p.id = fmt::format("gen-{}-{}x{}-s{:.3f}-{}", generator_kind_name(p.matrix.kind), p.matrix.rows, p.matrix.cols,
+                       p.matrix.sparsity, p.matrix.seed);
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace spmmc
