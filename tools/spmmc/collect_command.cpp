@@ -18,11 +18,13 @@
 namespace spmmc::cli {
 namespace {
 
-// The file of a problem: its id with every character but [A-Za-z0-9._-] made '_', then "@n".
+// The file of a problem: its id with every character but [A-Za-z0-9._-] made '_', then ".n<n>"
+// (plain characters only: the files travel through tools that refuse others).
 std::string problem_file_name(const std::string& id, int64_t n) {
   std::string out;
   for (char c : id) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
-  return fmt::format("{}@{}.jsonl", out, n);
+  if (!out.empty() && out[0] == '.') out[0] = '_';  // not a hidden file (a path like ./a.smtx or .data/a.smtx)
+  return fmt::format("{}.n{}.jsonl", out, n);
 }
 
 struct Problem {
@@ -135,7 +137,7 @@ Command collect_command() {
       "For each problem - every FILE at every width of --n, and K generated matrices (--generate: M and K\n"
       "in 2^6..2^12, sparsity 0.5-0.99, n in 2^8..2^13, four generators, from --seed) - plans the tile\n"
       "space, compiles the real kernel of every survivor with NVRTC in parallel, checks it against float64\n"
-      "and times it (L2 flushed, median of --timing-runs), and writes DIR/<problem>@<n>.jsonl, one line\n"
+      "and times it (L2 flushed, median of --timing-runs), and writes DIR/<problem>.n<n>.jsonl, one line\n"
       "per candidate (format spmmc.collect/1, docs/design/ranker.md), atomically. Problems whose file\n"
       "exists are skipped, so a rerun resumes; no problem is started after --budget seconds. Needs a GPU\n"
       "(exit 69 without one).";

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,25 @@ std::string metrics_text(const RankingMetrics& m) {
                      100.0 * m.top10_loss);
 }
 
+// The database files of DATA arguments: a folder stands for its *.jsonl files (spmmc collect writes
+// one per problem), in name order.
+std::vector<std::string> database_files(const std::vector<std::string>& data) {
+  std::vector<std::string> files;
+  for (const std::string& p : data) {
+    if (!std::filesystem::is_directory(p)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& e : std::filesystem::directory_iterator(p))
+      if (e.path().extension() == ".jsonl") inside.push_back(e.path().string());
+    std::sort(inside.begin(), inside.end());
+    if (inside.empty()) throw UserError(ExitCode::kNoInput, SourceLocation::whole(p), "no .jsonl files in this folder");
+    files.insert(files.end(), inside.begin(), inside.end());
+  }
+  return files;
+}
+
 int run_train_ranker(const Args& args) {
   const std::string output = args.get_or("--output", "");
   if (output.empty()) fail_usage("give the model file to write: -o FILE (e.g. models/h100.ranker.json)");
@@ -45,21 +65,7 @@ int run_train_ranker(const Args& args) {
   const double share = args.get_double("--validation-share", 0.2, 0.0, 0.9);
 
   const FeatureSchema schema{CandidateFeatures::kSchemaVersion, CandidateFeatures::names()};
-  // A folder stands for its *.jsonl files (spmmc collect writes one per problem), in name order.
-  std::vector<std::string> files;
-  for (const std::string& p : args.positional) {
-    if (!std::filesystem::is_directory(p)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<std::string> inside;
-    for (const auto& e : std::filesystem::directory_iterator(p))
-      if (e.path().extension() == ".jsonl") inside.push_back(e.path().string());
-    std::sort(inside.begin(), inside.end());
-    if (inside.empty()) throw UserError(ExitCode::kNoInput, SourceLocation::whole(p), "no .jsonl files in this folder");
-    files.insert(files.end(), inside.begin(), inside.end());
-  }
-  const RankingData data = read_ranking_data(files, schema);
+  const RankingData data = read_ranking_data(database_files(args.positional), schema);
   std::vector<RankingProblem> train, validation;
   split_by_matrix(data.problems, share, params.seed, train, validation);
   if (train.empty())
@@ -73,6 +79,10 @@ int run_train_ranker(const Args& args) {
   model.save(output);
   const RankingMetrics on_train = evaluate_ranker(model, train);
   const RankingMetrics held_out = evaluate_ranker(model, validation);
+  // Problems never seen in training, e.g. the shared DLMC layers (issue 12's held-out measure).
+  std::optional<RankingMetrics> extra;
+  if (args.has("--held-out"))
+    extra = evaluate_ranker(model, read_ranking_data(database_files({*args.get("--held-out")}), schema).problems);
 
   if (args.has("--json")) {
     Json out = {{"schema", "spmmc.train-ranker/1"},
@@ -83,6 +93,7 @@ int run_train_ranker(const Args& args) {
                 {"single_candidate_problems", data.single},
                 {"train", metrics_json(on_train)},
                 {"validation", metrics_json(held_out)}};
+    if (extra) out["held_out"] = metrics_json(*extra);
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return 0;
   }
@@ -93,6 +104,7 @@ int run_train_ranker(const Args& args) {
   std::printf("  train:      %s\n", metrics_text(on_train).c_str());
   if (held_out.problems > 0) std::printf("  validation: %s\n", metrics_text(held_out).c_str());
   else std::printf("  validation: no matrix held out (--validation-share %.2f)\n", share);
+  if (extra) std::printf("  held out:   %s\n", metrics_text(*extra).c_str());
   std::printf("spmmc train-ranker: wrote %s (%s, %d rounds, depth %d, eta %g; feature schema %d)\n", output.c_str(),
               params.objective.c_str(), params.rounds, params.max_depth, params.eta, schema.version);
   return 0;
@@ -122,6 +134,7 @@ Command train_ranker_command() {
       {"--eta", "E", "learning rate (default 0.1)"},
       {"--validation-share", "F", "share of matrices held out of training for validation (default 0.2)"},
       {"--seed", "S", "seed of XGBoost and of the validation split (default 0)"},
+      {"--held-out", "DATA", "also measure the model on this database file or folder, never trained on"},
       {"--json", "", "print the report as JSON"},
   };
   c.min_positional = 1;
