@@ -309,8 +309,75 @@ TEST_CASE("spmmc train-ranker reads a folder's database files", "[ranker][cli]")
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["lines"] == 960);
+  // --held-out: the same measures on a database never trained on.
+  const auto held = test::run_spmmc({"train-ranker", (dir.path / "db" / "p000.jsonl").string(), (dir.path / "db" / "p001.jsonl").string(),
+                                     (dir.path / "db" / "p002.jsonl").string(), (dir.path / "db" / "p003.jsonl").string(),
+                                     "-o", (dir.path / "m.json").string(), "--rounds", "10", "--json",
+                                     "--validation-share", "0", "--held-out", (dir.path / "db").string()});
+  INFO(held.err);
+  REQUIRE(held.exit_code == 0);
+  const auto report = nlohmann::json::parse(held.out);
+  CHECK(report["held_out"]["problems"] == 60);
+  CHECK(report["validation"]["problems"] == 0);
   std::filesystem::create_directories(dir.path / "empty");
   CHECK(test::run_spmmc({"train-ranker", (dir.path / "empty").string(), "-o", (dir.path / "m.json").string()}).exit_code == 66);
+}
+
+}  // namespace
+}  // namespace spmmc
+
+namespace spmmc {
+namespace {
+
+TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuristic where the target has none",
+          "[ranker][cli]") {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  const fs::path models = dir.path / "models";
+  fs::create_directories(models / "targets");
+  fs::copy_file(fs::path(SPMMC_SOURCE_MODELS_DIR) / "targets" / "h100.json", models / "targets" / "h100.json");
+  const std::string env = "SPMMC_MODELS_DIR='" + models.string() + "'";
+  const fs::path weights = dir.path / "w.mtx";
+  REQUIRE(test::run_spmmc({"gen", "uniform", "--rows", "128", "--cols", "128", "--sparsity", "0.9", "-q", "-o",
+                           weights.string()}).exit_code == 0);
+  const auto compile = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = {"compile", weights.string(), "--n", "1024", "--name", "k", "-o", (dir.path / "out").string()};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return test::run_spmmc(a, env);
+  };
+  const auto why = [&] {
+    return nlohmann::json::parse(test::read_file(dir.path / "out" / "k.json"))["choice"]["why"].get<std::string>();
+  };
+  // No model for the target: the heuristic, with a warning.
+  const auto none = compile({"--tune", "model"});
+  INFO(none.err);
+  REQUIRE(none.exit_code == 0);
+  CHECK_THAT(none.err, Catch::Contains("--tune model: no ranker for the target 'h100'"));
+  CHECK_THAT(why(), Catch::Contains("heuristic (no ranker model for the target)"));
+  // A model beside the targets (its default place) is used; --model names another.
+  test::write_file(dir.path / "db.jsonl", generated_database());
+  REQUIRE(test::run_spmmc({"train-ranker", (dir.path / "db.jsonl").string(), "-o", (models / "h100.ranker.json").string(),
+                           "--rounds", "10"}).exit_code == 0);
+  const auto ranked = compile({"--tune", "model"});
+  INFO(ranked.err);
+  REQUIRE(ranked.exit_code == 0);
+  CHECK_THAT(ranked.err, Catch::Contains("(--tune model)"));
+  CHECK_THAT(why(), Catch::Contains("the ranker's first of"));
+  const std::string first = test::read_file(dir.path / "out" / "k.cu");
+  fs::rename(models / "h100.ranker.json", dir.path / "elsewhere.json");
+  REQUIRE(compile({"--tune", "model", "--model", (dir.path / "elsewhere.json").string()}).exit_code == 0);
+  CHECK(test::read_file(dir.path / "out" / "k.cu") == first);  // deterministic
+  CHECK(compile({"--tune", "model", "--model", (dir.path / "absent.json").string()}).exit_code == 66);
+  CHECK(compile({"--model", (dir.path / "elsewhere.json").string()}).exit_code == 64);
+  // A model of another feature schema is refused before any work.
+  std::string text = test::read_file(dir.path / "elsewhere.json");
+  const std::string version = fmt::format("\"feature_schema_version\": {}", CandidateFeatures::kSchemaVersion);
+  REQUIRE(text.find(version) != std::string::npos);
+  text.replace(text.find(version), version.size(), "\"feature_schema_version\": 1");
+  test::write_file(dir.path / "old.json", text);
+  const auto old = compile({"--tune", "model", "--model", (dir.path / "old.json").string()});
+  CHECK(old.exit_code == 65);
+  CHECK_THAT(old.err, Catch::Contains("trained on feature schema 1"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include "tools/spmmc/json_fields.h"
 #include "tools/spmmc/tune_stage.h"
 #include "tools/spmmc/write_depfile.h"
+#include "tuner/choose_by_model.h"
 #include "tuner/compare_with_sgemm.h"
 
 namespace spmmc::cli {
@@ -94,8 +96,11 @@ int run_compile(const Args& args) {
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
   const std::string tune = args.get_or("--tune", "none");
-  if (tune != "none" && tune != "proxy" && tune != "exhaustive")
-    fail_usage("--tune {}: expected none (the heuristic), proxy (time proxies on the GPU) or exhaustive (time every real kernel)", tune);
+  if (tune != "none" && tune != "proxy" && tune != "exhaustive" && tune != "model")
+    fail_usage("--tune {}: expected none (the heuristic), model (the ranker, no GPU), proxy (time proxies on the GPU) or "
+               "exhaustive (time every real kernel)",
+               tune);
+  if (args.has("--model") && tune != "model") fail_usage("--model names the ranker of --tune model; give --tune model");
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
   const std::string family = args.get_or("--family", "auto");
   if (family != "auto" && family != "unrolled" && family != "generic")
@@ -123,7 +128,14 @@ int run_compile(const Args& args) {
                k_parts, target.arch);
   const auto loads_ahead = static_cast<int32_t>(args.get_int("--loads-ahead", kDefaultLoadsAhead, 0, 64));
   // A tuning mode without a usable GPU fails here, before any work (exit 69).
-  const std::unique_ptr<GpuContext> gpu = tune == "none" ? nullptr : open_gpu_for_tuning(tune, target);
+  const std::unique_ptr<GpuContext> gpu = tune == "none" || tune == "model" ? nullptr : open_gpu_for_tuning(tune, target);
+  // --tune model: the ranker, read (and its schema checked) before any work.
+  std::optional<RankerModel> ranker;
+  std::string ranker_path;
+  if (tune == "model") {
+    ranker_path = args.get_or("--model", default_ranker_path(target).string());
+    if (args.has("--model") || std::filesystem::exists(ranker_path)) ranker = RankerModel::load(ranker_path, ranking_schema());
+  }
 
   auto clock = Clock::now();
   Json seconds = Json::object();
@@ -176,8 +188,17 @@ int run_compile(const Args& args) {
       print_warning(fmt::format("--tune {}: no candidate could be measured (see \"tuning\" in the report); using the heuristic", tune));
       why = "heuristic after failed tuning: " + why;
     }
+  } else if (tune == "model" && ranker) {
+    chosen = choose_tile_by_model(plan, *ranker, why);
+    why += " (model " + ranker_path + ")";
   } else {
     chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
+    if (tune == "model") {
+      print_warning(fmt::format("--tune model: no ranker for the target '{}' ({} does not exist; train one with spmmc "
+                                "train-ranker, docs/design/ranker.md): using the heuristic",
+                                target.name, ranker_path));
+      why = "heuristic (no ranker model for the target): " + why;
+    }
   }
   if (!chosen)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
@@ -360,7 +381,7 @@ int run_compile(const Args& args) {
                    "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, tile %s (%s), %d tiles, %.1f MB of CUDA, "
                    "nvcc about %.0f s\n",
                    base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), chosen->tile.label().c_str(),
-                   args.has("--tile") ? "--tile" : tune == "none" ? "heuristic" : ("--tune " + tune).c_str(), kernel.tiles,
+                   args.has("--tile") ? "--tile" : tune == "none" || (tune == "model" && !ranker) ? "heuristic" : ("--tune " + tune).c_str(), kernel.tiles,
                    static_cast<double>(kernel.cu.size()) / 1e6, estimate.nvcc_seconds);
     // Users deserve to know when the pruned layer is not worth it (issue 10).
     if (!sgemm.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", sgemm.note.c_str());
@@ -412,8 +433,10 @@ Command compile_command() {
       {"--loads-ahead", "D", "print each load of B D columns ahead of its FMAs in the unrolled code (a software "
        "prefetch that holds at ptxas -O1, which the unrolled family is built with; 0: each load just before its FMAs; "
        "default 4)"},
+      {"--model", "FILE", "--tune model: the ranker model (default: <models>/<target>.ranker.json)"},
       {"--tune", "MODE",
-       "how to choose the tile: none (a heuristic, default; no GPU), proxy (time LO-SpMM proxies on the GPU, then the "
+       "how to choose the tile: none (a heuristic, default; no GPU), model (the LambdaMART ranker's first candidate; "
+       "no GPU; the heuristic where the target has no model), proxy (time LO-SpMM proxies on the GPU, then the "
        "real kernels of the fastest few: --finalists) or exhaustive (compile and time every candidate's real kernel; "
        "slow). Both also time cuBLAS SGEMM on the dense layer (\"sgemm\" in NAME.json) and note when it is faster "
        "than the chosen kernel"},
