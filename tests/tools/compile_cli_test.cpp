@@ -42,7 +42,7 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
       {{"compile", "--n", "64", "--name", "k", "-o", out}, ""},
       {{"compile", a, "--n", "0", "--name", "k", "-o", out}, "--n"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--reorder", "random"}, "--reorder"},
-      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "model"}, "--tune"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "guess"}, "--tune guess: expected none"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--tile", "8x32"}, "--tile"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--max-candidates", "-1"}, "--max-candidates"},
   };
