@@ -1,5 +1,7 @@
 #include "tuner/choose_by_model.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "compiler/planning/features.h"
@@ -27,6 +29,19 @@ const PlannedCandidate* choose_tile_by_model(const Plan& plan, const RankerModel
                     fallback ? "candidates kept by the register constraint (none passed every constraint)" : "survivors",
                     scores[order[0]], order.size() > 1 ? scores[order[1]] : scores[order[0]]);
   return candidates[order[0]];
+}
+
+std::vector<const PlannedCandidate*> top_ranked_candidates(const std::vector<const PlannedCandidate*>& candidates,
+                                                          const RankerModel& model, size_t k) {
+  if (candidates.size() <= k) return candidates;
+  std::vector<std::vector<double>> rows;
+  for (const auto* c : candidates) rows.push_back(c->features.values());
+  std::vector<size_t> first = model.rank(rows);
+  first.resize(k);
+  std::sort(first.begin(), first.end());
+  std::vector<const PlannedCandidate*> kept;
+  for (size_t i : first) kept.push_back(candidates[i]);
+  return kept;
 }
 
 }  // namespace spmmc

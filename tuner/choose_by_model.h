@@ -22,4 +22,9 @@ std::filesystem::path default_ranker_path(const Target& target);
 // `why` says how many were ranked and the winner's score.
 const PlannedCandidate* choose_tile_by_model(const Plan& plan, const RankerModel& model, std::string& why);
 
+// `spmmc compile --tune rank`: the `k` of `candidates` that `model` ranks first, in their given
+// (plan) order; all of them when there are at most k.
+std::vector<const PlannedCandidate*> top_ranked_candidates(const std::vector<const PlannedCandidate*>& candidates,
+                                                          const RankerModel& model, size_t k);
+
 }  // namespace spmmc

@@ -12,6 +12,7 @@
 #include "compiler/common/diagnostics.h"
 #include "compiler/planning/features.h"
 #include "tests/test_util.h"
+#include "tuner/choose_by_model.h"
 #include "tuner/collect_problem.h"
 #include "tuner/evaluate_ranker.h"
 #include "compiler/formats/generate_matrix.h"
@@ -369,6 +370,13 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
   CHECK(test::read_file(dir.path / "out" / "k.cu") == first);  // deterministic
   CHECK(compile({"--tune", "model", "--model", (dir.path / "absent.json").string()}).exit_code == 66);
   CHECK(compile({"--model", (dir.path / "elsewhere.json").string()}).exit_code == 64);
+  CHECK(compile({"--tune", "model", "--top-k", "5"}).exit_code == 64);  // --top-k is --tune rank's
+  std::string no_gpu;
+  if (!GpuContext::available(&no_gpu)) {
+    // --tune rank times proxies: without a GPU it stops at once, before reading anything.
+    const auto rank = compile({"--tune", "rank", "--model", (dir.path / "elsewhere.json").string(), "--top-k", "5"});
+    CHECK(rank.exit_code == 69);
+  }
   // A model of another feature schema is refused before any work.
   std::string text = test::read_file(dir.path / "elsewhere.json");
   const std::string version = fmt::format("\"feature_schema_version\": {}", CandidateFeatures::kSchemaVersion);
@@ -378,6 +386,53 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
   const auto old = compile({"--tune", "model", "--model", (dir.path / "old.json").string()});
   CHECK(old.exit_code == 65);
   CHECK_THAT(old.err, Catch::Contains("trained on feature schema 1"));
+}
+
+}  // namespace
+}  // namespace spmmc
+
+namespace spmmc {
+namespace {
+
+TEST_CASE("--tune rank keeps the model's first K candidates in plan order; --tune model takes the first", "[ranker]") {
+  GeneratorOptions g;
+  g.rows = 256, g.cols = 256, g.sparsity = 0.9, g.seed = 5;
+  PlanOptions options;
+  options.n = 2048;
+  options.threads = 1;
+  const Plan plan = plan_tiles(generate_matrix(g), load_target("h100"), options);
+  const std::vector<const PlannedCandidate*> survivors = plan.survivors();
+  REQUIRE(survivors.size() > 12);
+  // A model that learned "16 rows and 512 columns are fastest" on this plan's own candidates.
+  RankingGroup group;
+  group.problem = "fixture";
+  for (const auto* c : survivors) {
+    group.features.push_back(c->features.values());
+    group.times_ms.push_back((1.0 + std::abs(std::log2(c->tile.m1 / 16.0))) * (1.0 + std::abs(std::log2(c->tile.n1 / 512.0))));
+  }
+  // Several query groups (a single one carries too little hessian weight for min_child_weight 1).
+  std::vector<RankingGroup> groups(8, group);
+  for (size_t i = 0; i < groups.size(); ++i)
+    for (double& t : groups[i].times_ms) t *= 1.0 + 0.01 * static_cast<double>(i);
+  RankerParams params;
+  params.rounds = 30;
+  const RankerModel model = RankerModel::train(groups, ranking_schema(), params);
+  const auto kept = top_ranked_candidates(survivors, model, 5);
+  REQUIRE(kept.size() == 5);
+  // In plan order, each a survivor, and among them the model's first.
+  std::vector<size_t> positions;
+  for (const auto* c : kept) positions.push_back(static_cast<size_t>(std::find(survivors.begin(), survivors.end(), c) - survivors.begin()));
+  CHECK(std::is_sorted(positions.begin(), positions.end()));
+  CHECK(positions.back() < survivors.size());
+  std::string why;
+  const PlannedCandidate* first = choose_tile_by_model(plan, model, why);
+  REQUIRE(first != nullptr);
+  CHECK(std::find(kept.begin(), kept.end(), first) != kept.end());
+  CHECK(first->tile.m1 == 16);
+  CHECK(first->tile.n1 >= 384);  // near the fastest width (512): a grade of at least 2
+  CHECK(first->tile.n1 <= 640);
+  CHECK_THAT(why, Catch::Contains("the ranker's first of " + std::to_string(survivors.size()) + " survivors"));
+  CHECK(top_ranked_candidates(survivors, model, survivors.size() + 3) == survivors);
 }
 
 }  // namespace

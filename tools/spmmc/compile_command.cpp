@@ -96,11 +96,14 @@ int run_compile(const Args& args) {
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
   const std::string tune = args.get_or("--tune", "none");
-  if (tune != "none" && tune != "proxy" && tune != "exhaustive" && tune != "model")
-    fail_usage("--tune {}: expected none (the heuristic), model (the ranker, no GPU), proxy (time proxies on the GPU) or "
-               "exhaustive (time every real kernel)",
+  if (tune != "none" && tune != "proxy" && tune != "exhaustive" && tune != "model" && tune != "rank")
+    fail_usage("--tune {}: expected none (the heuristic), model (the ranker, no GPU), rank (the ranker's first --top-k, "
+               "then proxies on the GPU), proxy (time proxies on the GPU) or exhaustive (time every real kernel)",
                tune);
-  if (args.has("--model") && tune != "model") fail_usage("--model names the ranker of --tune model; give --tune model");
+  const bool ranked = tune == "model" || tune == "rank";
+  if (args.has("--model") && !ranked) fail_usage("--model names the ranker of --tune model or rank; give one of them");
+  if (args.has("--top-k") && tune != "rank") fail_usage("--top-k is the number of candidates --tune rank times; give --tune rank");
+  const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
   const std::string family = args.get_or("--family", "auto");
   if (family != "auto" && family != "unrolled" && family != "generic")
@@ -129,10 +132,10 @@ int run_compile(const Args& args) {
   const auto loads_ahead = static_cast<int32_t>(args.get_int("--loads-ahead", kDefaultLoadsAhead, 0, 64));
   // A tuning mode without a usable GPU fails here, before any work (exit 69).
   const std::unique_ptr<GpuContext> gpu = tune == "none" || tune == "model" ? nullptr : open_gpu_for_tuning(tune, target);
-  // --tune model: the ranker, read (and its schema checked) before any work.
+  // --tune model|rank: the ranker, read (and its schema checked) before any work.
   std::optional<RankerModel> ranker;
   std::string ranker_path;
-  if (tune == "model") {
+  if (ranked) {
     ranker_path = args.get_or("--model", default_ranker_path(target).string());
     if (args.has("--model") || std::filesystem::exists(ranker_path)) ranker = RankerModel::load(ranker_path, ranking_schema());
   }
@@ -170,11 +173,16 @@ int run_compile(const Args& args) {
     chosen = &plan.candidates.front();
   } else if (gpu) {
     std::vector<const PlannedCandidate*> candidates;
+    if (tune == "rank" && !ranker)
+      print_warning(fmt::format("--tune rank: no ranker for the target '{}' ({} does not exist; train one with spmmc "
+                                "train-ranker, docs/design/ranker.md): timing proxies over every survivor",
+                                target.name, ranker_path));
     // With --family auto the generic family's kernel is timed too (it decides the family below).
-    tuned = run_tuning(tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, fmas_per_kernel, family == "auto",
-                       args.has("--quiet"), candidates);
+    tuned = run_tuning(tune == "rank" ? "proxy" : tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, fmas_per_kernel,
+                       family == "auto", args.has("--quiet"), candidates, ranker ? &*ranker : nullptr, top_k);
     const TuningResult& result = *tuned;
     tuning = tuning_json(tune, result, *gpu);
+    if (tune == "rank") tuning["ranker"] = ranker ? Json{{"model", ranker_path}, {"top_k", top_k}} : Json(nullptr);
     if (result.chosen >= 0) {
       chosen = candidates[static_cast<size_t>(result.chosen)];
       why = tune == "exhaustive" ? fmt::format("the fastest real kernel of {} candidates", candidates.size())
@@ -183,6 +191,7 @@ int run_compile(const Args& args) {
                               "proxies) and any candidates timed for real (of {} candidates)",
                               result.finalists, candidates.size())
                 : fmt::format("the fastest proxy of {} candidates", candidates.size());
+      if (tune == "rank" && ranker) why += fmt::format(", the {} the model ranked first ({})", candidates.size(), ranker_path);
     } else {
       chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
       print_warning(fmt::format("--tune {}: no candidate could be measured (see \"tuning\" in the report); using the heuristic", tune));
@@ -433,10 +442,12 @@ Command compile_command() {
       {"--loads-ahead", "D", "print each load of B D columns ahead of its FMAs in the unrolled code (a software "
        "prefetch that holds at ptxas -O1, which the unrolled family is built with; 0: each load just before its FMAs; "
        "default 4)"},
-      {"--model", "FILE", "--tune model: the ranker model (default: <models>/<target>.ranker.json)"},
+      {"--model", "FILE", "--tune model|rank: the ranker model (default: <models>/<target>.ranker.json)"},
+      {"--top-k", "K", "--tune rank: time the proxies of the K candidates the ranker puts first (default 10)"},
       {"--tune", "MODE",
        "how to choose the tile: none (a heuristic, default; no GPU), model (the LambdaMART ranker's first candidate; "
-       "no GPU; the heuristic where the target has no model), proxy (time LO-SpMM proxies on the GPU, then the "
+       "no GPU; the heuristic where the target has no model), rank (the ranker's first --top-k, then proxies and "
+       "finalists on the GPU), proxy (time LO-SpMM proxies on the GPU, then the "
        "real kernels of the fastest few: --finalists) or exhaustive (compile and time every candidate's real kernel; "
        "slow). Both also time cuBLAS SGEMM on the dense layer (\"sgemm\" in NAME.json) and note when it is faster "
        "than the chosen kernel"},

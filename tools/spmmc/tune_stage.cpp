@@ -1,4 +1,7 @@
 #include "tools/spmmc/tune_stage.h"
+#include "tuner/choose_by_model.h"
+
+#include <algorithm>
 
 #include <unistd.h>
 
@@ -115,7 +118,7 @@ TuningSettings tuning_settings_from(const Args& args) {
 
 TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
                         const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool time_generic, bool quiet,
-                        std::vector<const PlannedCandidate*>& candidates) {
+                        std::vector<const PlannedCandidate*>& candidates, const RankerModel* ranker, size_t top_k) {
   candidates = plan.survivors();
   if (candidates.empty())
     for (const auto& c : plan.candidates)
@@ -123,6 +126,8 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
   if (candidates.empty())
     throw UserError(ExitCode::kDataError, SourceLocation{},
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
+  // --tune rank: the model's first top_k, kept in plan order.
+  if (ranker && top_k > 0) candidates = top_ranked_candidates(candidates, *ranker, top_k);
   // --max-candidates K: K candidates evenly spaced in the plan's M1-major order (deterministic).
   const size_t limit = settings.max_candidates;
   if (limit > 0 && candidates.size() > limit) {

@@ -13,6 +13,7 @@
 #include "compiler/planning/plan_tiles.h"
 #include "compiler/planning/target.h"
 #include "tools/spmmc/cli.h"
+#include "tuner/ranker.h"
 #include "tuner/tuning.h"
 
 namespace spmmc {
@@ -50,9 +51,12 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
 // that tunes will emit it. With `time_generic` (--family auto) the generic family's kernel is
 // timed too, its rows ordered by plan.for_generic(kGenericRowsPerBlock) as spmmc compile emits it.
 // Progress is shown on a terminal unless `quiet`.
+// With `ranker` (--tune rank), only the `top_k` candidates it ranks first are tuned (by proxies),
+// in plan order.
 TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
                         const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool time_generic, bool quiet,
-                        std::vector<const PlannedCandidate*>& candidates);
+                        std::vector<const PlannedCandidate*>& candidates, const RankerModel* ranker = nullptr,
+                        size_t top_k = 0);
 
 // The "tuning" section of NAME.json: device, per-stage seconds, every candidate with its outcome,
 // proxy time and real time where measured, and the generic family's kernel where it was timed.
