@@ -394,7 +394,7 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
 namespace spmmc {
 namespace {
 
-TEST_CASE("--tune rank keeps the model's first K candidates in plan order; --tune model takes the first", "[ranker]") {
+TEST_CASE("ranker: --tune rank keeps the model's first K candidates in plan order, --tune model takes the first", "[ranker]") {
   GeneratorOptions g;
   g.rows = 256, g.cols = 256, g.sparsity = 0.9, g.seed = 5;
   PlanOptions options;
