@@ -9,9 +9,11 @@
 #                  [ARCH <sm>]             e.g. 90 or sm_90: plan for that architecture (--arch sm_90);
 #                                          default: spmmc's default target (h100, sm_90)
 #                  [TILE <M1>x<N1>[x<V>]]  force the tile, e.g. 32x128 or 16x512x2 (--tile)
-#                  [TUNE none|proxy|exhaustive]  how spmmc chooses the tile; default none (a heuristic:
-#                                          reproducible, no GPU needed); proxy and exhaustive time
-#                                          kernels on the GPU of the building machine
+#                  [TUNE none|model|rank|proxy|exhaustive]  how spmmc chooses the tile; default none
+#                                          (a heuristic: reproducible, no GPU needed); model: the
+#                                          target's ranker (no GPU; the heuristic where there is
+#                                          none; --model in OPTIONS names another); rank, proxy and
+#                                          exhaustive time kernels on the GPU of the building machine
 #                  [OUTPUT_DIR <dir>]      where <name>.cu/.h/.json go; default ${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels
 #                  [OPTIONS <arg>...])     further `spmmc compile` options, passed as they are
 #
@@ -174,12 +176,8 @@ function(spmmc_add_spmm target)
   if(DEFINED arg_TUNE)
     set(tune ${arg_TUNE})
   endif()
-  if(tune STREQUAL "model" OR tune STREQUAL "rank")
-    message(FATAL_ERROR "${where}: TUNE ${tune} needs the learned ranker, which this spmmc does not have yet; "
-                        "use TUNE none, proxy or exhaustive")
-  endif()
-  if(NOT tune MATCHES "^(none|proxy|exhaustive)$")
-    message(FATAL_ERROR "${where}: TUNE '${tune}' is not one of none, proxy, exhaustive")
+  if(NOT tune MATCHES "^(none|model|rank|proxy|exhaustive)$")
+    message(FATAL_ERROR "${where}: TUNE '${tune}' is not one of none, model, rank, proxy, exhaustive")
   endif()
   if(DEFINED arg_TILE AND NOT tune STREQUAL "none")
     message(FATAL_ERROR "${where}: TILE fixes the tile; it cannot be combined with TUNE ${tune}")

@@ -365,6 +365,9 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
   CHECK_THAT(ranked.err, Catch::Contains("(--tune model)"));
   CHECK_THAT(why(), Catch::Contains("the ranker's first of"));
   const std::string first = test::read_file(dir.path / "out" / "k.cu");
+  // The model is a prerequisite of the generated source (a new model may choose another tile).
+  REQUIRE(compile({"--tune", "model", "--depfile", (dir.path / "k.d").string()}).exit_code == 0);
+  CHECK_THAT(test::read_file(dir.path / "k.d"), Catch::Contains("h100.ranker.json"));
   fs::rename(models / "h100.ranker.json", dir.path / "elsewhere.json");
   REQUIRE(compile({"--tune", "model", "--model", (dir.path / "elsewhere.json").string()}).exit_code == 0);
   CHECK(test::read_file(dir.path / "out" / "k.cu") == first);  // deterministic

@@ -376,7 +376,11 @@ int run_compile(const Args& args) {
                             {base.string() + ".h", text_writer(kernel.h)},
                             {base.string() + ".json", text_writer(report_text)},
                             {base.string() + ".nvcc-options", text_writer(options_text)}});
-    if (depfile) write_depfile(*depfile, base.string() + ".cu", compile_inputs(path, args, target));
+    if (depfile) {
+      std::vector<std::string> inputs = compile_inputs(path, args, target);
+      if (ranker) inputs.push_back(ranker_path);  // --tune model|rank: a new model may choose another tile
+      write_depfile(*depfile, base.string() + ".cu", inputs);
+    }
   }
   if (!args.has("--quiet")) {
     if (generic)
