@@ -2,8 +2,7 @@
 
 #include <fstream>
 #include <map>
-#include <set>
-#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

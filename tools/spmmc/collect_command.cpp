@@ -1,6 +1,7 @@
 // spmmc collect --out DIR [FILE...] [--generate K]: the tuning database the ranker trains on
 // (tuner/collect_problem.h): every planning survivor's real kernel timed, one database file per
 // problem, resumable and bounded by a time budget. Needs a GPU.
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
