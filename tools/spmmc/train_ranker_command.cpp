@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -61,6 +64,7 @@ int run_train_ranker(const Args& args) {
   params.rounds = static_cast<int>(args.get_int("--rounds", params.rounds, 1, 100000));
   params.max_depth = static_cast<int>(args.get_int("--max-depth", params.max_depth, 1, 32));
   params.eta = args.get_double("--eta", params.eta, 1e-6, 1.0);
+  params.min_child_weight = args.get_double("--min-child-weight", params.min_child_weight, 0.0, 1e6);
   params.seed = args.get_seed("--seed");
   const double share = args.get_double("--validation-share", 0.2, 0.0, 0.9);
 
@@ -81,8 +85,15 @@ int run_train_ranker(const Args& args) {
   const RankingMetrics held_out = evaluate_ranker(model, validation);
   // Problems never seen in training, e.g. the shared DLMC layers (issue 12's held-out measure).
   std::optional<RankingMetrics> extra;
-  if (args.has("--held-out"))
-    extra = evaluate_ranker(model, read_ranking_data(database_files({*args.get("--held-out")}), schema).problems);
+  if (args.has("--held-out")) {
+    std::vector<std::string> held_out_data;  // comma-separated files or folders
+    for (std::stringstream list(*args.get("--held-out")); list.good();) {
+      std::string item;
+      std::getline(list, item, ',');
+      if (!item.empty()) held_out_data.push_back(item);
+    }
+    extra = evaluate_ranker(model, read_ranking_data(database_files(held_out_data), schema).problems);
+  }
 
   if (args.has("--json")) {
     Json out = {{"schema", "spmmc.train-ranker/1"},
@@ -132,9 +143,10 @@ Command train_ranker_command() {
       {"--rounds", "R", "boosting rounds (default 200)"},
       {"--max-depth", "D", "tree depth (default 6)"},
       {"--eta", "E", "learning rate (default 0.1)"},
+      {"--min-child-weight", "W", "the least hessian weight in a leaf (default 0.1; LambdaMART's hessians are small: lower lets trees split)"},
       {"--validation-share", "F", "share of matrices held out of training for validation (default 0.2)"},
       {"--seed", "S", "seed of XGBoost and of the validation split (default 0)"},
-      {"--held-out", "DATA", "also measure the model on this database file or folder, never trained on"},
+      {"--held-out", "DATA[,DATA..]", "also measure the model on these database files or folders, never trained on"},
       {"--json", "", "print the report as JSON"},
   };
   c.min_positional = 1;

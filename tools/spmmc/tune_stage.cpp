@@ -167,7 +167,8 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
   seconds["total"] = total;
   Json candidates = Json::array();
   for (const CandidateResult& c : result.candidates) {
-    Json j = {{"m1", c.tile.m1}, {"n1", c.tile.n1}, {"proxy_kernel", c.proxy_name}, {"proxy", measurement_json(c.proxy)}};
+    Json j = {{"tile", c.tile.label()}, {"m1", c.tile.m1}, {"n1", c.tile.n1}, {"cols_per_thread", c.tile.cols_per_thread},
+              {"proxy_kernel", c.proxy_name}, {"proxy", measurement_json(c.proxy)}};
     if (mode == "exhaustive" || c.real.outcome != Outcome::kNotRun) j["real"] = measurement_json(c.real);
     candidates.push_back(j);
   }
