@@ -9,11 +9,13 @@
 #                  [ARCH <sm>]             e.g. 90 or sm_90: plan for that architecture (--arch sm_90);
 #                                          default: spmmc's default target (h100, sm_90)
 #                  [TILE <M1>x<N1>[x<V>]]  force the tile, e.g. 32x128 or 16x512x2 (--tile)
-#                  [TUNE none|model|rank|proxy|exhaustive]  how spmmc chooses the tile; default none
-#                                          (a heuristic: reproducible, no GPU needed); model: the
-#                                          target's ranker (no GPU; the heuristic where there is
-#                                          none; --model in OPTIONS names another); rank, proxy and
-#                                          exhaustive time kernels on the GPU of the building machine
+#                  [TUNE auto|none|model|rank|proxy|exhaustive]  how spmmc chooses the tile; default
+#                                          auto: rank where the building machine has a GPU of the
+#                                          target's architecture, model elsewhere (none with TILE).
+#                                          model: the target's ranker (no GPU, reproducible; the
+#                                          heuristic where there is none; --model in OPTIONS names
+#                                          another); none: a heuristic (reproducible, no GPU); rank,
+#                                          proxy and exhaustive time kernels on the building GPU
 #                  [OUTPUT_DIR <dir>]      where <name>.cu/.h/.json go; default ${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels
 #                  [OPTIONS <arg>...])     further `spmmc compile` options, passed as they are
 #
@@ -172,14 +174,14 @@ function(spmmc_add_spmm target)
   if(DEFINED arg_TILE AND NOT arg_TILE MATCHES "^[1-9][0-9]*x[1-9][0-9]*(x[124])?$")
     message(FATAL_ERROR "${where}: TILE '${arg_TILE}' is not M1xN1 or M1xN1xV (positive integers, V 1, 2 or 4), e.g. 32x128 or 16x512x2")
   endif()
-  set(tune none)
+  set(tune auto)
   if(DEFINED arg_TUNE)
     set(tune ${arg_TUNE})
   endif()
-  if(NOT tune MATCHES "^(none|model|rank|proxy|exhaustive)$")
-    message(FATAL_ERROR "${where}: TUNE '${tune}' is not one of none, model, rank, proxy, exhaustive")
+  if(NOT tune MATCHES "^(auto|none|model|rank|proxy|exhaustive)$")
+    message(FATAL_ERROR "${where}: TUNE '${tune}' is not one of auto, none, model, rank, proxy, exhaustive")
   endif()
-  if(DEFINED arg_TILE AND NOT tune STREQUAL "none")
+  if(DEFINED arg_TILE AND NOT tune MATCHES "^(auto|none)$")
     message(FATAL_ERROR "${where}: TILE fixes the tile; it cannot be combined with TUNE ${tune}")
   endif()
   if(DEFINED arg_ARCH AND NOT arg_ARCH MATCHES "^(sm_)?[1-9][0-9]+[a-z]?$")

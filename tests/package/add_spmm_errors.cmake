@@ -76,7 +76,7 @@ expect_error(NAME name-own CALL "app WEIGHTS w.mtx NAME spmmc N 64" REGEX "NAME 
 expect_error(NAME tile-not-mxn CALL "app ${ok_args} TILE 32" REGEX "TILE '32' is not M1xN1")
 expect_error(NAME tile-zero CALL "app ${ok_args} TILE 0x128" REGEX "TILE '0x128' is not M1xN1")
 expect_error(NAME tile-bad-v CALL "app ${ok_args} TILE 16x512x3" REGEX "TILE '16x512x3' is not M1xN1 or M1xN1xV")
-expect_error(NAME tune-unknown CALL "app ${ok_args} TUNE fastest" REGEX "TUNE 'fastest' is not one of none, model, rank, proxy, exhaustive")
+expect_error(NAME tune-unknown CALL "app ${ok_args} TUNE fastest" REGEX "TUNE 'fastest' is not one of auto, none, model, rank, proxy, exhaustive")
 expect_error(NAME tile-and-tune CALL "app ${ok_args} TILE 32x128 TUNE proxy" REGEX "TILE fixes the tile. it cannot be combined with TUNE proxy")
 expect_error(NAME arch-bad CALL "app ${ok_args} ARCH hopper" REGEX "ARCH 'hopper' is not an architecture")
 expect_error(NAME options-duplicate CALL "app ${ok_args} OPTIONS --reorder none --n 128" REGEX "OPTIONS must not contain --n: spmmc_add_spmm sets it")

@@ -3,7 +3,9 @@
 // train-ranker` end to end on a generated database (no GPU).
 #include "tuner/ranking_data.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
@@ -355,6 +357,19 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
   REQUIRE(none.exit_code == 0);
   CHECK_THAT(none.err, Catch::Contains("--tune model: no ranker for the target 'h100'"));
   CHECK_THAT(why(), Catch::Contains("heuristic (no ranker model for the target)"));
+  // The default (--tune auto) is model where no GPU is usable: the same fallback, said in the report
+  // only (a target without a model is no mistake of the user's).
+  std::string no_gpu;
+  const bool gpu = GpuContext::available(&no_gpu);
+  if (!gpu) {
+    const auto automatic = compile({});
+    REQUIRE(automatic.exit_code == 0);
+    CHECK_THAT(automatic.err, !Catch::Contains("warning"));
+    CHECK_THAT(why(), Catch::Contains("heuristic (no ranker model for the target)"));
+    const auto report = nlohmann::json::parse(test::read_file(dir.path / "out" / "k.json"));
+    CHECK(report["options"]["tune"] == "model");
+    CHECK(report["options"]["tune_auto"] == true);
+  }
   // A model beside the targets (its default place) is used; --model names another.
   test::write_file(dir.path / "db.jsonl", generated_database());
   REQUIRE(test::run_spmmc({"train-ranker", (dir.path / "db.jsonl").string(), "-o", (models / "h100.ranker.json").string(),
@@ -372,10 +387,13 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
   REQUIRE(compile({"--tune", "model", "--model", (dir.path / "elsewhere.json").string()}).exit_code == 0);
   CHECK(test::read_file(dir.path / "out" / "k.cu") == first);  // deterministic
   CHECK(compile({"--tune", "model", "--model", (dir.path / "absent.json").string()}).exit_code == 66);
-  CHECK(compile({"--model", (dir.path / "elsewhere.json").string()}).exit_code == 64);
+  CHECK(compile({"--tune", "none", "--model", (dir.path / "elsewhere.json").string()}).exit_code == 64);
+  if (!gpu) {  // --tune auto: the model named
+    REQUIRE(compile({"--model", (dir.path / "elsewhere.json").string()}).exit_code == 0);
+    CHECK(test::read_file(dir.path / "out" / "k.cu") == first);
+  }
   CHECK(compile({"--tune", "model", "--top-k", "5"}).exit_code == 64);  // --top-k is --tune rank's
-  std::string no_gpu;
-  if (!GpuContext::available(&no_gpu)) {
+  if (!gpu) {
     // --tune rank times proxies: without a GPU it stops at once, before reading anything.
     const auto rank = compile({"--tune", "rank", "--model", (dir.path / "elsewhere.json").string(), "--top-k", "5"});
     CHECK(rank.exit_code == 69);
@@ -397,6 +415,25 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
 namespace spmmc {
 namespace {
 
+TEST_CASE("ranker: the committed H100 model takes today's features and meets --tune model's target on its held-out data",
+          "[ranker]") {
+  // A change of the features (their schema) without a retrained model fails here, not in a user's build.
+  namespace fs = std::filesystem;
+  const fs::path models = SPMMC_SOURCE_MODELS_DIR;
+  const RankerModel model = RankerModel::load(models / "h100.ranker.json", ranking_schema());
+  std::vector<std::string> files;
+  for (const char* part : {"heldout-dlmc", "heldout-gen"})
+    for (const auto& e : fs::directory_iterator(models / "collect" / "h100" / part)) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  const RankingData held_out = read_ranking_data(files, ranking_schema());
+  REQUIRE(held_out.problems.size() >= 18);
+  const RankingMetrics m = evaluate_ranker(model, held_out.problems);
+  // docs/benchmarks.md: NDCG@10 0.884, first-ranked loss 2.4%; the issue's target for --tune model is 15%.
+  CHECK(m.top1_loss < 0.15);
+  CHECK(m.ndcg_at_10 > 0.8);
+  CHECK(m.top10_loss < 0.05);
+}
+
 TEST_CASE("ranker: --tune rank keeps the model's first K candidates in plan order, --tune model takes the first", "[ranker]") {
   GeneratorOptions g;
   g.rows = 256, g.cols = 256, g.sparsity = 0.9, g.seed = 5;
@@ -413,12 +450,12 @@ TEST_CASE("ranker: --tune rank keeps the model's first K candidates in plan orde
     group.features.push_back(c->features.values());
     group.times_ms.push_back((1.0 + std::abs(std::log2(c->tile.m1 / 16.0))) * (1.0 + std::abs(std::log2(c->tile.n1 / 512.0))));
   }
-  // Several query groups (a single one carries too little hessian weight for min_child_weight 1).
+  // Several query groups (a single one carries little hessian weight for min_child_weight).
   std::vector<RankingGroup> groups(8, group);
   for (size_t i = 0; i < groups.size(); ++i)
     for (double& t : groups[i].times_ms) t *= 1.0 + 0.01 * static_cast<double>(i);
   RankerParams params;
-  params.rounds = 30;
+  params.rounds = 100;
   const RankerModel model = RankerModel::train(groups, ranking_schema(), params);
   const auto kept = top_ranked_candidates(survivors, model, 5);
   REQUIRE(kept.size() == 5);

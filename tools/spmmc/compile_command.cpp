@@ -95,10 +95,15 @@ int run_compile(const Args& args) {
   if (const auto clash = reserved_name_clash(*name)) fail_usage("--name '{}' {}", *name, *clash);
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
-  const std::string tune = args.get_or("--tune", "none");
+  const Target target = target_from(args);
+  // --tune auto (the default): rank where a GPU of the target's architecture is usable, model
+  // elsewhere; none where --tile, --family generic or --k-parts leaves no tile to choose.
+  const bool tune_auto = args.get_or("--tune", "auto") == "auto";
+  const std::string tune = tune_auto ? automatic_tune_mode(args, target) : args.get_or("--tune", "");
   if (tune != "none" && tune != "proxy" && tune != "exhaustive" && tune != "model" && tune != "rank")
-    fail_usage("--tune {}: expected none (the heuristic), model (the ranker, no GPU), rank (the ranker's first --top-k, "
-               "then proxies on the GPU), proxy (time proxies on the GPU) or exhaustive (time every real kernel)",
+    fail_usage("--tune {}: expected auto (default), none (the heuristic), model (the ranker, no GPU), rank (the "
+               "ranker's first --top-k, then proxies on the GPU), proxy (time proxies on the GPU) or exhaustive (time "
+               "every real kernel)",
                tune);
   const bool ranked = tune == "model" || tune == "rank";
   if (args.has("--model") && !ranked) fail_usage("--model names the ranker of --tune model or rank; give one of them");
@@ -115,9 +120,9 @@ int run_compile(const Args& args) {
   plan_options.n = args.get_int("--n", 0, 1, kMaxIndex);
   SizeLimits limits;
   limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", limits.max_nvcc_seconds, 1.0, 1e7);
-  const Target target = target_from(args);
   const bool reproducible = args.has("--reproducible");
-  const TuningSettings tuning_settings = tuning_settings_from(args);
+  const TuningSettings tuning_settings =
+      tuning_settings_from(args, tune == "rank" ? kDefaultRankFinalists : kDefaultRealFinalists);
   int64_t k_parts = 1;  // the split along K
   if (auto kp = args.get("--k-parts"))
     if (!parse_int64(*kp, k_parts) || k_parts < 1 || k_parts > 64)
@@ -173,7 +178,7 @@ int run_compile(const Args& args) {
     chosen = &plan.candidates.front();
   } else if (gpu) {
     std::vector<const PlannedCandidate*> candidates;
-    if (tune == "rank" && !ranker)
+    if (tune == "rank" && !ranker)  // said even under --tune auto: the fallback times every survivor's proxy
       print_warning(fmt::format("--tune rank: no ranker for the target '{}' ({} does not exist; train one with spmmc "
                                 "train-ranker, docs/design/ranker.md): timing proxies over every survivor",
                                 target.name, ranker_path));
@@ -203,9 +208,10 @@ int run_compile(const Args& args) {
   } else {
     chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
     if (tune == "model") {
-      print_warning(fmt::format("--tune model: no ranker for the target '{}' ({} does not exist; train one with spmmc "
-                                "train-ranker, docs/design/ranker.md): using the heuristic",
-                                target.name, ranker_path));
+      if (!tune_auto)
+        print_warning(fmt::format("--tune model: no ranker for the target '{}' ({} does not exist; train one with "
+                                  "spmmc train-ranker, docs/design/ranker.md): using the heuristic",
+                                  target.name, ranker_path));
       why = "heuristic (no ranker model for the target): " + why;
     }
   }
@@ -306,7 +312,8 @@ int run_compile(const Args& args) {
         {"reorder", std::string(reorder_method_name(plan_options.reorder))},
         {"th_row", plan_options.constraints.max_row_cov},
         {"th_col", plan_options.constraints.max_col_waste},
-        {"tune", tune}}},
+        {"tune", tune},
+        {"tune_auto", tune_auto}}},
       {"plan",
        {{"all", plan.remaining[0]},
         {"after_register", plan.remaining[1]},

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "codegen/generic_launch.h"
+#include "compiler/common/text_scanner.h"
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/tune_exhaustively.h"
@@ -92,7 +93,7 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
   if (!GpuContext::available(&why))
     throw UserError(ExitCode::kUnavailable, SourceLocation{},
                     fmt::format("--tune {} times kernels on a GPU, and none is usable here: {}. Use --tune none "
-                                "(the heuristic) on machines without a GPU",
+                                "(the heuristic) or --tune model (the ranker) on machines without a GPU",
                                 mode, why));
   auto gpu = GpuContext::open();
   if (gpu->device().arch() != target.arch)
@@ -101,13 +102,23 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
   return gpu;
 }
 
-TuningSettings tuning_settings_from(const Args& args) {
+std::string automatic_tune_mode(const Args& args, const Target& target) {
+  int64_t k_parts = 1;
+  if (args.has("--tile") || args.get_or("--family", "auto") == "generic" ||
+      (args.has("--k-parts") && parse_int64(*args.get("--k-parts"), k_parts) && k_parts > 1))
+    return "none";
+  std::string why;
+  if (!GpuContext::available(&why)) return "model";
+  return GpuContext::open()->device().arch() == target.arch ? "rank" : "model";
+}
+
+TuningSettings tuning_settings_from(const Args& args, int default_finalists) {
   TuningSettings s;
   s.timing_runs = static_cast<int>(args.get_int("--timing-runs", 20, 1, 100000));
   if (args.has("--flush-l2") && args.has("--no-flush-l2")) fail_usage("give --flush-l2 or --no-flush-l2, not both");
   s.flush_l2 = !args.has("--no-flush-l2");
   s.budget_seconds = args.get_double("--tune-budget", 3600.0, 0.0, 1e9);
-  s.finalists = static_cast<int>(args.get_int("--finalists", kDefaultRealFinalists, 0, 1 << 20));
+  s.finalists = static_cast<int>(args.get_int("--finalists", default_finalists, 0, 1 << 20));
   s.jobs = static_cast<unsigned>(args.get_int("--jobs", 0, 0, 1024));
   s.max_candidates = static_cast<size_t>(args.get_int("--max-candidates", 0, 0, 1 << 30));
   s.use_cache = !args.has("--no-cache");

@@ -38,7 +38,13 @@ struct TuningSettings {
 };
 
 // Reads the tuning options; a bad value is a usage error (checked before any work).
-TuningSettings tuning_settings_from(const Args& args);
+// `default_finalists`: --finalists where it is not given (--tune rank's default differs from proxy's).
+TuningSettings tuning_settings_from(const Args& args, int default_finalists = kDefaultRealFinalists);
+
+// What --tune auto (spmmc compile's default) means here: "rank" where a GPU of the target's
+// architecture is usable, "model" elsewhere, "none" where --tile, --family generic or --k-parts > 1
+// leaves no tile to choose.
+std::string automatic_tune_mode(const Args& args, const Target& target);
 
 // Opens the GPU for a tuning mode that needs one, before any other work, so that a machine
 // without one fails at once (exit 69). Checks that the GPU has the target's architecture.
