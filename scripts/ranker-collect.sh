@@ -9,13 +9,14 @@
 #   DB/gen-sSEED      --generate 1000 problems of --seed SEED (at most --max-nnz non-zeros): training
 #
 # usage: scripts/ranker-collect.sh --db DB [--part heldout-dlmc|heldout-gen|gen]... [--seed S]
-#                                  [--budget S] [--max-nnz N] [--heldout K] [--jobs J]
+#                                  [--budget S] [--max-nnz N] [--heldout K] [--jobs J] [--target T]
 #   --part        the parts to collect, in the order given (default: all three)
 #   --seed        the training part's seed (default 2); a new seed draws new problems
 #   --budget      seconds per part (default 300); a part stops before its next problem once spent
-#   --max-nnz     the generated problems' limit of non-zeros (default 20000)
+#   --max-nnz     the generated problems' limit of non-zeros (default 12000)
 #   --heldout     generated held-out problems (default 12)
 #   --jobs        compile jobs (default: every core)
+#   --target      the target description of this GPU (default: spmmc's, h100)
 # Environment: SPMMC (default build/spmmc), SPMMC_SHARED_DATA (default ../shared/data).
 # Exit: 0 collected (or nothing left); 69 no usable GPU; 1 a run failed.
 set -euo pipefail
@@ -24,7 +25,7 @@ say() { echo "ranker-collect: $*" >&2; }
 [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] && { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
 spmmc=$(realpath "${SPMMC:-build/spmmc}")
 data=${SPMMC_SHARED_DATA:-../shared/data}
-db="" seed=2 budget=300 max_nnz=20000 heldout=12 jobs=$(nproc) parts=()
+db="" seed=2 budget=300 max_nnz=12000 heldout=12 jobs=$(nproc) parts=() target=()
 while [ $# -gt 0 ]; do
   case $1 in
     --db) db=$2; shift 2 ;;
@@ -34,6 +35,7 @@ while [ $# -gt 0 ]; do
     --max-nnz) max_nnz=$2; shift 2 ;;
     --heldout) heldout=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --target) target=(--target "$2"); shift 2 ;;
     *) say "unknown argument '$1' (see --help)"; exit 64 ;;
   esac
 done
@@ -41,7 +43,7 @@ done
 [ ${#parts[@]} -gt 0 ] || parts=(heldout-dlmc heldout-gen gen)
 mkdir -p "$db"
 db=$(realpath "$db")
-common=(--timing-runs 10 --jobs "$jobs" --budget "$budget")
+common=(--timing-runs 10 --jobs "$jobs" --budget "$budget" "${target[@]}")
 # spmmc runs in the background and is waited for, so that a TERM (timeout) stops it too: the problem
 # in flight is lost, those written stay (each file is renamed into place whole).
 child=""

@@ -75,9 +75,10 @@ class Progress {
 std::vector<OptionSpec> tuning_option_specs() {
   return {
       {"--tune-budget", "S", "--tune exhaustive: stop compiling candidates after S seconds (default 3600)"},
-      {"--finalists", "K", fmt::format("--tune proxy: compile, check and time the real kernels of the K candidates with the "
-                                       "fastest proxies, and take the fastest real kernel (0: the fastest proxy; default {})",
-                                       kDefaultRealFinalists)},
+      {"--finalists", "K", fmt::format("--tune proxy|rank: compile, check and time the real kernels of the K candidates "
+                                       "with the fastest proxies, and take the fastest real kernel (0: the fastest proxy; "
+                                       "default {} for proxy, {} for rank)",
+                                       kDefaultRealFinalists, kDefaultRankFinalists)},
       {"--timing-runs", "R", "timed runs per candidate after 3 warm-up runs; the median counts (default 20)"},
       {"--flush-l2", "", "flush L2 before every timed run, as the project's benchmarks do (default)"},
       {"--no-flush-l2", "", "time with L2 as the previous run left it (B may stay in L2 between runs)"},
