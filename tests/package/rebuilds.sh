@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks when spmmc_add_spmm regenerates a kernel, building tests/package/rebuild against the
 # installed package (a private copy, since spmmc itself is touched): after a change of the
-# weights, of the arguments (TILE), of spmmc, and of the target description spmmc read (known to
-# the build only through the depfile); and never without one.
+# weights, of the arguments (TILE), of spmmc, of the target description and of the ranker model
+# spmmc read (both known to the build only through the depfile); and never without one.
 # usage: rebuilds.sh PREFIX SOURCE_DIR WORK_DIR NVCC GENERATOR
 set -euo pipefail
 installed=$1 source=$2 work=$3 nvcc=$4 generator=$5
@@ -44,5 +44,13 @@ expect_build RUNS "a new spmmc"
 sed -i 's/"description": *"/&edited: /' "$work/target.json"
 grep -q 'edited:' "$work/target.json" || fail "could not edit $work/target.json"
 expect_build RUNS "an edit of the target description (depfile)"
+expect_build SKIPS "no change"
+# TUNE model: the installed H100 ranker (the target description is named h100) chooses the tile.
+configure -DTILE= -DTUNE=model
+expect_build RUNS "TUNE model"
+grep -q "the ranker's first" "$work/build/spmmc_kernels/layer.json" || fail "layer.json: the ranker did not choose under TUNE model"
+expect_build SKIPS "no change"
+touch "$prefix/share/spmmc/models/h100.ranker.json"
+expect_build RUNS "a new ranker model (depfile)"
 expect_build SKIPS "no change"
 echo "rebuild test: PASS"
