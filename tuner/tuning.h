@@ -57,9 +57,9 @@ struct TuningProgress {
 // (docs/benchmarks.md, the proxy study with finalists).
 inline constexpr int32_t kDefaultRealFinalists = 3;
 // --tune rank's default finalists: none, the fastest proxy of the ranker's first --top-k wins
-// (LO-SpMM-Rank). On the held-out H100 problems finalists cut its loss (3.1% -> 2.1% with 3) but
-// their real compile made the search 2-3x slower, below the 3x over --tune proxy that the mode is
-// for (docs/benchmarks.md, "The ranker on held-out problems").
+// (LO-SpMM-Rank). On the held-out H100 problems finalists cut its loss (4.4% -> 2.5% with 3) but
+// their real compile made the search 2.8x slower, leaving 2.7x over --tune proxy, below the 3x the
+// mode is for (docs/benchmarks.md, "The ranker on held-out problems").
 inline constexpr int32_t kDefaultRankFinalists = 0;
 
 struct TuningOptions {

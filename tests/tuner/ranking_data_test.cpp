@@ -426,9 +426,9 @@ TEST_CASE("ranker: the committed H100 model takes today's features and meets --t
     for (const auto& e : fs::directory_iterator(models / "collect" / "h100" / part)) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   const RankingData held_out = read_ranking_data(files, ranking_schema());
-  REQUIRE(held_out.problems.size() >= 18);
+  REQUIRE(held_out.problems.size() >= 24);
   const RankingMetrics m = evaluate_ranker(model, held_out.problems);
-  // docs/benchmarks.md: NDCG@10 0.884, first-ranked loss 2.4%; the issue's target for --tune model is 15%.
+  // docs/benchmarks.md: NDCG@10 0.841, first-ranked loss 4.3%; the issue's target for --tune model is 15%.
   CHECK(m.top1_loss < 0.15);
   CHECK(m.ndcg_at_10 > 0.8);
   CHECK(m.top10_loss < 0.05);
