@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,16 @@ std::optional<std::string> Args::get(const std::string& name) const {
 
 std::string Args::get_or(const std::string& name, const std::string& fallback) const {
   return get(name).value_or(fallback);
+}
+
+std::vector<std::string> Args::get_list(const std::string& name, const std::string& fallback) const {
+  std::vector<std::string> items;
+  for (std::stringstream list(get_or(name, fallback)); list.good();) {
+    std::string item;
+    std::getline(list, item, ',');
+    items.push_back(item);
+  }
+  return items;
 }
 
 int64_t Args::get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const {

@@ -28,6 +28,8 @@ class Args {
   // The option's value, or nullopt.
   std::optional<std::string> get(const std::string& name) const;
   std::string get_or(const std::string& name, const std::string& fallback) const;
+  // A comma-separated value's items, in order, empty ones kept ("a,,b" -> {"a", "", "b"}).
+  std::vector<std::string> get_list(const std::string& name, const std::string& fallback) const;
   // Numeric values with range checks; a bad value is a usage error naming the option.
   int64_t get_int(const std::string& name, int64_t fallback, int64_t min, int64_t max) const;
   double get_double(const std::string& name, double fallback, double min, double max) const;

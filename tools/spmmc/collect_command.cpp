@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -41,9 +40,7 @@ int run_collect(const Args& args) {
   const int generate = static_cast<int>(args.get_int("--generate", 0, 0, 1000000));
   if (args.positional.empty() && generate == 0) fail_usage("give matrix files, --generate K, or both");
   std::vector<int64_t> widths;
-  for (std::stringstream list(args.get_or("--n", "4096")); list.good();) {
-    std::string item;
-    std::getline(list, item, ',');
+  for (const std::string& item : args.get_list("--n", "4096")) {
     try {
       size_t used = 0;
       const long long v = std::stoll(item, &used);

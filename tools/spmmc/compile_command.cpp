@@ -96,10 +96,27 @@ int run_compile(const Args& args) {
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
   const Target target = target_from(args);
-  // --tune auto (the default): rank where a GPU of the target's architecture is usable, model
-  // elsewhere; none where --tile, --family generic or --k-parts leaves no tile to choose.
+  const std::string family = args.get_or("--family", "auto");
+  if (family != "auto" && family != "unrolled" && family != "generic")
+    fail_usage("--family {}: expected auto (default), unrolled or generic", family);
+  int64_t k_parts = 1;  // the split along K
+  if (auto kp = args.get("--k-parts"))
+    if (!parse_int64(*kp, k_parts) || k_parts < 1 || k_parts > 64)
+      fail_usage("--k-parts takes an integer in [1, 64]; got '{}'", *kp);
+  // --tune auto (the default): none where --tile, --family generic or --k-parts leaves no tile to
+  // choose; else rank where a GPU of the target's architecture is usable (opened here, once), model
+  // elsewhere.
   const bool tune_auto = args.get_or("--tune", "auto") == "auto";
-  const std::string tune = tune_auto ? automatic_tune_mode(args, target) : args.get_or("--tune", "");
+  std::unique_ptr<GpuContext> gpu;
+  std::string tune = args.get_or("--tune", "auto");
+  if (tune_auto) {
+    if (args.has("--tile") || family == "generic" || k_parts > 1) {
+      tune = "none";
+    } else {
+      gpu = usable_gpu_for(target);
+      tune = gpu ? "rank" : "model";
+    }
+  }
   if (tune != "none" && tune != "proxy" && tune != "exhaustive" && tune != "model" && tune != "rank")
     fail_usage("--tune {}: expected auto (default), none (the heuristic), model (the ranker, no GPU), rank (the "
                "ranker's first --top-k, then proxies on the GPU), proxy (time proxies on the GPU) or exhaustive (time "
@@ -110,9 +127,6 @@ int run_compile(const Args& args) {
   if (args.has("--top-k") && tune != "rank") fail_usage("--top-k is the number of candidates --tune rank times; give --tune rank");
   const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
-  const std::string family = args.get_or("--family", "auto");
-  if (family != "auto" && family != "unrolled" && family != "generic")
-    fail_usage("--family {}: expected auto (default), unrolled or generic", family);
   if (family == "generic" && (args.has("--tile") || tune != "none"))
     fail_usage("--family generic has no tile to {}: it cannot be combined with {}", args.has("--tile") ? "fix" : "tune",
                args.has("--tile") ? "--tile" : "--tune " + tune);
@@ -123,10 +137,6 @@ int run_compile(const Args& args) {
   const bool reproducible = args.has("--reproducible");
   const TuningSettings tuning_settings =
       tuning_settings_from(args, tune == "rank" ? kDefaultRankFinalists : kDefaultRealFinalists);
-  int64_t k_parts = 1;  // the split along K
-  if (auto kp = args.get("--k-parts"))
-    if (!parse_int64(*kp, k_parts) || k_parts < 1 || k_parts > 64)
-      fail_usage("--k-parts takes an integer in [1, 64]; got '{}'", *kp);
   if (k_parts > 1 && family == "generic") fail_usage("--k-parts {} splits the unrolled code; the generic family has none", k_parts);
   if (k_parts > 1 && tune != "none")
     fail_usage("--k-parts {} needs --tune none: the tuners time candidates without the split along K", k_parts);
@@ -136,7 +146,7 @@ int run_compile(const Args& args) {
                k_parts, target.arch);
   const auto loads_ahead = static_cast<int32_t>(args.get_int("--loads-ahead", kDefaultLoadsAhead, 0, 64));
   // A tuning mode without a usable GPU fails here, before any work (exit 69).
-  const std::unique_ptr<GpuContext> gpu = tune == "none" || tune == "model" ? nullptr : open_gpu_for_tuning(tune, target);
+  if (!gpu && tune != "none" && tune != "model") gpu = open_gpu_for_tuning(tune, target);
   // --tune model|rank: the ranker, read (and its schema checked) before any work.
   std::optional<RankerModel> ranker;
   std::string ranker_path;

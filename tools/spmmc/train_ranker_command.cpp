@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -87,11 +86,8 @@ int run_train_ranker(const Args& args) {
   std::optional<RankingMetrics> extra;
   if (args.has("--held-out")) {
     std::vector<std::string> held_out_data;  // comma-separated files or folders
-    for (std::stringstream list(*args.get("--held-out")); list.good();) {
-      std::string item;
-      std::getline(list, item, ',');
+    for (const std::string& item : args.get_list("--held-out", ""))
       if (!item.empty()) held_out_data.push_back(item);
-    }
     extra = evaluate_ranker(model, read_ranking_data(database_files(held_out_data), schema).problems);
   }
 

@@ -10,11 +10,11 @@
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "codegen/generic_launch.h"
-#include "compiler/common/text_scanner.h"
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/tune_exhaustively.h"
@@ -103,14 +103,11 @@ std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const T
   return gpu;
 }
 
-std::string automatic_tune_mode(const Args& args, const Target& target) {
-  int64_t k_parts = 1;
-  if (args.has("--tile") || args.get_or("--family", "auto") == "generic" ||
-      (args.has("--k-parts") && parse_int64(*args.get("--k-parts"), k_parts) && k_parts > 1))
-    return "none";
+std::unique_ptr<GpuContext> usable_gpu_for(const Target& target) {
   std::string why;
-  if (!GpuContext::available(&why)) return "model";
-  return GpuContext::open()->device().arch() == target.arch ? "rank" : "model";
+  if (!GpuContext::available(&why)) return nullptr;
+  auto gpu = GpuContext::open();
+  return gpu->device().arch() == target.arch ? std::move(gpu) : nullptr;
 }
 
 TuningSettings tuning_settings_from(const Args& args, int default_finalists) {

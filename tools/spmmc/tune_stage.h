@@ -41,10 +41,9 @@ struct TuningSettings {
 // `default_finalists`: --finalists where it is not given (--tune rank's default differs from proxy's).
 TuningSettings tuning_settings_from(const Args& args, int default_finalists = kDefaultRealFinalists);
 
-// What --tune auto (spmmc compile's default) means here: "rank" where a GPU of the target's
-// architecture is usable, "model" elsewhere, "none" where --tile, --family generic or --k-parts > 1
-// leaves no tile to choose.
-std::string automatic_tune_mode(const Args& args, const Target& target);
+// The GPU here where one of the target's architecture is usable, else nullptr (never an error):
+// what --tune auto (spmmc compile's default) tunes on, with rank, or without, with model.
+std::unique_ptr<GpuContext> usable_gpu_for(const Target& target);
 
 // Opens the GPU for a tuning mode that needs one, before any other work, so that a machine
 // without one fails at once (exit 69). Checks that the GPU has the target's architecture.
