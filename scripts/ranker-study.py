@@ -30,8 +30,9 @@ GENERATED = re.compile(r"^gen-(\w+)-(\d+)x(\d+)-s([0-9.]+)-(\d+)$")
 
 
 def read_database(dirs):
-    """{(matrix, n): {tile: ms or None}} from every .jsonl file under dirs (a later line wins)."""
-    problems = {}
+    """{(matrix, n): {tile: ms or None}} from every .jsonl file under dirs (a later line wins), and
+    {matrix: sparsity}, to check that the matrix compiled is the one measured."""
+    problems, sparsity = {}, {}
     for d in dirs:
         for root, _, files in os.walk(d):
             for f in sorted(files):
@@ -42,9 +43,9 @@ def read_database(dirs):
                         continue
                     j = json.loads(line)
                     key = (j["matrix"], j["n"])
-                    problems.setdefault(key, {})[j["tile"]] = (j["ms"] if j["outcome"] == "Ok" else None,
-                                                               j["features"]["sparsity"])
-    return problems
+                    problems.setdefault(key, {})[j["tile"]] = j["ms"] if j["outcome"] == "Ok" else None
+                    sparsity[j["matrix"]] = j["features"]["sparsity"]
+    return problems, sparsity
 
 
 def pct(loss, absent="-"):
@@ -88,7 +89,7 @@ def main():
             sys.exit(f"ranker-study: unknown mode '{m}' (model, rank or proxy, the latter two with +fN for --finalists N)")
     os.makedirs(a.out, exist_ok=True)
     jobs = ["--jobs", str(a.jobs)] if a.jobs else []
-    db = read_database(a.db)
+    db, sparsity_of = read_database(a.db)
     if not db:
         sys.exit(f"ranker-study: no database lines under {' '.join(a.db)}")
 
@@ -96,7 +97,7 @@ def main():
     for (matrix, n), tiles in sorted(db.items()):
         if not re.search(a.filter, matrix):
             continue
-        ok = {t: v[0] for t, v in tiles.items() if v[0] is not None}
+        ok = {t: ms for t, ms in tiles.items() if ms is not None}
         if len(ok) < 2:
             continue
         path = matrix_path(matrix, a)
@@ -126,7 +127,7 @@ def main():
                 failed += 1
                 continue
             rep = json.load(open(os.path.join(out, "study.json")))
-            sparsity = next(iter(tiles.values()))[1]
+            sparsity = sparsity_of[matrix]
             if abs(rep["input"]["sparsity"] - sparsity) > 1e-9:
                 sys.exit(f"ranker-study: {matrix}: the matrix compiled has sparsity {rep['input']['sparsity']}, the "
                          f"database's has {sparsity}: not the same matrix")
