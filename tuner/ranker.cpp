@@ -128,8 +128,9 @@ void RankerModel::save(const std::filesystem::path& file) const {
               {"feature_schema_version", schema_.version},
               {"features", schema_.names},
               {"params", params_json(params_)},
-              {"trained_on", {{"groups", trained_groups_}, {"rows", trained_rows_}}},
-              {"xgboost", Json::parse(std::string(text, length))}};
+              {"trained_on", {{"groups", trained_groups_}, {"rows", trained_rows_}}}};
+  if (!domain_.empty()) out["domain"] = domain_json(domain_);
+  out["xgboost"] = Json::parse(std::string(text, length));
   write_file_atomically(file.string(), [&](std::ostream& os) { os << out.dump(1) << '\n'; });
 }
 
@@ -164,6 +165,8 @@ RankerModel RankerModel::load(const std::filesystem::path& file, const FeatureSc
     m.params_.threads = p.at("threads").get<int>();
     m.trained_groups_ = j.at("trained_on").at("groups").get<int64_t>();
     m.trained_rows_ = j.at("trained_on").at("rows").get<int64_t>();
+    // Absent from model files written before domains were recorded: an empty (unknown) domain.
+    if (j.contains("domain")) m.domain_ = domain_from_json(j["domain"]);
   } catch (const nlohmann::json::exception& e) {
     throw refuse(fmt::format("a field of the ranker model is missing or malformed: {}", e.what()));
   }

@@ -1,7 +1,8 @@
 // The LambdaMART ranker of LO-SpMM §3.5 (issue 12): gradient-boosted trees (XGBoost, through its C
 // API) that order the tile candidates of one problem by their ranking features, trained on measured
 // kernel times with one query group per (matrix, n) problem. A model file holds the XGBoost model
-// beside the feature schema it was trained on; loading one with another schema is refused.
+// beside the feature schema it was trained on; loading one with another schema is refused. The file
+// also records the range of problems the model was trained on (tuner/ranker_domain.h).
 // docs/design/ranker.md describes features, labels, training and the file.
 #pragma once
 
@@ -9,7 +10,10 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "tuner/ranker_domain.h"
 
 namespace spmmc {
 
@@ -53,7 +57,8 @@ class RankerModel {
   // spmmc ranker model, or whose feature schema differs from `expected` (version or names).
   static RankerModel load(const std::filesystem::path& file, const FeatureSchema& expected);
 
-  // Writes the model file atomically (a temporary file, then a rename).
+  // Writes the model file atomically (a temporary file, then a rename); the domain as "domain" after
+  // "trained_on", unless it is empty.
   void save(const std::filesystem::path& file) const;
 
   // Scores, one per row (higher: expected faster). Deterministic.
@@ -65,12 +70,20 @@ class RankerModel {
   const FeatureSchema& schema() const { return schema_; }
   const RankerParams& params() const { return params_; }
 
+  // The problems the model was trained on (train() leaves it empty: the caller knows the problems;
+  // spmmc train-ranker sets it from its training problems). An empty domain means "unknown" (a
+  // model file written before domains were recorded loads with one), and the caller decides what
+  // to do with it.
+  const TrainingDomain& domain() const { return domain_; }
+  void set_domain(TrainingDomain domain) { domain_ = std::move(domain); }
+
  private:
   RankerModel() = default;
   std::shared_ptr<void> booster_;  // BoosterHandle, freed with XGBoosterFree
   FeatureSchema schema_;
   RankerParams params_;
   int64_t trained_groups_ = 0, trained_rows_ = 0;
+  TrainingDomain domain_;
 };
 
 }  // namespace spmmc

@@ -2,6 +2,7 @@
 // databases (tuner/ranking_data.h), validates it on matrices held out of training, and writes the
 // model file. docs/design/ranker.md.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "tools/spmmc/commands.h"
 #include "tuner/evaluate_ranker.h"
 #include "tuner/ranker.h"
+#include "tuner/ranker_domain.h"
 #include "tuner/ranking_data.h"
 
 namespace spmmc::cli {
@@ -32,6 +34,18 @@ std::string metrics_text(const RankingMetrics& m) {
                      "of the best in the first 10 {:.1f}%",
                      m.problems, m.ndcg_at_10, 100.0 * m.top1_hit_rate, 100.0 * m.top1_loss, 100.0 * m.max_top1_loss,
                      100.0 * m.top10_loss);
+}
+
+// "n 256..8192": a field's training range, integers as integers.
+std::string range_text(const char* name, const DomainRange& r) {
+  const auto number = [](double v) { return v == std::round(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); };
+  return fmt::format("{} {}..{}", name, number(r.min), number(r.max));
+}
+
+std::string domain_text(const TrainingDomain& d) {
+  return fmt::format("{} training problems: {}, {}, {}, {}, {} (--tune model keeps its heuristic beyond x{})", d.problems,
+                     range_text("n", d.n), range_text("k", d.k), range_text("rows", d.rows), range_text("nnz", d.nnz),
+                     range_text("row spread", d.row_spread), kDomainSlack);
 }
 
 // The database files of DATA arguments: a folder stands for its *.jsonl files (spmmc collect writes
@@ -78,7 +92,10 @@ int run_train_ranker(const Args& args) {
                                 data.problems.size(), validation.size()));
   std::vector<RankingGroup> groups;
   for (const RankingProblem& p : train) groups.push_back(p.group);
-  const RankerModel model = RankerModel::train(groups, schema, params);
+  RankerModel model = RankerModel::train(groups, schema, params);
+  // The range of the training problems (not the validation ones): --tune model keeps its heuristic
+  // outside it (tuner/ranker_domain.h).
+  model.set_domain(training_domain(train, schema));
   model.save(output);
   const RankingMetrics on_train = evaluate_ranker(model, train);
   const RankingMetrics held_out = evaluate_ranker(model, validation);
@@ -99,7 +116,8 @@ int run_train_ranker(const Args& args) {
                 {"not_ok", data.not_ok},
                 {"single_candidate_problems", data.single},
                 {"train", metrics_json(on_train)},
-                {"validation", metrics_json(held_out)}};
+                {"validation", metrics_json(held_out)},
+                {"domain", domain_json(model.domain())}};
     if (extra) out["held_out"] = metrics_json(*extra);
     std::fputs((out.dump(2) + "\n").c_str(), stdout);
     return 0;
@@ -112,6 +130,7 @@ int run_train_ranker(const Args& args) {
   if (held_out.problems > 0) std::printf("  validation: %s\n", metrics_text(held_out).c_str());
   else std::printf("  validation: no matrix held out (--validation-share %.2f)\n", share);
   if (extra) std::printf("  held out:   %s\n", metrics_text(*extra).c_str());
+  std::printf("  domain:     %s\n", domain_text(model.domain()).c_str());
   std::printf("spmmc train-ranker: wrote %s (%s, %d rounds, depth %d, eta %g; feature schema %d)\n", output.c_str(),
               params.objective.c_str(), params.rounds, params.max_depth, params.eta, schema.version);
   return 0;
@@ -131,7 +150,9 @@ Command train_ranker_command() {
       "matrices a seeded hash puts in --validation-share, trains XGBoost's rank:ndcg (LambdaMART) on the\n"
       "rest with integer relevance grades from each candidate's speed relative to its group's best, and\n"
       "writes MODEL.json (the XGBoost model beside the feature schema). Prints NDCG@10, the top-1 hit rate\n"
-      "and the mean loss of the first-ranked candidate on the training and the held-out problems.\n"
+      "and the mean loss of the first-ranked candidate on the training and the held-out problems. The model\n"
+      "records the range of its training problems (n, k, rows, non-zeros, row spread): spmmc compile --tune\n"
+      "model keeps its heuristic for a problem outside it.\n"
       "Training is deterministic: the same data and options write the same file.";
   c.options = {
       {"--output|-o", "FILE", "the model file to write (required)"},
