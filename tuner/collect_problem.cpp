@@ -36,10 +36,7 @@ std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix
   PlanOptions plan_options;
   plan_options.n = n;
   const Plan plan = plan_tiles(a, target, plan_options);
-  std::vector<const PlannedCandidate*> candidates = plan.survivors();
-  if (candidates.empty())
-    for (const auto& c : plan.candidates)
-      if (c.verdict.rejected_by != Constraint::kRegister) candidates.push_back(&c);
+  const std::vector<const PlannedCandidate*> candidates = tunable_candidates(plan, target.warp_size).list;
   options.n = n;
   options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
   std::vector<TileCandidate> tiles;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "compiler/common/diagnostics.h"
 
 namespace spmmc {
@@ -44,6 +46,35 @@ std::vector<const PlannedCandidate*> Plan::survivors() const {
   std::vector<const PlannedCandidate*> out;
   for (const auto& c : candidates)
     if (c.verdict.accepted()) out.push_back(&c);
+  return out;
+}
+
+TunableCandidates tunable_candidates(const Plan& plan, int64_t warp_size) {
+  TunableCandidates out;
+  std::vector<const PlannedCandidate*> pool = plan.survivors();
+  out.fallback = pool.empty();
+  if (out.fallback)
+    for (const auto& c : plan.candidates)
+      if (c.verdict.rejected_by != Constraint::kRegister) pool.push_back(&c);
+  const int64_t n = plan.shape.n;
+  for (const PlannedCandidate* c : pool) {
+    const int64_t v = c->tile.cols_per_thread;
+    const int64_t useful_threads = (n + v - 1) / v;
+    const int64_t threads_with_work = (useful_threads + warp_size - 1) / warp_size * warp_size;
+    if (n > 0 && warp_size > 0 && c->tile.threads_per_block() > threads_with_work)
+      ++out.too_wide;
+    else
+      out.list.push_back(c);
+  }
+  if (out.list.empty()) {  // only wide tiles: keep them rather than nothing
+    out.list = pool;
+    out.too_wide = 0;
+  }
+  out.why = fmt::format("{} {}", out.list.size(),
+                        out.fallback ? "candidates kept by the register constraint (none passed every constraint)"
+                                     : "survivors of every constraint");
+  if (out.too_wide > 0)
+    out.why += fmt::format(", {} tile(s) wider than n = {} left out (threads without a column)", out.too_wide, n);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/common/csr.h"
@@ -55,6 +56,19 @@ struct Plan {
   // largest M1 below it, else the smallest.
   const M1Plan& for_generic(int32_t rows_per_block) const;
 };
+
+// The candidates every tuning mode chooses among (the ranker, the proxies, the real kernels,
+// spmmc collect): the survivors of every constraint or, where none survived, the candidates the
+// register constraint kept (`fallback`); in both cases without the tiles whose threads cannot all
+// have a column of C: N1 / V threads per block above ceil(n / V) rounded up to the warp size
+// (e.g. 64x672 at n = 128), unless nothing else is left. `why` says which set it is, for reports.
+struct TunableCandidates {
+  std::vector<const PlannedCandidate*> list;
+  bool fallback = false;    // none passed every constraint
+  int64_t too_wide = 0;     // tiles left out for idle threads
+  std::string why;          // "12 survivors" / "40 candidates kept by the register constraint (none passed every ...)"
+};
+TunableCandidates tunable_candidates(const Plan& plan, int64_t warp_size);
 
 // Plans C = A B for n columns on `target`. A must have at least one non-zero and the axes must
 // be non-empty (checked).

@@ -1,6 +1,7 @@
 #include "compiler/planning/choose_tile.h"
 
 #include "compiler/formats/generate_matrix.h"
+#include "compiler/planning/plan_tiles.h"
 #include "compiler/planning/tile_space.h"
 #include "tests/test_util.h"
 
@@ -148,6 +149,36 @@ TEST_CASE("heuristic: M1 = 32 where it keeps more than three quarters of M1 = 16
       CHECK(c->tile.m1 == (warps(32) > kWiderTileWarpShare * warps(16) ? 32 : 16));
       CHECK(c->tile.n1 == balanced_threads(a_tiles(c->tile.m1), n, h100));
     }
+}
+
+TEST_CASE("tunable candidates: no tile wider than n rounded up to the warp reaches the ranker or the tuners", "[choose_tile][tunable]") {
+  // A power-law graph at n = 128 (issue 25: 64x672 and 32x512 were picked from the fallback set).
+  GeneratorOptions g;
+  g.kind = GeneratorKind::kRmat;
+  g.scale = 12;  // 4096 nodes, 16 edges each
+  g.seed = 3;
+  const Target h100 = load_target("h100");
+  for (const int64_t n : {int64_t{32}, int64_t{100}, int64_t{128}, int64_t{4096}}) {
+    PlanOptions options;
+    options.n = n;
+    options.threads = 1;
+    const Plan plan = plan_tiles(generate_matrix(g), h100, options);
+    const TunableCandidates t = tunable_candidates(plan, h100.warp_size);
+    INFO("n = " << n << ": " << t.why);
+    REQUIRE_FALSE(t.list.empty());
+    const int64_t widest = (n + 31) / 32 * 32;
+    for (const PlannedCandidate* c : t.list) {
+      CHECK(c->tile.threads_per_block() <= widest);
+      CHECK(c->verdict.rejected_by != Constraint::kRegister);
+      if (!t.fallback) CHECK(c->verdict.accepted());
+    }
+    if (n <= 128) {
+      CHECK(t.too_wide > 0);
+      CHECK_THAT(t.why, Catch::Contains("wider than n = " + std::to_string(n)));
+    } else {
+      CHECK(t.too_wide == 0);
+    }
+  }
 }
 
 }  // namespace
