@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The ranker's held-out study (issue 12, docs/design/ranker.md): what --tune model, --tune rank
-and --tune proxy choose on problems whose every candidate was timed by `spmmc collect`.
+"""The ranker's held-out study (issue 12, docs/design/ranker.md): what --tune none (the heuristic),
+--tune model, --tune rank and --tune proxy choose on problems whose every candidate was timed by `spmmc collect`.
 
 For every problem (matrix, n) of the given database folders it runs
     spmmc compile MATRIX --n N --tune MODE --family unrolled --no-cache [--model MODEL]
@@ -10,7 +10,7 @@ of zero. The search time is the report's planning plus choosing (model) or tunin
 seconds, cold (--no-cache). Generated problems ("gen-KIND-MxK-sS-SEED") are regenerated with
 `spmmc gen`; the others are read from --data. --tune model needs no GPU; rank and proxy do.
 
-usage: scripts/ranker-study.py DB_DIR... --model MODEL [--modes model,rank,proxy] [--out DIR]
+usage: scripts/ranker-study.py DB_DIR... --model MODEL [--modes none,model,rank,proxy] [--out DIR]
                                [--data DIR] [--spmmc PATH] [--jobs J] [--filter REGEX]
 Prints a Markdown table and a summary (last) on stdout; writes OUT/study.json.
 Exit 69 when a mode needs a GPU and none is usable, 1 when a run failed.
@@ -25,7 +25,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODE = re.compile(r"^(model|rank|proxy)(?:\+f(\d+))?$")
+MODE = re.compile(r"^(none|model|rank|proxy)(?:\+f(\d+))?$")
 GENERATED = re.compile(r"^gen-(\w+)-(\d+)x(\d+)-s([0-9.]+)-(\d+)$")
 
 
@@ -86,7 +86,7 @@ def main():
     modes = [m for m in a.modes.split(",") if m]
     for m in modes:
         if not MODE.match(m):
-            sys.exit(f"ranker-study: unknown mode '{m}' (model, rank or proxy, the latter two with +fN for --finalists N)")
+            sys.exit(f"ranker-study: unknown mode '{m}' (none, model, rank or proxy, the latter two with +fN for --finalists N)")
     os.makedirs(a.out, exist_ok=True)
     jobs = ["--jobs", str(a.jobs)] if a.jobs else []
     db, sparsity_of = read_database(a.db)
@@ -112,7 +112,7 @@ def main():
             tune, finalists = MODE.match(mode).groups()
             cmd = [a.spmmc, "compile", path, "--n", str(n), "--name", "study", "-o", out, "--tune", tune,
                    "--family", "unrolled", "--no-cache", "--quiet"] + jobs
-            if tune != "proxy":
+            if tune not in ("proxy", "none"):
                 cmd += ["--model", a.model]
             if finalists is not None:
                 cmd += ["--finalists", finalists]

@@ -6,10 +6,12 @@
 #include <tuple>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "codegen/size_guard.h"
 #include "compiler/common/diagnostics.h"
 #include "proxy/align_occupancy.h"
 #include "proxy/build_proxy.h"
@@ -45,6 +47,18 @@ void report(const TuningOptions& options, const char* stage, size_t done, size_t
   if (options.progress) options.progress({stage, done, total});
 }
 
+// Why the real kernel of `tile` is not compiled by a search against the heuristic: its compile would
+// cost more than options.max_real_compile_seconds (the size guard's estimate); nullopt where it may be.
+std::optional<std::string> beyond_compile_budget(const Csr& a, const Plan& plan, const TileCandidate& tile,
+                                                 const TuningOptions& options) {
+  if (options.heuristic.index < 0 || options.max_real_compile_seconds <= 0) return std::nullopt;
+  const double seconds = estimate_unrolled_size(a, plan.for_m1(tile.m1).after, tile, options.fmas_per_kernel).nvcc_seconds;
+  if (seconds <= options.max_real_compile_seconds) return std::nullopt;
+  return fmt::format("not compiled: its compile would take about {:.0f} s (the size guard's estimate), above the {:.0f} s "
+                     "a search spends on one real kernel",
+                     seconds, options.max_real_compile_seconds);
+}
+
 }  // namespace
 
 int32_t launch_bound_class(int32_t threads) { return threads <= 256 ? 256 : threads <= 512 ? 512 : 1024; }
@@ -55,6 +69,29 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   TuningResult result;
   auto clock = Clock::now();
   const SmResources sm = sm_resources(gpu.device());
+
+  // Where the heuristic's own real kernel is beyond the compile budget, no search can show a kernel
+  // measured faster than it (decide_against_heuristic keeps an unmeasured heuristic's pick): the
+  // proxies are skipped, and only the dense baseline is timed for the report.
+  if (options.heuristic.index >= 0 && !options.heuristic.generic) {
+    const auto h = static_cast<size_t>(options.heuristic.index);
+    if (auto why = beyond_compile_budget(a, plan, candidates.at(h)->tile, options)) {
+      for (const PlannedCandidate* c : candidates) {
+        CandidateResult r;
+        r.tile = c->tile;
+        r.proxy.detail = "not run: the heuristic's real kernel is beyond the compile budget, so nothing can replace it";
+        result.candidates.push_back(r);
+      }
+      result.candidates[h].real.detail = *why;
+      result.seconds.emplace_back("skipped", seconds_since(clock));
+      if (options.time_sgemm) {
+        report(options, "timing cuBLAS SGEMM", 0, 1);
+        result.sgemm = time_sgemm(gpu, a.rows, a.cols, options.n, options.timing);
+        result.seconds.emplace_back("sgemm", seconds_since(clock));
+      }
+      return result;
+    }
+  }
 
   // Kernel function reduction: one proxy per (M1, V, blocks per SM, launch-bound class).
   std::map<std::tuple<int32_t, int32_t, int32_t, int32_t>, ProxyGroup> groups;
@@ -225,6 +262,11 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
                                     options.n, r.tile.cols_per_thread);
         continue;
       }
+      // The same compile budget as for the heuristic's and the pick's real kernels (below).
+      if (auto why = beyond_compile_budget(a, plan, r.tile, options)) {
+        r.real.detail = *why;
+        continue;
+      }
       real_tiles.push_back(r.tile);
       real_index.push_back(i);
     }
@@ -266,8 +308,9 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
     result.seconds.emplace_back("generic", seconds_since(clock));
     // A proxy's time is not its real kernel's (docs/design/proxies.md, "The generic family"): where
     // the generic kernel's time is close to the pick's proxy's (kRealCheckRatio), the pick's real
-    // kernel is compiled and timed, so that the family is decided real against real.
-    if (result.generic->outcome == Outcome::kOk && result.chosen >= 0 &&
+    // kernel is compiled and timed, so that the family is decided real against real. (With the
+    // heuristic's pick given, below, the pick's real kernel is measured anyway.)
+    if (options.heuristic.index < 0 && result.generic->outcome == Outcome::kOk && result.chosen >= 0 &&
         result.candidates[static_cast<size_t>(result.chosen)].proxy.outcome == Outcome::kOk) {
       CandidateResult& pick = result.candidates[static_cast<size_t>(result.chosen)];
       const double generic_ms = result.generic->time.median_ms, proxy_ms = pick.proxy.time.median_ms;
@@ -278,6 +321,39 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
         result.seconds.emplace_back("real_pick", seconds_since(clock));
       }
     }
+  }
+
+  // The heuristic's real kernel, then the pick's, so that the kernel emitted is decided real against
+  // real (tuner/decide_against_heuristic.h). The pick's is not compiled where its proxy shows it
+  // cannot win: a pick's real kernel ran at least 0.84x its proxy's time on the H100 (docs/design/
+  // proxies.md), so a proxy slower than kRealCheckBelow x the heuristic's real kernel rules it out.
+  if (options.heuristic.index >= 0) {
+    const auto measure = [&](size_t i) {
+      CandidateResult& r = result.candidates[i];
+      if (r.real.outcome != Outcome::kNotRun || options.n % r.tile.cols_per_thread != 0) return;
+      // A real kernel whose compile would cost more than the search may spend is not measured.
+      if (auto why = beyond_compile_budget(a, plan, r.tile, options)) {
+        r.real.detail = *why;
+        return;
+      }
+      report(options, "timing the heuristic's and the pick's real kernels", 0, 1);
+      r.real = measure_real_candidates(a, plan, {r.tile}, gpu, options, reference()).front();
+    };
+    const auto h = static_cast<size_t>(options.heuristic.index);
+    if (!options.heuristic.generic) measure(h);
+    const Measurement& base = options.heuristic.generic && result.generic ? *result.generic : result.candidates[h].real;
+    if (result.chosen >= 0 && static_cast<size_t>(result.chosen) != h) {
+      CandidateResult& pick = result.candidates[static_cast<size_t>(result.chosen)];
+      if (base.outcome == Outcome::kOk && pick.real.outcome == Outcome::kNotRun && pick.proxy.outcome == Outcome::kOk &&
+          pick.proxy.time.median_ms >= kRealCheckBelow * base.time.median_ms) {
+        pick.real.detail = fmt::format("not compiled: its proxy ran {:.4g} ms, at least {}x the heuristic's real kernel "
+                                       "({:.4g} ms), which its real kernel cannot beat",
+                                       pick.proxy.time.median_ms, kRealCheckBelow, base.time.median_ms);
+      } else {
+        measure(static_cast<size_t>(result.chosen));
+      }
+    }
+    result.seconds.emplace_back("real_against_heuristic", seconds_since(clock));
   }
 
   // The dense baseline, once, after the candidates.

@@ -62,6 +62,25 @@ inline constexpr int32_t kDefaultRealFinalists = 3;
 // mode is for (docs/benchmarks.md, "The ranker on held-out problems").
 inline constexpr int32_t kDefaultRankFinalists = 0;
 
+// TuningOptions::max_real_compile_seconds' default.
+inline constexpr double kMaxRealCompileSeconds = 20.0;
+
+// The kernel a timed search emits, decided against the heuristic's (decide_against_heuristic.h).
+struct Decision {
+  int32_t chosen = -1;           // the candidate whose tile is emitted (the unrolled family), or -1
+  bool generic = false;          // the generic family's kernel is emitted instead
+  bool heuristic_kept = false;   // the heuristic's own kernel is emitted
+  std::optional<double> heuristic_ms;  // its real kernel's median, where it was measured
+  std::optional<double> emitted_ms;    // the emitted kernel's real median, where it was measured
+  std::string why;
+};
+
+// The heuristic's pick that a timed search must not lose to (TuningOptions::heuristic).
+struct HeuristicPick {
+  int32_t index = -1;    // into the candidates; -1: no heuristic given (the search decides alone)
+  bool generic = false;  // --tune none would emit the generic family for this layer (its wave rule)
+};
+
 struct TuningOptions {
   int64_t n = 0;                        // columns of B and C
   TimingOptions timing{3, 20, false};   // per candidate
@@ -86,14 +105,23 @@ struct TuningOptions {
   // checked and timed, and the fastest real kernel wins (docs/design/proxies.md, "The finalists");
   // 0: the fastest proxy wins.
   int32_t real_finalists = kDefaultRealFinalists;
+  // The heuristic's pick (spmmc compile always gives it): its real kernel and the search's pick's
+  // are measured, and TuningResult::decision says which kernel to emit (never one measured slower
+  // than the heuristic's: decide_against_heuristic.h).
+  HeuristicPick heuristic;
+  // With `heuristic`: the real kernels of the heuristic and the pick are compiled only where the size
+  // guard estimates their compile at most this many seconds (0: always); above it the heuristic's
+  // pick is kept unmeasured. A search is meant to take seconds (issue 25: 30 s median).
+  double max_real_compile_seconds = kMaxRealCompileSeconds;
 };
 
 struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
   // Wall seconds per stage: "proxy_build", "proxy_compile", "proxy_time", "real_emit",
-  // "real_compile", "real_check_and_time", "real_instead_of_proxy", "real_finalists", "generic", "real_pick"
-  // (--tune proxy), "sgemm".
+  // "real_compile", "real_check_and_time", "real_instead_of_proxy", "real_finalists", "generic",
+  // "real_pick" (--tune proxy without a heuristic), "real_against_heuristic", "skipped" (the
+  // heuristic's real kernel beyond the compile budget: no search), "sgemm".
   std::vector<std::pair<std::string, double>> seconds;
   int32_t proxies = 0;                      // proxy kernels compiled
   int32_t finalists = 0;                    // --tune proxy: real kernels timed as finalists
@@ -104,6 +132,8 @@ struct TuningResult {
   // TuningOptions::generic_tiling is none. (With it, --tune proxy may also time its pick's real
   // kernel: candidates[chosen].real, kRealCheckRatio.)
   std::optional<Measurement> generic;
+  // With TuningOptions::heuristic: what to emit, decided real kernel against real kernel.
+  std::optional<Decision> decision;
 };
 
 // --tune proxy times the real kernel of its pick too where the generic kernel's time lies within
@@ -118,16 +148,5 @@ inline constexpr double kRealCheckRatio = 2.0;
 // (docs/design/proxies.md, "Proxies that would not reduce").
 inline constexpr double kRealInsteadOfProxyShare = 0.5;
 inline constexpr double kRealCheckBelow = 1.25;
-
-// The family a tuned `spmmc compile --family auto` emits, by measurement: the generic kernel where
-// it ran faster than the chosen candidate: its real kernel where that was measured (--tune
-// exhaustive, `use_real`; --tune proxy where the generic kernel came close to the pick's proxy:
-// kRealCheckRatio), else its proxy.
-struct FamilyByTiming {
-  bool decided = false;  // false: nothing to compare (no chosen candidate, or the generic kernel not Ok)
-  bool generic = false;
-  std::string why;       // "--tune proxy: the generic kernel ran 0.0123 ms, the proxy of tile 16x512 0.0150 ms"
-};
-FamilyByTiming family_by_timing(const TuningResult& result, bool use_real, std::string_view mode);
 
 }  // namespace spmmc

@@ -1,5 +1,5 @@
 // tuner/compare_with_sgemm.h: the "sgemm" object of spmmc compile's report and the note it
-// prints, and tuner/tuning.h's family_by_timing, from given tuning results (no GPU).
+// prints, from given tuning results (no GPU).
 #include "tuner/compare_with_sgemm.h"
 
 #include "tests/test_util.h"
@@ -130,40 +130,6 @@ TEST_CASE("compare_with_sgemm: the generic family emitted is compared by its rea
   r.candidates[1].real = Measurement{};
   CHECK(compare_with_sgemm(r, false, false).json["compared_with"].is_null());
   CHECK(compare_with_sgemm(r, false, true).json["compared_with"].is_null());
-}
-
-TEST_CASE("family_by_timing: the generic kernel against the chosen real kernel or proxy", "[tuner][family]") {
-  TuningResult r = tuned(std::nullopt);  // chosen: proxy 0.8 ms, real 0.5 ms
-  CHECK_FALSE(family_by_timing(r, true, "exhaustive").decided);  // the generic kernel not timed
-  r.generic = ok(0.6);
-  const FamilyByTiming exhaustive = family_by_timing(r, true, "exhaustive");
-  CHECK(exhaustive.decided);
-  CHECK_FALSE(exhaustive.generic);  // 0.6 against the real 0.5
-  CHECK(exhaustive.why == "--tune exhaustive: the generic kernel ran 0.6 ms, the real kernel of tile 1x32 0.5 ms");
-  TuningResult proxy_only = r;  // --tune proxy without its pick's real kernel
-  proxy_only.candidates[1].real = Measurement{};
-  const FamilyByTiming proxy = family_by_timing(proxy_only, false, "proxy");
-  CHECK(proxy.decided);
-  CHECK(proxy.generic);  // 0.6 against the proxy's 0.8
-  CHECK_THAT(proxy.why, Catch::Contains("the proxy of tile 1x32 0.8 ms"));
-  // --tune proxy with its pick's real kernel measured (the generic kernel was close): real against real.
-  TuningResult checked = proxy_only;
-  checked.candidates[1].real = ok(0.55);
-  const FamilyByTiming real_pick = family_by_timing(checked, false, "proxy");
-  CHECK(real_pick.decided);
-  CHECK_FALSE(real_pick.generic);  // 0.6 against the real 0.55, though the proxy took 0.8
-  CHECK(real_pick.why == "--tune proxy: the generic kernel ran 0.6 ms, the real kernel of tile 1x32 0.55 ms");
-  // Equal times keep the unrolled kernel; a generic kernel that failed or no chosen candidate decide nothing.
-  r.generic = ok(0.5);
-  CHECK_FALSE(family_by_timing(r, true, "exhaustive").generic);
-  r.generic->outcome = Outcome::kWrongResult;
-  CHECK_FALSE(family_by_timing(r, true, "exhaustive").decided);
-  r.generic = ok(0.1);
-  r.chosen = -1;
-  CHECK_FALSE(family_by_timing(r, false, "proxy").decided);
-  r.chosen = 1;
-  r.candidates[1].real.outcome = Outcome::kNotRun;
-  CHECK_FALSE(family_by_timing(r, true, "exhaustive").decided);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "tuner/choose_by_model.h"
 #include "tuner/collect_problem.h"
 #include "tuner/evaluate_ranker.h"
+#include "tuner/ranker_domain.h"
 #include "compiler/formats/generate_matrix.h"
 #include "compiler/planning/plan_tiles.h"
 #include "runtime/cuda_driver.h"
@@ -378,7 +379,13 @@ TEST_CASE("spmmc compile --tune model: the ranker's first survivor, or the heuri
   INFO(ranked.err);
   REQUIRE(ranked.exit_code == 0);
   CHECK_THAT(ranked.err, Catch::Contains("(--tune model)"));
-  CHECK_THAT(why(), Catch::Contains("the ranker's first of"));
+  // The fixture database's problems are at n = 1568..4096: at n = 1024 the model knows nothing and
+  // the heuristic's pick is kept, said in the report (issue 25).
+  CHECK_THAT(why(), Catch::Contains("the heuristic's pick kept by --tune model: the layer is outside what the model "
+                                    "was trained on (n 1024 is outside the training range [1568, 4096]"));
+  const auto versus = nlohmann::json::parse(test::read_file(dir.path / "out" / "k.json"))["versus_heuristic"];
+  CHECK(versus["kept"] == true);
+  CHECK(versus["measured"] == false);
   const std::string first = test::read_file(dir.path / "out" / "k.cu");
   // The model is a prerequisite of the generated source (a new model may choose another tile).
   REQUIRE(compile({"--tune", "model", "--depfile", (dir.path / "k.d").string()}).exit_code == 0);
@@ -464,14 +471,59 @@ TEST_CASE("ranker: --tune rank keeps the model's first K candidates in plan orde
   for (const auto* c : kept) positions.push_back(static_cast<size_t>(std::find(survivors.begin(), survivors.end(), c) - survivors.begin()));
   CHECK(std::is_sorted(positions.begin(), positions.end()));
   CHECK(positions.back() < survivors.size());
-  std::string why;
-  const PlannedCandidate* first = choose_tile_by_model(plan, model, why);
+  const Target target = load_target("h100");
+  const ModelChoice choice = choose_tile_by_model(plan, target, model, nullptr);
+  const PlannedCandidate* first = choice.chosen;
   REQUIRE(first != nullptr);
+  CHECK_FALSE(choice.heuristic_kept);
   CHECK(std::find(kept.begin(), kept.end(), first) != kept.end());
   CHECK(first->tile.m1 == 16);
   CHECK(first->tile.n1 >= 384);  // near the fastest width (512): a grade of at least 2
   CHECK(first->tile.n1 <= 640);
-  CHECK_THAT(why, Catch::Contains("the ranker's first of " + std::to_string(survivors.size()) + " survivors"));
+  CHECK_THAT(choice.why, Catch::Contains("the ranker's first of " + std::to_string(survivors.size()) + " survivors"));
+
+  // Against the heuristic's pick (issue 25): taken where the scores separate it from the model's
+  // first by kModelScoreMargin, kept otherwise.
+  std::vector<std::vector<double>> rows;
+  for (const auto* c : survivors) rows.push_back(c->features.values());
+  const std::vector<double> scores = model.predict(rows);
+  const size_t worst = static_cast<size_t>(std::min_element(scores.begin(), scores.end()) - scores.begin());
+  const double top = *std::max_element(scores.begin(), scores.end());
+  REQUIRE(top - scores[worst] > kModelScoreMargin);
+  const ModelChoice over_worst = choose_tile_by_model(plan, target, model, survivors[worst]);
+  CHECK(over_worst.chosen == first);
+  CHECK_FALSE(over_worst.heuristic_kept);
+  size_t close = worst;  // a candidate other than the first scoring within the margin
+  for (size_t i = 0; i < survivors.size(); ++i)
+    if (survivors[i] != first && top - scores[i] < kModelScoreMargin) close = i;
+  REQUIRE(close != worst);
+  const ModelChoice over_close = choose_tile_by_model(plan, target, model, survivors[close]);
+  CHECK(over_close.chosen == survivors[close]);
+  CHECK(over_close.heuristic_kept);
+  CHECK_THAT(over_close.why, Catch::Contains("scores only"));
+  const ModelChoice same = choose_tile_by_model(plan, target, model, first);
+  CHECK(same.chosen == first);
+  CHECK(same.heuristic_kept);
+
+  // Outside the training domain: the heuristic's pick, whatever the scores.
+  const auto domain_of = [](const ProblemDescriptor& p) {  // trained on that one problem
+    TrainingDomain d;
+    d.problems = 1;
+    d.n = {p.n, p.n}, d.k = {p.k, p.k}, d.rows = {p.rows, p.rows}, d.nnz = {p.nnz, p.nnz};
+    d.row_spread = {p.row_spread, p.row_spread};
+    return d;
+  };
+  RankerModel bounded = model;
+  ProblemDescriptor small = describe_problem(rows, model.schema(), options.n);
+  small.nnz /= 10.0;  // trained only on layers of a tenth of this one's non-zeros
+  bounded.set_domain(domain_of(small));
+  const ModelChoice outside = choose_tile_by_model(plan, target, bounded, survivors[worst]);
+  CHECK(outside.chosen == survivors[worst]);
+  CHECK(outside.heuristic_kept);
+  CHECK_THAT(outside.why, Catch::Contains("outside what the model was trained on (nnz"));
+  // Inside it (trained on this very problem): the model's first.
+  bounded.set_domain(domain_of(describe_problem(rows, model.schema(), options.n)));
+  CHECK(choose_tile_by_model(plan, target, bounded, survivors[worst]).chosen == first);
   CHECK(top_ranked_candidates(survivors, model, survivors.size() + 3) == survivors);
 }
 

@@ -26,6 +26,7 @@
 #include "tools/spmmc/tune_stage.h"
 #include "tools/spmmc/write_depfile.h"
 #include "tuner/choose_by_model.h"
+#include "tuner/compare_with_heuristic.h"
 #include "tuner/compare_with_sgemm.h"
 
 namespace spmmc::cli {
@@ -182,8 +183,34 @@ int run_compile(const Args& args) {
     return estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile, auto_split ? kMinFmasPerKernel : fmas_per_kernel)
                .nvcc_seconds <= limits.max_nvcc_seconds;
   };
+  // The family rule of --tune none for a tile (auto): generic where the unrolled launch leaves the GPU
+  // short of warps and A is large, or where the unrolled code would exceed the compile-time limit.
+  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1;
+  const auto family_by_rule = [&](const PlannedCandidate& c, std::string& rule_why) {
+    const double fill = unrolled_wave_fill(plan.for_m1(c.tile.m1).tiling.num_blocks(), plan_options.n, c.tile, target);
+    const bool by_fill = fill < kGenericBelowWaveFill && m.csr.nnz() >= kGenericMinNonZeros;
+    rule_why = fmt::format("auto: the unrolled launch of tile {} fills {:.0f}% of one wave of blocks on the {} SMs{}",
+                           c.tile.label(), 100.0 * fill, target.sm_count,
+                           fill >= kGenericBelowWaveFill ? fmt::format(" (at least {:.0f}%)", 100.0 * kGenericBelowWaveFill)
+                           : by_fill ? fmt::format(" (below {:.0f}%)", 100.0 * kGenericBelowWaveFill)
+                                     : fmt::format(", but A has fewer than {} non-zeros", kGenericMinNonZeros));
+    if (!by_fill && !fits_size_guard(c)) {
+      const double finest = estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile,
+                                                   auto_split ? kMinFmasPerKernel : fmas_per_kernel).nvcc_seconds;
+      rule_why = fmt::format("auto: the unrolled code of tile {} would take about {:.0f} s of nvcc, above the limit of {:.0f} s",
+                             c.tile.label(), finest, limits.max_nvcc_seconds);
+      return true;
+    }
+    return by_fill;
+  };
+  // The heuristic's pick (--tune none's tile and family): what --tune none emits, and what every
+  // other mode is measured against and falls back to (docs/design/tuning.md).
+  std::string heuristic_why, heuristic_family_why;
+  const PlannedCandidate* heuristic = args.has("--tile") ? nullptr : choose_tile_by_heuristic(plan, target, fits_size_guard, heuristic_why);
+  const bool heuristic_generic = heuristic && family_auto && family_by_rule(*heuristic, heuristic_family_why);
   Json tuning;
-  std::optional<TuningResult> tuned;  // with --tune proxy|exhaustive
+  std::optional<TuningResult> tuned;  // with --tune rank|proxy|exhaustive
+  std::optional<Decision> decision;   // what the timed search or the model decided against the heuristic
   if (args.has("--tile")) {
     chosen = &plan.candidates.front();
   } else if (gpu) {
@@ -192,31 +219,55 @@ int run_compile(const Args& args) {
       print_warning(fmt::format("--tune rank: no ranker for the target '{}' ({} does not exist; train one with spmmc "
                                 "train-ranker, docs/design/ranker.md): timing proxies over every survivor",
                                 target.name, ranker_path));
-    // With --family auto the generic family's kernel is timed too (it decides the family below).
-    tuned = run_tuning(tune == "rank" ? "proxy" : tune, m.csr, plan, *gpu, tuning_settings, plan_options.n, fmas_per_kernel,
-                       family == "auto", args.has("--quiet"), candidates, ranker ? &*ranker : nullptr, top_k);
-    const TuningResult& result = *tuned;
-    tuning = tuning_json(tune, result, *gpu);
-    if (tune == "rank") tuning["ranker"] = ranker ? Json{{"model", ranker_path}, {"top_k", top_k}} : Json(nullptr);
-    if (result.chosen >= 0) {
-      chosen = candidates[static_cast<size_t>(result.chosen)];
-      why = tune == "exhaustive" ? fmt::format("the fastest real kernel of {} candidates", candidates.size())
-            : result.finalists > 0 && result.candidates[static_cast<size_t>(result.chosen)].real.outcome == Outcome::kOk
-                ? fmt::format("the fastest real kernel among the {} finalists (the candidates with the fastest "
-                              "proxies) and any candidates timed for real (of {} candidates)",
-                              result.finalists, candidates.size())
-                : fmt::format("the fastest proxy of {} candidates", candidates.size());
-      if (tune == "rank" && ranker) why += fmt::format(", the {} the model ranked first ({})", candidates.size(), ranker_path);
-    } else {
-      chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
-      print_warning(fmt::format("--tune {}: no candidate could be measured (see \"tuning\" in the report); using the heuristic", tune));
-      why = "heuristic after failed tuning: " + why;
+    TuneRequest request;
+    request.mode = tune;
+    request.n = plan_options.n;
+    request.fmas_per_kernel = fmas_per_kernel;
+    request.time_generic = family == "auto";  // the generic family's kernel is a contender
+    request.quiet = args.has("--quiet");
+    request.ranker = ranker ? &*ranker : nullptr;
+    request.top_k = top_k;
+    request.heuristic = heuristic;
+    request.heuristic_generic = heuristic_generic;
+    request.emittable = fits_size_guard;
+    if (heuristic) tuned = run_tuning(request, m.csr, plan, target, *gpu, tuning_settings, candidates);
+    if (tuned) {
+      tuning = tuning_json(tune, *tuned, *gpu);
+      if (tune == "rank") tuning["ranker"] = ranker ? Json{{"model", ranker_path}, {"top_k", top_k}} : Json(nullptr);
+    }
+    if (tuned && tuned->decision) {
+      decision = tuned->decision;
+      chosen = candidates[static_cast<size_t>(decision->chosen)];
+      const std::string search =
+          tune == "exhaustive" ? fmt::format("every real kernel of {} candidates", candidates.size())
+          : tune == "rank" && ranker ? fmt::format("the proxies of the {} candidates the model ranked first ({})", candidates.size(), ranker_path)
+                                     : fmt::format("the proxies of {} candidates", candidates.size());
+      why = decision->heuristic_kept ? fmt::format("{} (kept after timing {})", heuristic_why, search)
+            : decision->generic      ? fmt::format("the generic family, faster than the heuristic's kernel (timed beside {})", search)
+                                     : fmt::format("the fastest of {}, faster than the heuristic's kernel for real", search);
+      if (!decision->emitted_ms)
+        print_warning(fmt::format("--tune {}: no kernel could be measured (see \"tuning\" in the report); using the heuristic", tune));
     }
   } else if (tune == "model" && ranker) {
-    chosen = choose_tile_by_model(plan, *ranker, why);
-    why += " (model " + ranker_path + ")";
-  } else {
-    chosen = choose_tile_by_heuristic(plan, target, fits_size_guard, why);
+    const ModelChoice by_model = choose_tile_by_model(plan, target, *ranker, heuristic);
+    chosen = by_model.chosen;
+    why = by_model.why + " (model " + ranker_path + ")";
+    // The model ranks unrolled kernels only: where the family rule would emit either pick generic,
+    // the model has nothing to say about it.
+    std::string pick_family_why;
+    if (heuristic && chosen != heuristic && family_auto && (heuristic_generic || family_by_rule(*chosen, pick_family_why))) {
+      why = fmt::format("{}; the model's pick (tile {}) was not taken: the {} the generic family, which the model does "
+                        "not rank", heuristic_why, chosen->tile.label(), heuristic_generic ? "heuristic's kernel is" : "family rule makes it");
+      chosen = heuristic;
+    }
+    Decision d;
+    d.heuristic_kept = chosen == heuristic;
+    d.why = why;
+    decision = d;
+  }
+  if (!chosen) {
+    chosen = heuristic;
+    why = heuristic_why;
     if (tune == "model") {
       if (!tune_auto)
         print_warning(fmt::format("--tune model: no ranker for the target '{}' ({} does not exist; train one with "
@@ -230,25 +281,16 @@ int run_compile(const Args& args) {
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
   seconds[gpu ? "tune" : "choose"] = seconds_since(clock);
   const M1Plan& m1_plan = plan.for_m1(chosen->tile.m1);
-  // The family: generic when asked, or (auto, the tile not forced) where tuning timed the generic
-  // kernel faster than the chosen candidate; without such a measurement, where the unrolled launch
-  // leaves the GPU short of warps; and where the unrolled code would exceed the compile-time limit
-  // even split.
+  // The family: generic when asked; with a timed search, the kernel it decided for real; else (auto,
+  // the tile not forced) --tune none's rule for the chosen tile.
   bool generic = family == "generic";
   std::string family_why = generic ? "--family generic" : family == "unrolled" ? "--family unrolled" : "";
-  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1;
-  const FamilyByTiming by_timing = tuned && family_auto ? family_by_timing(*tuned, tune == "exhaustive", tune) : FamilyByTiming{};
-  if (by_timing.decided) {
-    generic = by_timing.generic;
-    family_why = by_timing.why;
+  if (tuned && decision && family_auto) {
+    generic = decision->generic;
+    family_why = decision->why;
   } else if (family_auto) {
-    const double fill = unrolled_wave_fill(m1_plan.tiling.num_blocks(), plan_options.n, chosen->tile, target);
-    generic = fill < kGenericBelowWaveFill && m.csr.nnz() >= kGenericMinNonZeros;
-    family_why = fmt::format("auto: the unrolled launch of tile {} fills {:.0f}% of one wave of blocks on the {} SMs{}",
-                             chosen->tile.label(), 100.0 * fill, target.sm_count,
-                             fill >= kGenericBelowWaveFill ? fmt::format(" (at least {:.0f}%)", 100.0 * kGenericBelowWaveFill)
-                             : generic ? fmt::format(" (below {:.0f}%)", 100.0 * kGenericBelowWaveFill)
-                                       : fmt::format(", but A has fewer than {} non-zeros", kGenericMinNonZeros));
+    generic = chosen == heuristic ? heuristic_generic : family_by_rule(*chosen, family_why);
+    if (chosen == heuristic) family_why = heuristic_family_why;
   } else if (family_why.empty()) {
     family_why = args.has("--tile") ? "--tile" : "--k-parts";
   }
@@ -362,6 +404,9 @@ int run_compile(const Args& args) {
     report["tuning"] = tuning;
   }
   if (!sgemm.json.is_null()) report["sgemm"] = sgemm.json;
+  // What tuning gained over the heuristic (--tune none), measured where a GPU timed both.
+  const HeuristicComparison versus = compare_with_heuristic(decision, heuristic, heuristic_generic, sgemm);
+  if (!versus.json.is_null()) report["versus_heuristic"] = versus.json;
 
   std::error_code ec;
   std::filesystem::create_directories(*out_dir, ec);
@@ -413,6 +458,8 @@ int run_compile(const Args& args) {
                    base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), chosen->tile.label().c_str(),
                    args.has("--tile") ? "--tile" : tune == "none" || (tune == "model" && !ranker) ? "heuristic" : ("--tune " + tune).c_str(), kernel.tiles,
                    static_cast<double>(kernel.cu.size()) / 1e6, estimate.nvcc_seconds);
+    // What tuning gained, measured (issue 25).
+    if (!versus.summary.empty()) std::fprintf(stderr, "spmmc compile: timed: %s\n", versus.summary.c_str());
     // Users deserve to know when the pruned layer is not worth it (issue 10).
     if (!sgemm.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", sgemm.note.c_str());
   }

@@ -17,6 +17,7 @@
 #include "codegen/generic_launch.h"
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
+#include "tuner/decide_against_heuristic.h"
 #include "tuner/tune_exhaustively.h"
 #include "tuner/tune_with_proxies.h"
 
@@ -125,18 +126,14 @@ TuningSettings tuning_settings_from(const Args& args, int default_finalists) {
   return s;
 }
 
-TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
-                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool time_generic, bool quiet,
-                        std::vector<const PlannedCandidate*>& candidates, const RankerModel* ranker, size_t top_k) {
-  candidates = plan.survivors();
-  if (candidates.empty())
-    for (const auto& c : plan.candidates)
-      if (c.verdict.rejected_by != Constraint::kRegister) candidates.push_back(&c);
-  if (candidates.empty())
-    throw UserError(ExitCode::kDataError, SourceLocation{},
-                    "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
+TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& plan, const Target& target,
+                        const GpuContext& gpu, const TuningSettings& settings,
+                        std::vector<const PlannedCandidate*>& candidates) {
+  candidates.clear();
+  for (const PlannedCandidate* c : tunable_candidates(plan, target.warp_size).list)
+    if (!request.emittable || request.emittable(*c)) candidates.push_back(c);
   // --tune rank: the model's first top_k, kept in plan order.
-  if (ranker && top_k > 0) candidates = top_ranked_candidates(candidates, *ranker, top_k);
+  if (request.ranker && request.top_k > 0) candidates = top_ranked_candidates(candidates, *request.ranker, request.top_k);
   // --max-candidates K: K candidates evenly spaced in the plan's M1-major order (deterministic).
   const size_t limit = settings.max_candidates;
   if (limit > 0 && candidates.size() > limit) {
@@ -144,16 +141,27 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
     for (size_t i = 0; i < limit; ++i) sample.push_back(candidates[i * candidates.size() / limit]);
     candidates = sample;
   }
+  // The heuristic's pick is always a candidate: the search must not lose to it.
+  int32_t heuristic = -1;
+  if (request.heuristic) {
+    auto it = std::find(candidates.begin(), candidates.end(), request.heuristic);
+    if (it == candidates.end()) it = candidates.insert(candidates.end(), request.heuristic);
+    heuristic = static_cast<int32_t>(it - candidates.begin());
+  }
+  if (candidates.empty())
+    throw UserError(ExitCode::kDataError, SourceLocation{},
+                    "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
 
   TuningOptions options;
-  options.n = n;
+  options.n = request.n;
+  options.heuristic = {heuristic, request.heuristic_generic};
   options.timing.runs = settings.timing_runs;
   options.timing.flush_l2 = settings.flush_l2;
   options.budget_seconds = settings.budget_seconds;
   options.real_finalists = settings.finalists;
-  options.fmas_per_kernel = fmas_per_kernel;
+  options.fmas_per_kernel = request.fmas_per_kernel;
   options.pool.max_workers = settings.jobs;
-  if (time_generic) options.generic_tiling = &plan.for_generic(kGenericRowsPerBlock).tiling;
+  if (request.time_generic) options.generic_tiling = &plan.for_generic(kGenericRowsPerBlock).tiling;
   std::unique_ptr<CubinCache> cache;
   if (settings.use_cache) {
     cache = std::make_unique<CubinCache>(settings.cache_dir.empty() ? default_cubin_cache_dir()
@@ -163,10 +171,15 @@ TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan,
   // Real kernels run in a worker process (this binary, hidden command), so that one that faults
   // costs only its candidate (tuner/measure_worker.h).
   options.worker = {"/proc/self/exe", "__measure-worker"};
-  Progress progress(!quiet && isatty(STDERR_FILENO));
+  Progress progress(!request.quiet && isatty(STDERR_FILENO));
   options.progress = [&](const TuningProgress& p) { progress(p); };
-  return mode == "exhaustive" ? tune_exhaustively(a, plan, candidates, gpu, options)
-                              : tune_with_proxies(a, plan, candidates, gpu, options);
+  TuningResult result = request.mode == "exhaustive" ? tune_exhaustively(a, plan, candidates, gpu, options)
+                                                     : tune_with_proxies(a, plan, candidates, gpu, options);
+  if (heuristic >= 0) {
+    result.decision = decide_against_heuristic(result, options.heuristic, request.time_generic, request.mode);
+    result.chosen = result.decision->chosen;  // what is emitted (its tile, where the family is unrolled)
+  }
+  return result;
 }
 
 Json tuning_json(const std::string& mode, const TuningResult& result, const GpuContext& gpu) {
@@ -190,6 +203,12 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
               {"chosen", result.chosen},
               {"candidates", candidates}};
   if (result.generic) out["generic"] = measurement_json(*result.generic);
+  if (result.decision) {
+    const Decision& d = *result.decision;
+    out["decision"] = {{"emitted", d.generic ? Json("generic family") : Json(result.candidates[static_cast<size_t>(d.chosen)].tile.label())},
+                       {"heuristic_kept", d.heuristic_kept},
+                       {"why", d.why}};
+  }
   return out;
 }
 

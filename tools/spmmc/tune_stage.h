@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,19 +50,33 @@ std::unique_ptr<GpuContext> usable_gpu_for(const Target& target);
 // without one fails at once (exit 69). Checks that the GPU has the target's architecture.
 std::unique_ptr<GpuContext> open_gpu_for_tuning(const std::string& mode, const Target& target);
 
-// Runs --tune `mode` ("proxy" or "exhaustive") over the planning survivors (or, when none
-// survived, over every candidate the register constraint kept) and returns the result;
-// `candidates` receives the candidates in the result's order. Exhaustive tuning splits each
-// real candidate into kernels of at most `fmas_per_kernel` FMAs (0: one kernel), as the compile
-// that tunes will emit it. With `time_generic` (--family auto) the generic family's kernel is
-// timed too, its rows ordered by plan.for_generic(kGenericRowsPerBlock) as spmmc compile emits it.
-// Progress is shown on a terminal unless `quiet`.
-// With `ranker` (--tune rank), only the `top_k` candidates it ranks first are tuned (by proxies),
-// in plan order.
-TuningResult run_tuning(const std::string& mode, const Csr& a, const Plan& plan, const GpuContext& gpu,
-                        const TuningSettings& settings, int64_t n, int64_t fmas_per_kernel, bool time_generic, bool quiet,
-                        std::vector<const PlannedCandidate*>& candidates, const RankerModel* ranker = nullptr,
-                        size_t top_k = 0);
+// What one tuning run of `spmmc compile` searches.
+struct TuneRequest {
+  std::string mode;              // "proxy", "rank" or "exhaustive"
+  int64_t n = 0;
+  int64_t fmas_per_kernel = 0;   // exhaustive and real kernels: the split spmmc compile emits (0: one kernel)
+  bool time_generic = false;     // --family auto: the generic family's kernel is a contender too
+  bool quiet = false;            // no progress on the terminal
+  const RankerModel* ranker = nullptr;  // --tune rank: only its first top_k candidates are tuned
+  size_t top_k = 0;
+  // The heuristic's pick (--tune none's tile) and whether --tune none would emit the generic family
+  // for this layer: always a candidate, and the emitted kernel is never measured slower than its.
+  const PlannedCandidate* heuristic = nullptr;
+  bool heuristic_generic = false;
+  // The tiles spmmc compile can emit unrolled (the size guard); others are not tuned. Empty: all.
+  std::function<bool(const PlannedCandidate&)> emittable;
+};
+
+// Runs the search over tunable_candidates(plan) (compiler/planning/plan_tiles.h), the heuristic's
+// pick always among them, and returns the result with its decision (tuner/decide_against_heuristic.h);
+// `candidates` receives the candidates in the result's order. Exhaustive tuning splits each real
+// candidate into kernels of at most `fmas_per_kernel` FMAs, as the compile that tunes will emit it.
+// With `time_generic` the generic family's kernel is timed too, its rows ordered by
+// plan.for_generic(kGenericRowsPerBlock) as spmmc compile emits it. Progress is shown on a terminal
+// unless `quiet`.
+TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& plan, const Target& target,
+                        const GpuContext& gpu, const TuningSettings& settings,
+                        std::vector<const PlannedCandidate*>& candidates);
 
 // The "tuning" section of NAME.json: device, per-stage seconds, every candidate with its outcome,
 // proxy time and real time where measured, and the generic family's kernel where it was timed.
