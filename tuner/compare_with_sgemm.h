@@ -14,8 +14,9 @@ namespace spmmc {
 struct SgemmComparison {
   // null when SGEMM was not timed (result.sgemm empty). Otherwise
   //   {"available": false, "why_unavailable": "..."} or
-  //   {"available": true, "median_ms": S, then, where the chosen candidate's real kernel was timed
-  //    (--tune exhaustive; --tune proxy's finalists), "compared_with": "real kernel", "chosen_ms": C,
+  //   {"available": true, "median_ms": S, then, where the emitted kernel's real time was measured
+  //    (every timed search against the heuristic within its compile budget; --tune exhaustive),
+  //    "compared_with": "real kernel" or "generic kernel", "chosen_ms": C,
   //    "faster_than_chosen": S < C, "ratio": C / S; otherwise "compared_with": null and
   //    "why_not_compared"}.
   nlohmann::ordered_json json;

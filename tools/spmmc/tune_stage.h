@@ -1,5 +1,5 @@
-// The tuning stage of `spmmc compile`: --tune proxy|exhaustive, their options, progress on a
-// terminal, and the "tuning" section of NAME.json. --tune none (the heuristic) needs none of it.
+// The tuning stage of `spmmc compile`: --tune rank|proxy|exhaustive, their options, progress on a
+// terminal, and the "tuning" section of NAME.json. --tune none (the heuristic) and model need none of it.
 #pragma once
 
 #include <cstdint>
