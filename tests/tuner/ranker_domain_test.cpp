@@ -181,7 +181,7 @@ RankerModel tiny_model(const std::vector<RankingProblem>& problems) {
   return RankerModel::train(groups, kSchema, params);
 }
 
-TEST_CASE("ranker domain: the model file records the domain; a file without one loads with an empty domain",
+TEST_CASE("ranker domain: the model file records the domain, and a file without one loads with an empty domain",
           "[ranker][domain]") {
   test::TempDir dir;
   const std::vector<RankingProblem> problems = {balanced_problem("a", 64, 128, 800, 256),
