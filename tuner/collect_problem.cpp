@@ -1,5 +1,6 @@
 #include "tuner/collect_problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -7,12 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/kernel_program.h"
+#include "codegen/size_guard.h"
+#include "compiler/planning/choose_tile.h"
 #include "compiler/planning/features.h"
 #include "tuner/tune_exhaustively.h"
 
 namespace spmmc {
 
-std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m) {
+std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m,
+                          bool heuristic) {
   nlohmann::ordered_json features = nlohmann::ordered_json::object();
   const std::vector<double> values = candidate.features.values();
   for (size_t i = 0; i < values.size(); ++i) features[CandidateFeatures::names()[i]] = values[i];
@@ -27,23 +31,49 @@ std::string database_line(const std::string& matrix, int64_t n, const PlannedCan
                               {"registers", m.registers_per_thread},
                               {"local_bytes", m.local_bytes_per_thread},
                               {"kernels", m.kernels}};
+  if (heuristic) j["heuristic"] = true;
   if (m.outcome != Outcome::kOk) j["detail"] = m.detail.substr(0, 300);
   return j.dump();
 }
 
+std::vector<const PlannedCandidate*> collection_candidates(const Csr& a, const Plan& plan, const Target& target,
+                                                           size_t sample, int32_t& heuristic) {
+  std::vector<const PlannedCandidate*> candidates = tunable_candidates(plan, target.warp_size).list;
+  if (sample > 0 && candidates.size() > sample) {
+    std::vector<const PlannedCandidate*> kept;
+    for (size_t i = 0; i < sample; ++i) kept.push_back(candidates[i * candidates.size() / sample]);
+    candidates = kept;
+  }
+  const SizeLimits limits;
+  const auto fits = [&](const PlannedCandidate& c) {
+    return estimate_unrolled_size(a, plan.for_m1(c.tile.m1).after, c.tile, kMinFmasPerKernel).nvcc_seconds <=
+           limits.max_nvcc_seconds;
+  };
+  std::string why;
+  heuristic = -1;
+  if (const PlannedCandidate* h = choose_tile_by_heuristic(plan, target, fits, why)) {
+    auto it = std::find(candidates.begin(), candidates.end(), h);
+    if (it == candidates.end()) it = candidates.insert(candidates.end(), h);
+    heuristic = static_cast<int32_t>(it - candidates.begin());
+  }
+  return candidates;
+}
+
 std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
-                                         const GpuContext& gpu, TuningOptions options) {
+                                         const GpuContext& gpu, TuningOptions options, size_t sample) {
   PlanOptions plan_options;
   plan_options.n = n;
   const Plan plan = plan_tiles(a, target, plan_options);
-  const std::vector<const PlannedCandidate*> candidates = tunable_candidates(plan, target.warp_size).list;
+  int32_t heuristic = -1;
+  const std::vector<const PlannedCandidate*> candidates = collection_candidates(a, plan, target, sample, heuristic);
   options.n = n;
   options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
   std::vector<TileCandidate> tiles;
   for (const auto* c : candidates) tiles.push_back(c->tile);
   const std::vector<Measurement> measured = measure_real_candidates(a, plan, tiles, gpu, options);
   std::vector<std::string> lines;
-  for (size_t i = 0; i < candidates.size(); ++i) lines.push_back(database_line(matrix, n, *candidates[i], measured[i]));
+  for (size_t i = 0; i < candidates.size(); ++i)
+    lines.push_back(database_line(matrix, n, *candidates[i], measured[i], static_cast<int32_t>(i) == heuristic));
   return lines;
 }
 

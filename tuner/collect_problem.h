@@ -1,5 +1,5 @@
 // `spmmc collect` (issue 12): the measurements the ranker trains on. One problem, a matrix at one
-// width n, gives one line of the tuning database (tuner/ranking_data.h) per planning survivor, from
+// width n, gives one line of the tuning database (tuner/ranking_data.h) per collected candidate, from
 // its real kernel compiled, checked against float64 and timed as `--tune exhaustive` times it.
 #pragma once
 
@@ -16,16 +16,24 @@
 
 namespace spmmc {
 
-// One database line (format spmmc.collect/1, no newline) for a candidate of `plan` measured as `m`.
-std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m);
+// One database line (format spmmc.collect/1, no newline) for a candidate of `plan` measured as `m`;
+// `heuristic` adds "heuristic": true (the tile --tune none would pick: studies measure its loss).
+std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m,
+                          bool heuristic);
 
-// Plans A for n on `target`, compiles every survivor's real kernel (split as spmmc compile splits
-// it: default_fmas_per_kernel) on options.pool, checks and times each (options.timing, in the
-// measuring worker of options.worker), and returns their database lines, survivors in plan order.
-// Where no candidate survived the constraints, every candidate the register constraint kept is
-// measured, as the tuners do.
+// The candidates a problem's collection measures (issue 25): tunable_candidates(plan) (the set the
+// ranker and the tuners rank at compile time), at most `sample` of them evenly spaced in plan order
+// where `sample` > 0 (a bounded cost per problem for layers of real size), and the heuristic's pick
+// (choose_tile_by_heuristic with the size guard's default limit) always, last where it is not among
+// them. `heuristic` receives its index, or -1 where there is none.
+std::vector<const PlannedCandidate*> collection_candidates(const Csr& a, const Plan& plan, const Target& target,
+                                                           size_t sample, int32_t& heuristic);
+
+// Plans A for n on `target`, compiles the real kernel of every collection_candidates (split as spmmc
+// compile splits it: default_fmas_per_kernel) on options.pool, checks and times each (options.timing,
+// in the measuring worker of options.worker), and returns their database lines in that order.
 std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
-                                         const GpuContext& gpu, TuningOptions options);
+                                         const GpuContext& gpu, TuningOptions options, size_t sample = 0);
 
 // A generated problem of the collection: the matrix's generator options and a width.
 struct GeneratedProblem {

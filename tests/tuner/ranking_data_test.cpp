@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/choose_tile.h"
 #include "compiler/planning/features.h"
 #include "tests/test_util.h"
 #include "tuner/choose_by_model.h"
@@ -263,7 +264,7 @@ TEST_CASE("collect: database lines read back as the candidates' features and tim
     m.outcome = i == 2 ? Outcome::kInvalid : Outcome::kOk;
     m.detail = "spills 128 bytes";
     m.time.median_ms = 0.01 * static_cast<double>(i + 1);
-    text += database_line("gen-x", 1024, *survivors[i], m) + "\n";
+    text += database_line("gen-x", 1024, *survivors[i], m, i == 1) + "\n";
   }
   test::TempDir dir;
   test::write_file(dir.path / "p.jsonl", text);
@@ -277,6 +278,35 @@ TEST_CASE("collect: database lines read back as the candidates' features and tim
   CHECK(p.group.features[1] == survivors[1]->features.values());
   CHECK(p.group.times_ms == std::vector<double>{0.01, 0.02});
   CHECK_THAT(text, Catch::Contains("\"detail\":\"spills 128 bytes\""));
+  CHECK_THAT(text, Catch::Contains("\"heuristic\":true"));  // on the second line only, which still reads
+}
+
+TEST_CASE("collect: the candidates, sampled, and the heuristic's pick always among them", "[ranker][collect]") {
+  GeneratorOptions g;
+  g.rows = 512, g.cols = 512, g.sparsity = 0.9, g.seed = 4;
+  PlanOptions options;
+  options.n = 4096;
+  options.threads = 1;
+  const Csr a = generate_matrix(g);
+  const Target h100 = load_target("h100");
+  const Plan plan = plan_tiles(a, h100, options);
+  std::string why;
+  const PlannedCandidate* h = choose_tile_by_heuristic(plan, h100, [](const PlannedCandidate&) { return true; }, why);
+  REQUIRE(h != nullptr);
+  int32_t heuristic = -1;
+  const auto all = collection_candidates(a, plan, h100, 0, heuristic);
+  const auto tunable = tunable_candidates(plan, h100.warp_size).list;
+  REQUIRE(tunable.size() > 8);
+  REQUIRE(heuristic >= 0);
+  CHECK(all[static_cast<size_t>(heuristic)] == h);
+  CHECK(all.size() == tunable.size() + (std::find(tunable.begin(), tunable.end(), h) == tunable.end() ? 1 : 0));
+  const auto sampled = collection_candidates(a, plan, h100, 8, heuristic);
+  CHECK(sampled.size() <= 9);
+  CHECK(sampled.size() >= 8);
+  CHECK(sampled[static_cast<size_t>(heuristic)] == h);
+  CHECK(sampled.front() == tunable.front());  // evenly spaced from the first, deterministic
+  int32_t again = -1;
+  CHECK(collection_candidates(a, plan, h100, 8, again) == sampled);
 }
 
 TEST_CASE("spmmc collect: usage, and no GPU before any work", "[ranker][collect][cli]") {

@@ -52,6 +52,7 @@ int run_collect(const Args& args) {
   }
   const double budget = args.get_double("--budget", 3600.0, 0.0, 1e9);
   const int64_t max_nnz = args.get_int("--max-nnz", 40000, 1, int64_t{1} << 31);
+  const auto sample = static_cast<size_t>(args.get_int("--sample", 0, 0, 1 << 20));
   const TuningSettings settings = tuning_settings_from(args);
   const Target target = target_from(args);
   std::string why;
@@ -108,7 +109,7 @@ int run_collect(const Args& args) {
       ++skipped;
       continue;
     }
-    const std::vector<std::string> lines = collect_problem(a, p.id, p.n, target, *gpu, options);
+    const std::vector<std::string> lines = collect_problem(a, p.id, p.n, target, *gpu, options, sample);
     int ok = 0;
     for (const std::string& l : lines) ok += l.find("\"outcome\":\"Ok\"") != std::string::npos ? 1 : 0;
     write_file_atomically(file, [&](std::ostream& os) {
@@ -134,9 +135,10 @@ Command collect_command() {
   c.description =
       "For each problem - every FILE at every width of --n, and K generated matrices (--generate: M and K\n"
       "in 2^6..2^12, sparsity 0.5-0.99, n in 2^8..2^13, four generators, from --seed) - plans the tile\n"
-      "space, compiles the real kernel of every survivor with NVRTC in parallel, checks it against float64\n"
-      "and times it (L2 flushed, median of --timing-runs), and writes DIR/<problem>.n<n>.jsonl, one line\n"
-      "per candidate (format spmmc.collect/1, docs/design/ranker.md), atomically. Problems whose file\n"
+      "space, compiles the real kernel of every survivor (the tiles the ranker ranks; --sample K of them)\n"
+      "and of the heuristic's pick (marked \"heuristic\": true) with NVRTC in parallel, checks it against\n"
+      "float64 and times it (L2 flushed, median of --timing-runs), and writes DIR/<problem>.n<n>.jsonl, one\n"
+      "line per candidate (format spmmc.collect/1, docs/design/ranker.md), atomically. Problems whose file\n"
       "exists are skipped, so a rerun resumes; no problem is started after --budget seconds. Needs a GPU\n"
       "(exit 69 without one).";
   c.options = {
@@ -146,6 +148,8 @@ Command collect_command() {
       {"--seed", "S", "seed of the generated problems (default 0)"},
       {"--budget", "S", "start no problem after S seconds (default 3600)"},
       {"--max-nnz", "Z", "skip matrices of more than Z non-zeros (default 40000: every survivor is compiled)"},
+      {"--sample", "K", "measure at most K candidates per problem, evenly spaced in plan order, besides the "
+       "heuristic's pick, which is always measured (default 0: all)"},
       {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
       {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
   };
