@@ -45,6 +45,8 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "guess"}, "--tune guess: expected auto (default), none"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--tile", "8x32"}, "--tile"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--max-candidates", "-1"}, "--max-candidates"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "rank", "--real-compile-budget", "-5"},
+       "--real-compile-budget"},
   };
   for (const auto& c : cases) {
     const auto r = run_spmmc(c.args);

@@ -154,7 +154,8 @@ Command collect_command() {
       {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
   };
   for (auto& o : tuning_option_specs())
-    if (o.name != "--tune-budget" && o.name != "--finalists" && o.name != "--max-candidates") c.options.push_back(o);
+    if (o.name != "--tune-budget" && o.name != "--finalists" && o.name != "--max-candidates" &&
+        o.name != "--real-compile-budget") c.options.push_back(o);
   for (auto& o : read_option_specs())
     if (o.name != "--seed") c.options.push_back(o);
   c.min_positional = 0;

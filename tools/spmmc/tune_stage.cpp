@@ -84,6 +84,10 @@ std::vector<OptionSpec> tuning_option_specs() {
       {"--flush-l2", "", "flush L2 before every timed run, as the project's benchmarks do (default)"},
       {"--no-flush-l2", "", "time with L2 as the previous run left it (B may stay in L2 between runs)"},
       {"--max-candidates", "K", "tune over at most K candidates, evenly spaced over the survivors (default: all)"},
+      {"--real-compile-budget", "S", fmt::format("--tune rank|proxy: compile the heuristic's and the pick's real kernels "
+                                                 "only where the size guard estimates their compile at most S seconds; "
+                                                 "the heuristic's pick is kept where its own is beyond (default {:.0f}; "
+                                                 "0: no limit)", kMaxRealCompileSeconds)},
       {"--jobs|-j", "J", "NVRTC compilations in parallel (default: the cores, fewer when memory is short)"},
       {"--cache-dir", "DIR", "cubin cache (default $SPMMC_CACHE_DIR, $XDG_CACHE_HOME/spmmc/cubins or ~/.cache/spmmc/cubins)"},
       {"--no-cache", "", "compile everything, reading and writing no cubin cache"},
@@ -120,6 +124,7 @@ TuningSettings tuning_settings_from(const Args& args, int default_finalists) {
   s.finalists = static_cast<int>(args.get_int("--finalists", default_finalists, 0, 1 << 20));
   s.jobs = static_cast<unsigned>(args.get_int("--jobs", 0, 0, 1024));
   s.max_candidates = static_cast<size_t>(args.get_int("--max-candidates", 0, 0, 1 << 30));
+  s.real_compile_budget = args.get_double("--real-compile-budget", kMaxRealCompileSeconds, 0.0, 1e7);
   s.use_cache = !args.has("--no-cache");
   s.cache_dir = args.get_or("--cache-dir", "");
   if (!s.use_cache && !s.cache_dir.empty()) fail_usage("give --cache-dir or --no-cache, not both");
@@ -155,6 +160,7 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
   TuningOptions options;
   options.n = request.n;
   options.heuristic = {heuristic, request.heuristic_generic};
+  options.max_real_compile_seconds = settings.real_compile_budget;
   options.timing.runs = settings.timing_runs;
   options.timing.flush_l2 = settings.flush_l2;
   options.budget_seconds = settings.budget_seconds;

@@ -23,8 +23,8 @@ class GpuContext;
 
 namespace spmmc::cli {
 
-// --tune-budget, --finalists, --timing-runs, --flush-l2, --no-flush-l2, --max-candidates, --jobs, --cache-dir,
-// --no-cache.
+// --tune-budget, --finalists, --timing-runs, --flush-l2, --no-flush-l2, --max-candidates, --real-compile-budget,
+// --jobs, --cache-dir, --no-cache.
 std::vector<OptionSpec> tuning_option_specs();
 
 struct TuningSettings {
@@ -34,6 +34,7 @@ struct TuningSettings {
   int finalists = kDefaultRealFinalists;  // --tune proxy: real kernels of the fastest proxies timed
   unsigned jobs = 0;            // 0: the pool decides
   size_t max_candidates = 0;    // 0: all
+  double real_compile_budget = kMaxRealCompileSeconds;  // --real-compile-budget (0: none)
   bool use_cache = true;
   std::string cache_dir;        // empty: default_cubin_cache_dir()
 };
