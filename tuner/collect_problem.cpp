@@ -1,6 +1,5 @@
 #include "tuner/collect_problem.h"
 
-#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -38,24 +37,14 @@ std::string database_line(const std::string& matrix, int64_t n, const PlannedCan
 
 std::vector<const PlannedCandidate*> collection_candidates(const Csr& a, const Plan& plan, const Target& target,
                                                            size_t sample, int32_t& heuristic) {
-  std::vector<const PlannedCandidate*> candidates = tunable_candidates(plan, target.warp_size).list;
-  if (sample > 0 && candidates.size() > sample) {
-    std::vector<const PlannedCandidate*> kept;
-    for (size_t i = 0; i < sample; ++i) kept.push_back(candidates[i * candidates.size() / sample]);
-    candidates = kept;
-  }
+  std::vector<const PlannedCandidate*> candidates = evenly_spaced(tunable_candidates(plan, target.warp_size).list, sample);
   const SizeLimits limits;
   const auto fits = [&](const PlannedCandidate& c) {
     return estimate_unrolled_size(a, plan.for_m1(c.tile.m1).after, c.tile, kMinFmasPerKernel).nvcc_seconds <=
            limits.max_nvcc_seconds;
   };
   std::string why;
-  heuristic = -1;
-  if (const PlannedCandidate* h = choose_tile_by_heuristic(plan, target, fits, why)) {
-    auto it = std::find(candidates.begin(), candidates.end(), h);
-    if (it == candidates.end()) it = candidates.insert(candidates.end(), h);
-    heuristic = static_cast<int32_t>(it - candidates.begin());
-  }
+  heuristic = index_adding(candidates, choose_tile_by_heuristic(plan, target, fits, why));
   return candidates;
 }
 

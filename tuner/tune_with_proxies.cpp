@@ -59,6 +59,15 @@ std::optional<std::string> beyond_compile_budget(const Csr& a, const Plan& plan,
                      seconds, options.max_real_compile_seconds);
 }
 
+// cuBLAS SGEMM for the dense layer (with options.time_sgemm), once, into result.sgemm.
+void time_dense_baseline(const Csr& a, const GpuContext& gpu, const TuningOptions& options, TuningResult& result,
+                         Clock::time_point& clock) {
+  if (!options.time_sgemm) return;
+  report(options, "timing cuBLAS SGEMM", 0, 1);
+  result.sgemm = time_sgemm(gpu, a.rows, a.cols, options.n, options.timing);
+  result.seconds.emplace_back("sgemm", seconds_since(clock));
+}
+
 }  // namespace
 
 int32_t launch_bound_class(int32_t threads) { return threads <= 256 ? 256 : threads <= 512 ? 512 : 1024; }
@@ -84,11 +93,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
       }
       result.candidates[h].real.detail = *why;
       result.seconds.emplace_back("skipped", seconds_since(clock));
-      if (options.time_sgemm) {
-        report(options, "timing cuBLAS SGEMM", 0, 1);
-        result.sgemm = time_sgemm(gpu, a.rows, a.cols, options.n, options.timing);
-        result.seconds.emplace_back("sgemm", seconds_since(clock));
-      }
+      time_dense_baseline(a, gpu, options, result, clock);
       return result;
     }
   }
@@ -357,11 +362,7 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
   }
 
   // The dense baseline, once, after the candidates.
-  if (options.time_sgemm) {
-    report(options, "timing cuBLAS SGEMM", 0, 1);
-    result.sgemm = time_sgemm(gpu, a.rows, a.cols, options.n, options.timing);
-    result.seconds.emplace_back("sgemm", seconds_since(clock));
-  }
+  time_dense_baseline(a, gpu, options, result, clock);
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/planning/plan_tiles.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -76,6 +77,20 @@ TunableCandidates tunable_candidates(const Plan& plan, int64_t warp_size) {
   if (out.too_wide > 0)
     out.why += fmt::format(", {} tile(s) wider than n = {} left out (threads without a column)", out.too_wide, n);
   return out;
+}
+
+std::vector<const PlannedCandidate*> evenly_spaced(const std::vector<const PlannedCandidate*>& candidates, size_t k) {
+  if (k == 0 || candidates.size() <= k) return candidates;
+  std::vector<const PlannedCandidate*> kept;
+  for (size_t i = 0; i < k; ++i) kept.push_back(candidates[i * candidates.size() / k]);
+  return kept;
+}
+
+int32_t index_adding(std::vector<const PlannedCandidate*>& candidates, const PlannedCandidate* pick) {
+  if (!pick) return -1;
+  auto it = std::find(candidates.begin(), candidates.end(), pick);
+  if (it == candidates.end()) it = candidates.insert(candidates.end(), pick);
+  return static_cast<int32_t>(it - candidates.begin());
 }
 
 const M1Plan& Plan::for_m1(int32_t m1) const {

@@ -70,6 +70,14 @@ struct TunableCandidates {
 };
 TunableCandidates tunable_candidates(const Plan& plan, int64_t warp_size);
 
+// At most `k` of `candidates`, evenly spaced in their order (the first always kept); all of them
+// where k is 0 or there are at most k. Deterministic: --max-candidates and spmmc collect --sample.
+std::vector<const PlannedCandidate*> evenly_spaced(const std::vector<const PlannedCandidate*>& candidates, size_t k);
+
+// The index of `pick` in `candidates`, appending it where it is not there: the heuristic's pick,
+// which every search and collection measures. -1 (nothing added) for nullptr.
+int32_t index_adding(std::vector<const PlannedCandidate*>& candidates, const PlannedCandidate* pick);
+
 // Plans C = A B for n columns on `target`. A must have at least one non-zero and the axes must
 // be non-empty (checked).
 Plan plan_tiles(const Csr& a, const Target& target, const PlanOptions& options);

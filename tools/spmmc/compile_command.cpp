@@ -288,9 +288,11 @@ int run_compile(const Args& args) {
   if (tuned && decision && family_auto) {
     generic = decision->generic;
     family_why = decision->why;
+  } else if (family_auto && chosen == heuristic) {
+    generic = heuristic_generic;
+    family_why = heuristic_family_why;
   } else if (family_auto) {
-    generic = chosen == heuristic ? heuristic_generic : family_by_rule(*chosen, family_why);
-    if (chosen == heuristic) family_why = heuristic_family_why;
+    generic = family_by_rule(*chosen, family_why);
   } else if (family_why.empty()) {
     family_why = args.has("--tile") ? "--tile" : "--k-parts";
   }

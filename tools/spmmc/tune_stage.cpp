@@ -140,19 +140,9 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
   // --tune rank: the model's first top_k, kept in plan order.
   if (request.ranker && request.top_k > 0) candidates = top_ranked_candidates(candidates, *request.ranker, request.top_k);
   // --max-candidates K: K candidates evenly spaced in the plan's M1-major order (deterministic).
-  const size_t limit = settings.max_candidates;
-  if (limit > 0 && candidates.size() > limit) {
-    std::vector<const PlannedCandidate*> sample;
-    for (size_t i = 0; i < limit; ++i) sample.push_back(candidates[i * candidates.size() / limit]);
-    candidates = sample;
-  }
+  candidates = evenly_spaced(candidates, settings.max_candidates);
   // The heuristic's pick is always a candidate: the search must not lose to it.
-  int32_t heuristic = -1;
-  if (request.heuristic) {
-    auto it = std::find(candidates.begin(), candidates.end(), request.heuristic);
-    if (it == candidates.end()) it = candidates.insert(candidates.end(), request.heuristic);
-    heuristic = static_cast<int32_t>(it - candidates.begin());
-  }
+  const int32_t heuristic = index_adding(candidates, request.heuristic);
   if (candidates.empty())
     throw UserError(ExitCode::kDataError, SourceLocation{},
                     "every tile candidate exceeds the register limits of the target (see 'spmmc plan'); give --tile");
@@ -210,10 +200,10 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
               {"candidates", candidates}};
   if (result.generic) out["generic"] = measurement_json(*result.generic);
   if (result.decision) {
-    const Decision& d = *result.decision;
-    out["decision"] = {{"emitted", d.generic ? Json("generic family") : Json(result.candidates[static_cast<size_t>(d.chosen)].tile.label())},
-                       {"heuristic_kept", d.heuristic_kept},
-                       {"why", d.why}};
+    const Decision& decision = *result.decision;
+    const Json emitted = decision.generic ? Json("generic family")
+                                          : Json(result.candidates[static_cast<size_t>(decision.chosen)].tile.label());
+    out["decision"] = {{"emitted", emitted}, {"heuristic_kept", decision.heuristic_kept}, {"why", decision.why}};
   }
   return out;
 }
