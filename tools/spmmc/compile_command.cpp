@@ -194,14 +194,15 @@ int run_compile(const Args& args) {
                            fill >= kGenericBelowWaveFill ? fmt::format(" (at least {:.0f}%)", 100.0 * kGenericBelowWaveFill)
                            : by_fill ? fmt::format(" (below {:.0f}%)", 100.0 * kGenericBelowWaveFill)
                                      : fmt::format(", but A has fewer than {} non-zeros", kGenericMinNonZeros));
-    if (!by_fill && !fits_size_guard(c)) {
-      const double finest = estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile,
-                                                   auto_split ? kMinFmasPerKernel : fmas_per_kernel).nvcc_seconds;
+    if (by_fill) return true;
+    const double finest = estimate_unrolled_size(m.csr, plan.for_m1(c.tile.m1).after, c.tile,
+                                                 auto_split ? kMinFmasPerKernel : fmas_per_kernel).nvcc_seconds;
+    if (finest > limits.max_nvcc_seconds) {  // fits_size_guard's test, with the number for the message
       rule_why = fmt::format("auto: the unrolled code of tile {} would take about {:.0f} s of nvcc, above the limit of {:.0f} s",
                              c.tile.label(), finest, limits.max_nvcc_seconds);
       return true;
     }
-    return by_fill;
+    return false;
   };
   // The heuristic's pick (--tune none's tile and family): what --tune none emits, and what every
   // other mode is measured against and falls back to (docs/design/tuning.md).
