@@ -52,8 +52,14 @@ TEST_CASE("shared data: every DLMC file matches dlmc_subset.csv", "[shared-data]
   CHECK(files == 102);
 }
 
-// Expected nnz of a Matrix Market file by a deliberately naive route: a set of positions.
-int64_t naive_mtx_nnz(const std::filesystem::path& path) {
+// Expected shape and nnz of a Matrix Market file by a deliberately naive route: the size line
+// as written, and a set of positions.
+struct NaiveMtx {
+  long rows = 0, cols = 0;
+  int64_t nnz = 0;
+};
+
+NaiveMtx naive_mtx(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
@@ -61,6 +67,8 @@ int64_t naive_mtx_nnz(const std::filesystem::path& path) {
   const bool pattern = line.find("pattern") != std::string::npos;
   while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
   }
+  NaiveMtx result;
+  std::istringstream(line) >> result.rows >> result.cols;
   std::set<std::pair<long, long>> positions;
   long r, c;
   double v;
@@ -70,10 +78,12 @@ int64_t naive_mtx_nnz(const std::filesystem::path& path) {
     positions.insert({r, c});
     if (symmetric) positions.insert({c, r});
   }
-  return static_cast<int64_t>(positions.size());
+  result.nnz = static_cast<int64_t>(positions.size());
+  return result;
 }
 
-TEST_CASE("shared data: every graph reads with the naive parser's nnz", "[shared-data]") {
+// Graphs need not be square (mk11-b4 is 10395 x 17325): the shape is the size line's.
+TEST_CASE("shared data: every graph reads with the naive parser's shape and nnz", "[shared-data]") {
   const auto data = test::shared_data_dir();
   if (data.empty()) return;
   int files = 0;
@@ -81,8 +91,10 @@ TEST_CASE("shared data: every graph reads with the naive parser's nnz", "[shared
     if (entry.path().extension() != ".mtx") continue;
     INFO(entry.path());
     const LoadedMatrix m = read_matrix_file(entry.path().string(), {});
-    CHECK(m.csr.nnz() == naive_mtx_nnz(entry.path()));
-    CHECK(m.csr.rows == m.csr.cols);
+    const NaiveMtx expected = naive_mtx(entry.path());
+    CHECK(m.csr.nnz() == expected.nnz);
+    CHECK(m.csr.rows == expected.rows);
+    CHECK(m.csr.cols == expected.cols);
     ++files;
   }
   CHECK(files >= 6);
