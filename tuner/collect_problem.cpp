@@ -52,11 +52,12 @@ std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix
                                          const GpuContext& gpu, TuningOptions options, size_t sample) {
   PlanOptions plan_options;
   plan_options.n = n;
+  plan_options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
   const Plan plan = plan_tiles(a, target, plan_options);
   int32_t heuristic = -1;
   const std::vector<const PlannedCandidate*> candidates = collection_candidates(a, plan, target, sample, heuristic);
   options.n = n;
-  options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
+  options.fmas_per_kernel = plan_options.fmas_per_kernel;
   std::vector<TileCandidate> tiles;
   for (const auto* c : candidates) tiles.push_back(c->tile);
   const std::vector<Measurement> measured = measure_real_candidates(a, plan, tiles, gpu, options);

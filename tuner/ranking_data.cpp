@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/features.h"
+#include "compiler/planning/target.h"
 
 namespace spmmc {
 namespace {
@@ -29,9 +31,34 @@ uint64_t stable_hash(const std::string& text, uint64_t seed) {
   return h;
 }
 
+// The features of a line collected under schema 2, as schema 3 has them: the stored ones, and the
+// launch features derived from them on `target` with the kernel count the line recorded.
+nlohmann::json upgraded_from_schema_2(const nlohmann::json& stored, int64_t kernels, const Target& target) {
+  CandidateFeatures f;
+  const auto get = [&](const char* name) { return static_cast<int64_t>(stored.at(name).get<double>()); };
+  f.a_tile_num = get("a_tile_num");
+  f.b_tile_num = get("b_tile_num");
+  f.block_num = get("block_num");
+  f.sparsity = stored.at("sparsity").get<double>();
+  f.nnc_sum = get("nnc_sum");
+  f.nnz_max = get("nnz_max");
+  f.m1 = get("m1");
+  f.n1 = get("n1");
+  f.k = get("k");
+  f.cols_per_thread = get("cols_per_thread");
+  f.threads_per_block = get("threads_per_block");
+  f.min_blocks_per_sm = get("min_blocks_per_sm");
+  derive_launch_features(f, target, kernels);
+  nlohmann::json out = nlohmann::json::object();
+  const std::vector<double> values = f.values();
+  for (size_t i = 0; i < values.size(); ++i) out[CandidateFeatures::names()[i]] = values[i];
+  return out;
+}
+
 }  // namespace
 
-RankingData read_ranking_data(const std::vector<std::string>& files, const FeatureSchema& schema) {
+RankingData read_ranking_data(const std::vector<std::string>& files, const FeatureSchema& schema,
+                              const Target* upgrade_target) {
   RankingData data;
   // (matrix, n) -> tile -> entry, keeping the order problems and tiles first appear.
   std::map<std::pair<std::string, int64_t>, size_t> problem_index;
@@ -59,7 +86,8 @@ RankingData read_ranking_data(const std::vector<std::string>& files, const Featu
         throw bad(fmt::format("not a tuning database line (its \"format\" is not \"{}\")", kFormat));
       try {
         const int version = j.at("feature_schema_version").get<int>();
-        if (version != schema.version)
+        const bool upgrade = version == 2 && schema.version == 3 && upgrade_target != nullptr;
+        if (version != schema.version && !upgrade)
           throw bad(fmt::format("collected with feature schema {}, this spmmc trains on schema {}: collect again",
                                 version, schema.version));
         const std::string matrix = j.at("matrix").get<std::string>();
@@ -74,7 +102,8 @@ RankingData read_ranking_data(const std::vector<std::string>& files, const Featu
         Entry e;
         e.ms = j.at("ms").get<double>();
         if (!(e.ms > 0.0)) throw bad(fmt::format("an Ok candidate with time {} ms", e.ms));
-        const nlohmann::json& features = j.at("features");
+        const nlohmann::json features =
+            upgrade ? upgraded_from_schema_2(j.at("features"), j.value("kernels", int64_t{1}), *upgrade_target) : j.at("features");
         for (const std::string& name : schema.names) {
           if (!features.contains(name)) throw bad(fmt::format("feature \"{}\" is missing", name));
           e.features.push_back(features.at(name).get<double>());

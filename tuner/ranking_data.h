@@ -1,7 +1,7 @@
 // The tuning database the ranker trains on (issue 12): JSON lines of format spmmc.collect/1, one
 // measured candidate per line, read into one query group per (matrix, n) problem.
 //   {"format": "spmmc.collect/1", "matrix": "dlmc/.../q.smtx", "n": 4096, "tile": "16x1024",
-//    "feature_schema_version": 2, "features": {"a_tile_num": 32, ...}, "outcome": "Ok", "ms": 0.0305}
+//    "feature_schema_version": 3, "features": {"a_tile_num": 32, ...}, "outcome": "Ok", "ms": 0.0305}
 // docs/design/ranker.md describes the fields.
 #pragma once
 
@@ -27,11 +27,16 @@ struct RankingData {
   int64_t single = 0;                    // problems dropped for fewer than two Ok candidates
 };
 
+struct Target;
+
 // Reads the database files in order. A line that is not valid JSON, lacks a field, has another
 // format, or whose feature schema differs from `schema` (version, or a feature missing) is a
 // UserError (exit 65) at file:line; blank lines are skipped. A candidate measured twice (the same
-// matrix, n and tile, e.g. a resumed collection) keeps the later line.
-RankingData read_ranking_data(const std::vector<std::string>& files, const FeatureSchema& schema);
+// matrix, n and tile, e.g. a resumed collection) keeps the later line. With `upgrade_target`,
+// lines of schema 2 are read for schema 3: their launch features derived on that target
+// (derive_launch_features, compiler/planning/features.h) with the kernel count they recorded.
+RankingData read_ranking_data(const std::vector<std::string>& files, const FeatureSchema& schema,
+                              const Target* upgrade_target = nullptr);
 
 // Splits problems by matrix so that no matrix is in both parts (no leakage): a matrix goes to the
 // validation part when a hash of its id and `seed` falls below `validation_share`. Deterministic.

@@ -1,5 +1,7 @@
-// Ranking features of a tile candidate: LO-SpMM Table 1, computed from the reordered tiles, and
-// the launch axes of the kernel design (docs/design/kernel.md) that Table 1 predates.
+// Ranking features of a tile candidate: LO-SpMM Table 1, computed from the reordered tiles, the
+// launch axes of the kernel design (docs/design/kernel.md) that Table 1 predates, and (schema 3)
+// the launch the emitter makes of them on the target: blocks looping over B-tiles, the wave they
+// fill, the warps they keep resident, the kernels of the layer.
 // The struct is versioned: a trained model records the schema version it was trained on and is
 // refused by a build with another one.
 #pragma once
@@ -15,7 +17,9 @@
 namespace spmmc {
 
 struct CandidateFeatures {
-  static constexpr int kSchemaVersion = 2;  // 2: + cols_per_thread, threads_per_block, min_blocks_per_sm
+  // 2: + cols_per_thread, threads_per_block, min_blocks_per_sm
+  // 3: + blocks_per_a_tile, b_tiles_per_block, wave_fill, resident_warps_per_sm, kernels
+  static constexpr int kSchemaVersion = 3;
 
   int64_t a_tile_num = 0;  // A-tiles (non-empty rows / M1, rounded up, after reordering)
   int64_t b_tile_num = 0;  // ceil(n / N1)
@@ -29,13 +33,28 @@ struct CandidateFeatures {
   int64_t cols_per_thread = 1;    // V: adjacent columns of C per thread
   int64_t threads_per_block = 0;  // N1 / V
   int64_t min_blocks_per_sm = 1;  // __launch_bounds__' second argument: the register cap
+  // The launch (codegen/templates/kernel.cu, spmmc_grid_y), with the target's SMs and the launch
+  // bound's blocks per SM as the wave:
+  int64_t blocks_per_a_tile = 1;      // grid.y (blocks_per_a_tile of tile_space.h)
+  int64_t b_tiles_per_block = 1;      // B-tiles the busiest block loops over: ceil(b_tile_num / grid.y)
+  double wave_fill = 1.0;             // unrolled_wave_fill: share of one wave the blocks fill (<= 1)
+  double resident_warps_per_sm = 0;   // resident_warps_per_sm of choose_tile.h
+  int64_t kernels = 1;                // kernels of the unrolled code: ceil(nnz / FMAs per kernel)
 
   // The features in the order of names(), as the ranker consumes them.
   std::vector<double> values() const;
   static const std::vector<std::string>& names();
 };
 
+struct Target;
+
+// `fmas_per_kernel`: the split of the unrolled code the compile will use (0: one kernel).
 CandidateFeatures compute_features(const TileCandidate& c, const ProblemShape& shape, int64_t nnz,
-                                   const TilingStats& tiling);
+                                   const TilingStats& tiling, const Target& target, int64_t fmas_per_kernel);
+
+// Sets the launch features of `f` (schema 3) from its schema-2 features and the target, with
+// `kernels` as counted: what compute_features does, and how `spmmc train-ranker` reads lines
+// collected under schema 2 (which stored the kernel count beside the features).
+void derive_launch_features(CandidateFeatures& f, const Target& target, int64_t kernels);
 
 }  // namespace spmmc

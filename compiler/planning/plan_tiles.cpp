@@ -125,7 +125,7 @@ Plan plan_tiles(const Csr& a, const Target& target, const PlanOptions& options) 
   for (const TileCandidate& tile : build_tile_space(axes, target.registers_per_sm)) {
     const TilingStats& tiling = plan.for_m1(tile.m1).after;
     PlannedCandidate c{tile, check_constraints(tile, plan.shape, target, tiling, options.constraints),
-                       compute_features(tile, plan.shape, plan.nnz, tiling)};
+                       compute_features(tile, plan.shape, plan.nnz, tiling, target, options.fmas_per_kernel)};
     ++plan.remaining[0];
     const int stage = c.verdict.accepted() ? 4 : static_cast<int>(c.verdict.rejected_by);
     for (int s = 1; s < stage && s < 4; ++s) ++plan.remaining[s];

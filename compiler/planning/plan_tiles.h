@@ -23,6 +23,7 @@ struct PlanOptions {
   ConstraintSettings constraints;
   TileSpaceAxes axes;                                // empty: default_tile_axes(target)
   unsigned threads = 0;                              // M1 values reordered in parallel; 0: all cores
+  int64_t fmas_per_kernel = 0;                       // the split of the unrolled code (feature `kernels`); 0: one kernel
 };
 
 // One M1: its tiling with the chosen method, and the natural-order tiling it is compared with.

@@ -38,7 +38,7 @@ TEST_CASE("plan: --json follows the documented schema and agrees with itself", "
   CHECK(j["schema"] == "spmmc.plan/1");
   CHECK(j["n"] == 4096);
   CHECK(j["target"]["name"] == "h100");
-  CHECK(j["feature_schema_version"] == 2);
+  CHECK(j["feature_schema_version"] == 3);
   CHECK(j["reordering"].size() == 8);
   CHECK(j["candidates"].size() == 256);
   const auto& space = j["space"];
@@ -51,7 +51,8 @@ TEST_CASE("plan: --json follows the documented schema and agrees with itself", "
   // 8 row patterns of about 26 columns: reordering recovers tiles of one pattern at M1 = 2.
   CHECK(j["reordering"][1]["after"]["max_nnc"] < j["reordering"][1]["before"]["max_nnc"]);
   const auto& s = j["survivors"][0];
-  for (const char* key : {"a_tile_num", "b_tile_num", "block_num", "sparsity", "nnc_sum", "nnz_max", "m1", "n1", "k"})
+  for (const char* key : {"a_tile_num", "b_tile_num", "block_num", "sparsity", "nnc_sum", "nnz_max", "m1", "n1", "k",
+                          "blocks_per_a_tile", "b_tiles_per_block", "wave_fill", "resident_warps_per_sm", "kernels"})
     CHECK(s["features"].contains(key));
 }
 

@@ -165,6 +165,7 @@ int run_compile(const Args& args) {
   const bool auto_split = args.get_or("--fmas-per-kernel", "auto") == "auto";
   int64_t fmas_per_kernel =
       auto_split ? default_fmas_per_kernel(m.csr.nnz(), plan_options.n, target.arch) : args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
+  plan_options.fmas_per_kernel = fmas_per_kernel;
   if (k_parts > m.csr.cols)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
                     fmt::format("--k-parts {} asks for more ranges of K than A has columns ({})", k_parts, m.csr.cols));

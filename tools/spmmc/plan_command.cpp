@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/kernel_program.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/planning/plan_tiles.h"
 #include "tools/spmmc/commands.h"
@@ -163,6 +164,7 @@ int run_plan(const Args& args) {
   const LoadedMatrix m = read_matrix_file(path, read_options_from(args));
   if (m.csr.nnz() == 0)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path), "the matrix has no non-zeros: there is nothing to plan");
+  options.fmas_per_kernel = default_fmas_per_kernel(m.csr.nnz(), options.n, target.arch);  // as spmmc compile splits
   const Plan plan = plan_tiles(m.csr, target, options);
   if (args.has("--json")) {
     std::fputs((plan_json(path, m, target, options, plan, m.report.load_seconds).dump(2) + "\n").c_str(), stdout);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/planning/features.h"
+#include "compiler/planning/target.h"
 #include "tools/spmmc/commands.h"
 #include "tuner/evaluate_ranker.h"
 #include "tuner/ranker.h"
@@ -82,7 +83,9 @@ int run_train_ranker(const Args& args) {
   const double share = args.get_double("--validation-share", 0.2, 0.0, 0.9);
 
   const FeatureSchema schema{CandidateFeatures::kSchemaVersion, CandidateFeatures::names()};
-  const RankingData data = read_ranking_data(database_files(args.positional), schema);
+  // Lines collected under feature schema 2 get their launch features derived on this target.
+  const Target target = load_target(args.get_or("--target", "h100"));
+  const RankingData data = read_ranking_data(database_files(args.positional), schema, &target);
   std::vector<RankingProblem> train, validation;
   split_by_matrix(data.problems, share, params.seed, train, validation);
   if (train.empty())
@@ -105,7 +108,7 @@ int run_train_ranker(const Args& args) {
     std::vector<std::string> held_out_data;  // comma-separated files or folders
     for (const std::string& item : args.get_list("--held-out", ""))
       if (!item.empty()) held_out_data.push_back(item);
-    extra = evaluate_ranker(model, read_ranking_data(database_files(held_out_data), schema).problems);
+    extra = evaluate_ranker(model, read_ranking_data(database_files(held_out_data), schema, &target).problems);
   }
 
   if (args.has("--json")) {
@@ -152,7 +155,8 @@ Command train_ranker_command() {
       "writes MODEL.json (the XGBoost model beside the feature schema). Prints NDCG@10, the top-1 hit rate\n"
       "and the mean loss of the first-ranked candidate on the training and the held-out problems. The model\n"
       "records the range of its training problems (n, k, rows, non-zeros, row spread): spmmc compile --tune\n"
-      "model keeps its heuristic for a problem outside it.\n"
+      "model keeps its heuristic for a problem outside it. Lines collected under feature schema 2 are read\n"
+      "with their launch features derived on --target.\n"
       "Training is deterministic: the same data and options write the same file.";
   c.options = {
       {"--output|-o", "FILE", "the model file to write (required)"},
@@ -164,6 +168,7 @@ Command train_ranker_command() {
       {"--validation-share", "F", "share of matrices held out of training for validation (default 0.2)"},
       {"--seed", "S", "seed of XGBoost and of the validation split (default 0)"},
       {"--held-out", "DATA[,DATA..]", "also measure the model on these database files or folders, never trained on"},
+      {"--target", "T", "the GPU the data was collected on (default h100): derives the launch features of schema-2 lines"},
       {"--json", "", "print the report as JSON"},
   };
   c.min_positional = 1;

@@ -129,12 +129,53 @@ TEST_CASE("features: LO-SpMM Table 1 for a hand-computed case", "[features]") {
     CHECK(f.cols_per_thread == 1);
     CHECK(f.threads_per_block == 4);
     CHECK(f.min_blocks_per_sm == c.tile.min_blocks_per_sm);
+    // The launch on the toy device (8 SMs, warps of 2): a wave of 8 x min_blocks_per_sm blocks
+    // holds both B-tiles of both A-tiles, so each block has one B-tile; 4 blocks of 2 warps.
+    const double wave = 8.0 * c.tile.min_blocks_per_sm;
+    CHECK(f.blocks_per_a_tile == 2);
+    CHECK(f.b_tiles_per_block == 1);
+    CHECK(f.wave_fill == Approx(std::min(4.0, wave) / wave));
+    CHECK(f.resident_warps_per_sm == Approx(std::min(4.0, wave) * 2 / 8));
+    CHECK(f.kernels == 1);  // no split (PlanOptions::fmas_per_kernel 0)
     CHECK(f.values() == std::vector<double>{2, 2, 4, 1.0 - 30.0 / 64.0, 16, 15, 4, 4, 8, 1, 4,
-                                            static_cast<double>(c.tile.min_blocks_per_sm)});
+                                            static_cast<double>(c.tile.min_blocks_per_sm), 2, 1, f.wave_fill,
+                                            f.resident_warps_per_sm, 1});
     CHECK(CandidateFeatures::names().size() == f.values().size());
     return;
   }
   FAIL("the 4x4 candidate is missing");
+}
+
+TEST_CASE("features: the launch of a 512-row layer at n = 4096 on the H100 (schema 3)", "[features]") {
+  // 32 A-tiles of 16 rows, N1 = 1024 (4 B-tiles), one block of 1024 threads per SM: 132 blocks a
+  // wave, so 4 blocks per A-tile, each with one B-tile; 128 blocks of 32 warps over 132 SMs.
+  CandidateFeatures f;
+  f.a_tile_num = 32;
+  f.b_tile_num = 4;
+  f.m1 = 16;
+  f.n1 = 1024;
+  f.cols_per_thread = 1;
+  f.threads_per_block = 1024;
+  f.min_blocks_per_sm = 1;
+  const Target h100 = load_target("h100");
+  derive_launch_features(f, h100, 3);
+  CHECK(f.blocks_per_a_tile == 4);
+  CHECK(f.b_tiles_per_block == 1);
+  CHECK(f.wave_fill == Approx(128.0 / 132.0));
+  CHECK(f.resident_warps_per_sm == Approx(128.0 * 32.0 / 132.0));
+  CHECK(f.kernels == 3);
+  // At n = 16384 (16 B-tiles) the same wave gives each of the 4 blocks of an A-tile 4 B-tiles.
+  f.b_tile_num = 16;
+  derive_launch_features(f, h100, 0);
+  CHECK(f.blocks_per_a_tile == 4);
+  CHECK(f.b_tiles_per_block == 4);
+  CHECK(f.kernels == 1);  // a count below one is one kernel
+  // Two blocks per SM: 264 a wave, 8 per A-tile, 2 B-tiles each.
+  f.min_blocks_per_sm = 2;
+  derive_launch_features(f, h100, 1);
+  CHECK(f.blocks_per_a_tile == 8);
+  CHECK(f.b_tiles_per_block == 2);
+  CHECK(f.wave_fill == Approx(256.0 / 264.0));
 }
 
 TEST_CASE("plan: the generic family's rows follow M1 = its block's rows, else the nearest M1 below, else the smallest",
