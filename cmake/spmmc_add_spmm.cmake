@@ -16,11 +16,14 @@
 #                                          heuristic where there is none; --model in OPTIONS names
 #                                          another); none: a heuristic (reproducible, no GPU); rank,
 #                                          proxy and exhaustive time kernels on the building GPU
+#                  [DTYPE fp32|fp16|bf16]  B's and C's elements (--dtype; default fp32): fp16 and bf16
+#                                          take __half / __nv_bfloat16 pointers, A rounded to them,
+#                                          products summed in float32 (docs/design/precision.md)
 #                  [OUTPUT_DIR <dir>]      where <name>.cu/.h/.json go; default ${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels
 #                  [OPTIONS <arg>...])     further `spmmc compile` options, passed as they are
 #
 # Runs `spmmc compile <weights> --n <n> --name <name> -o <dir> --reproducible --quiet --depfile
-# <dir>/<name>.d [--tile] [--tune] [--arch] <options>`, adds <name>.cu and <name>.h to the
+# <dir>/<name>.d [--tile] [--tune] [--arch] [--dtype] <options>`, adds <name>.cu and <name>.h to the
 # target's sources (<name>.cu built by nvcc with the options in <name>.nvcc-options, through
 # --options-file) and <dir> to its include directories. The kernel is regenerated when the
 # weights, spmmc itself, the arguments of this call, or anything else spmmc read (the target
@@ -135,16 +138,16 @@ endfunction()
 
 function(spmmc_add_spmm target)
   set(where "spmmc_add_spmm(${target})")
-  set(keywords WEIGHTS NAME N ARCH TILE TUNE OUTPUT_DIR OPTIONS)
+  set(keywords WEIGHTS NAME N ARCH TILE TUNE DTYPE OUTPUT_DIR OPTIONS)
   if(target IN_LIST keywords)
     message(FATAL_ERROR "spmmc_add_spmm: the first argument must be the target, not the keyword ${target}")
   endif()
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "WEIGHTS;NAME;N;ARCH;TILE;TUNE;OUTPUT_DIR" "OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "WEIGHTS;NAME;N;ARCH;TILE;TUNE;DTYPE;OUTPUT_DIR" "OPTIONS")
 
   # --- the arguments ------------------------------------------------------------------------
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unknown argument(s) '${arg_UNPARSED_ARGUMENTS}' "
-                        "(expected WEIGHTS, NAME, N, ARCH, TILE, TUNE, OUTPUT_DIR, OPTIONS)")
+                        "(expected WEIGHTS, NAME, N, ARCH, TILE, TUNE, DTYPE, OUTPUT_DIR, OPTIONS)")
   endif()
   foreach(keyword IN LISTS arg_KEYWORDS_MISSING_VALUES)
     if(NOT keyword STREQUAL "OPTIONS")  # an empty OPTIONS list is fine
@@ -184,14 +187,17 @@ function(spmmc_add_spmm target)
   if(DEFINED arg_TILE AND NOT tune MATCHES "^(auto|none)$")
     message(FATAL_ERROR "${where}: TILE fixes the tile; it cannot be combined with TUNE ${tune}")
   endif()
+  if(DEFINED arg_DTYPE AND NOT arg_DTYPE MATCHES "^(fp32|fp16|bf16)$")
+    message(FATAL_ERROR "${where}: DTYPE '${arg_DTYPE}' is not one of fp32, fp16, bf16")
+  endif()
   if(DEFINED arg_ARCH AND NOT arg_ARCH MATCHES "^(sm_)?[1-9][0-9]+[a-z]?$")
     message(FATAL_ERROR "${where}: ARCH '${arg_ARCH}' is not an architecture such as 90 or sm_90")
   endif()
   # Options this function sets itself would be given twice.
   foreach(option IN LISTS arg_OPTIONS)
-    if(option MATCHES "^(--n|--name|--output|-o|--tile|--tune|--arch|--depfile|--quiet|--reproducible)(=.*)?$")
+    if(option MATCHES "^(--n|--name|--output|-o|--tile|--tune|--arch|--dtype|--depfile|--quiet|--reproducible)(=.*)?$")
       message(FATAL_ERROR "${where}: OPTIONS must not contain ${CMAKE_MATCH_1}: spmmc_add_spmm sets it "
-                          "(use the N, NAME, OUTPUT_DIR, TILE, TUNE or ARCH arguments)")
+                          "(use the N, NAME, OUTPUT_DIR, TILE, TUNE, DTYPE or ARCH arguments)")
     endif()
   endforeach()
 
@@ -239,6 +245,9 @@ function(spmmc_add_spmm target)
   if(DEFINED arg_ARCH)
     string(REGEX REPLACE "^sm_" "" arch "${arg_ARCH}")
     list(APPEND args --arch sm_${arch})
+  endif()
+  if(DEFINED arg_DTYPE)
+    list(APPEND args --dtype ${arg_DTYPE})
   endif()
   list(APPEND args ${arg_OPTIONS})
 

@@ -111,6 +111,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
   SPMMC_CHECK(!options.generic_only || options.k_parts == 1, "the generic family has no split along K");
+  SPMMC_CHECK(options.dtype == DType::kFp32 || options.k_parts == 1, "the split along K needs float32 B and C");
   // The generic family has no unrolled code: an empty program (no tiles, no kernels), K whole.
   const KernelProgram program =
       options.generic_only ? KernelProgram{} : build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
@@ -120,7 +121,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
   std::string tiles;
-  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead);
+  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, options.dtype);
   k.k_part_begin = k_part_begin;
   std::string kernels, pointers, tile_counts, declarations;
   for (int32_t j = 0; j < program.kernels(); ++j) {
@@ -133,7 +134,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     fmt::format_to(std::back_inserter(pointers), "{}reinterpret_cast<const void*>(&{})", j ? ",\n    " : "", symbol);
     fmt::format_to(std::back_inserter(tile_counts), "{}{}", j ? (j % 16 ? ", " : ",\n    ") : "", program.tiles_of(j));
     fmt::format_to(std::back_inserter(declarations),
-                   "extern \"C\" __global__ void {}(const float* __restrict__ B, float* __restrict__ C, int64_t n);\n", symbol);
+                   "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
+                   dtype_c_type(options.dtype), dtype_c_type(options.dtype));
     k.kernel_symbols.push_back(symbol);
     k.kernel_tiles.push_back(program.tiles_of(j));
   }
@@ -162,6 +164,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"KERNEL_INFO", std::string(embedded_template("spmmc_kernel_info.h"))},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
+      {"DTYPE_INCLUDE", options.dtype == DType::kFp32 ? "" : fmt::format("#include <{}>\n", dtype_header(options.dtype))},
+      {"ELEM", dtype_c_type(options.dtype)},
   };
   k.h = fill_template(embedded_template("kernel.h"), header_values, "kernel.h");
   const std::map<std::string, std::string> device_values = {
@@ -176,6 +180,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"KERNELS", kernels},
   };
   const std::string device_code = fill_template(embedded_template("kernel_device.cuh"), device_values, "kernel_device.cuh");
+  // B's and C's element type and the generic path's loads and stores of it (templates/dtype_*.cuh).
+  const std::string dtype_template = fmt::format("dtype_{}.cuh", dtype_name(options.dtype));
+  const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
   // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.
   const std::map<std::string, std::string> generic_values = {
@@ -200,8 +207,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                               "// kernel only; the unrolled path below is compiled out.\n"
                                               "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
                                             : ""},
+      {"DTYPE_CODE", dtype_code},
       {"DEVICE_CODE", device_code},
       {"GENERIC_CODE", generic_code},
+      {"DTYPE", dtype_info_name(options.dtype)},
       // Compiled out in the generic family (no kernels): a table of one null entry.
       {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
       {"KERNEL_POINTERS", options.generic_only ? "nullptr" : pointers},
@@ -220,9 +229,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     if (options.generic_only)
       for (const char* symbol : {kGenericKernelV4, kGenericKernelV1})
         fmt::format_to(std::back_inserter(declarations),
-                       "extern \"C\" __global__ void {}(const float* __restrict__ B, float* __restrict__ C, int64_t n);\n", symbol);
+                       "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
+                       dtype_c_type(options.dtype), dtype_c_type(options.dtype));
     k.nvrtc_cu = fill_template(embedded_template("kernel_nvrtc.cu"),
                                {{"HEADER_COMMENT", comment},
+                                {"DTYPE_CODE", dtype_code},
                                 {"KERNEL_DECLARATIONS", declarations},
                                 {"DEVICE_CODE", device_code},
                                 {"GENERIC_CODE", options.generic_only ? generic_code : std::string()}},

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/kernel_program.h"
+#include "compiler/common/dtype.h"
 #include "compiler/common/csr.h"
 #include "compiler/planning/reorder_rows.h"
 #include "compiler/planning/tile_space.h"
@@ -51,6 +52,9 @@ struct EmitOptions {
   // Loads of B printed this many columns ahead of their FMAs (print_tile_ptx; 0: each load just
   // before its FMAs, left to ptxas's scheduling).
   int32_t loads_ahead = kDefaultLoadsAhead;
+  // B's and C's elements (docs/design/precision.md): A's values must already be rounded to the
+  // dtype (round_values_to_dtype); half precision needs k_parts == 1.
+  DType dtype = DType::kFp32;
 };
 
 struct EmittedKernel {

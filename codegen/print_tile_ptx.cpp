@@ -31,24 +31,35 @@ std::string ptx_float_literal(float v) {
   return fmt::format("0f{:08X}", bits);
 }
 
-void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v, int32_t loads_ahead) {
+void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v, int32_t loads_ahead, DType dtype) {
   SPMMC_CHECK(v == 1 || v == 2 || v == 4, "columns per thread must be 1, 2 or 4");
   SPMMC_CHECK(loads_ahead >= 0, "loads_ahead must not be negative");
+  const bool half = dtype != DType::kFp32;
+  SPMMC_CHECK(!half || !tile.accumulates(), "the split along K needs float32 B and C");
   auto emit = [&out](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };
   const auto slots = static_cast<int64_t>(tile.rows.size());
   const auto columns = static_cast<int64_t>(tile.columns.size());
-  emit("__device__ __forceinline__ void spmmc_tile_{}(const float* __restrict__ b, float* __restrict__ c, unsigned ld) {{\n",
-       id);
+  const char* const elem = dtype_c_type(dtype);
+  emit("__device__ __forceinline__ void spmmc_tile_{}(const {}* __restrict__ b, {}* __restrict__ c, unsigned ld) {{\n",
+       id, elem, elem);
   emit("  SPMMC_TILE_ASM(\n");
   // One address register per load and per store: ptxas renames and allocates them itself.
-  emit("    \"{{.reg .f32 a<{}>;.reg .f32 x<{}>;.reg .b64 p<{}>;{}\\n\"\n", slots * v,
-       std::max<int64_t>(columns * v, 1), columns + slots, tile.accumulates() ? fmt::format(".reg .f32 y<{}>;", v) : "");
+  emit("    \"{{.reg .f32 a<{}>;.reg .f32 x<{}>;.reg .b64 p<{}>;{}{}\\n\"\n", slots * v,
+       std::max<int64_t>(columns * v, 1), columns + slots, tile.accumulates() ? fmt::format(".reg .f32 y<{}>;", v) : "",
+       half ? fmt::format(".reg .b16 h<{}>;.reg .b16 o<{}>;{}", std::max<int64_t>(columns * v, 1), v,
+                          dtype == DType::kBf16 ? ".reg .b16 z;" : "")
+            : "");
   emit("    \"");
   for (int64_t i = 0; i < slots * v; ++i) emit("mov.b32 a{},0f00000000;", i);
+  if (dtype == DType::kBf16) emit("mov.b16 z,0;");
   emit("\\n\"\n");
   auto load = [&](int64_t j) {
-    emit("mad.wide.u32 p{0},%2,{1},%0;ld.global.nc{2}.f32 {3},[p{0}];", j, tile.columns[static_cast<size_t>(j)].col,
-         vector_suffix(v), vector_operand('x', j * v, v));
+    if (half)
+      emit("mad.wide.u32 p{0},%2,{1},%0;ld.global.nc{2}.b16 {3},[p{0}];", j, tile.columns[static_cast<size_t>(j)].col,
+           vector_suffix(v), vector_operand('h', j * v, v));
+    else
+      emit("mad.wide.u32 p{0},%2,{1},%0;ld.global.nc{2}.f32 {3},[p{0}];", j, tile.columns[static_cast<size_t>(j)].col,
+           vector_suffix(v), vector_operand('x', j * v, v));
   };
   if (loads_ahead > 0 && columns > 0) {
     emit("    \"");
@@ -60,6 +71,10 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
     emit("    \"");
     if (loads_ahead == 0) load(j);
     else if (j + loads_ahead < columns) load(j + loads_ahead);
+    for (int32_t lane = 0; half && lane < v; ++lane) {  // column j's elements as floats, just before its FMAs
+      if (dtype == DType::kFp16) emit("cvt.f32.f16 x{0},h{0};", j * v + lane);
+      else emit("mov.b32 x{0},{{z,h{0}}};", j * v + lane);
+    }
     for (const TileFma& f : col.fmas) {
       const std::string w = ptx_float_literal(f.weight);
       for (int32_t lane = 0; lane < v; ++lane) {
@@ -68,6 +83,17 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
       }
     }
     emit("\\n\"\n");
+  }
+  if (half) {
+    for (int64_t s = 0; s < slots; ++s) {
+      emit("    \"");
+      for (int32_t lane = 0; lane < v; ++lane)
+        emit("cvt.rn.{}.f32 o{},a{};", dtype == DType::kFp16 ? "f16" : "bf16", lane, s * v + lane);
+      emit("mad.wide.u32 p{0},%2,{1},%1;st.global{2}.b16 [p{0}],{3};\\n\"\n", columns + s,
+           tile.rows[static_cast<size_t>(s)], vector_suffix(v), vector_operand('o', 0, v));
+    }
+    emit("    \"}}\");\n}}\n");
+    return;
   }
   if (!tile.accumulates()) {
     for (int64_t s = 0; s < slots; ++s)

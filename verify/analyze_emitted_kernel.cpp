@@ -42,7 +42,8 @@ double seconds_between(Clock::time_point a, Clock::time_point b) { return std::c
 
 // The real file system, the prelude in memory, and a stand-in for NAME.h: a header the main
 // file includes from its own folder that does not exist there (a vendored .cu without its .h)
-// is answered with the prelude's spmmc_kernel_info definition, and noted.
+// is answered with the prelude's spmmc_kernel_info definition and both half-precision types
+// (the header would have included the one of its dtype), and noted.
 class PreludeFileSystem : public llvm::vfs::ProxyFileSystem {
  public:
   PreludeFileSystem(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> overlay,
@@ -66,7 +67,7 @@ class PreludeFileSystem : public llvm::vfs::ProxyFileSystem {
     if (getUnderlyingFS().status(path)) return;
     const std::string text = fmt::format(
         "/* {} is not beside the .cu: spmmc verify stands in the prelude's definitions. */\n"
-        "#include <spmmc_kernel_info.h>\n",
+        "#include <spmmc_kernel_info.h>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
         llvm::sys::path::filename(path).str());
     memory_->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(text, path));
     substituted_.push_back(path);
@@ -161,7 +162,7 @@ EmittedKernelAnalysis analyze_emitted_kernel(const std::string& cu_path) {
   const std::string absolute = std::filesystem::absolute(cu_path).lexically_normal().string();
 
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
-  for (const char* name : {"cuda_runtime.h", "stdint.h", "spmmc_kernel_info.h"}) {
+  for (const char* name : {"cuda_runtime.h", "cuda_fp16.h", "cuda_bf16.h", "stdint.h", "spmmc_kernel_info.h"}) {
     const std::string path = std::string(kPreludeDir) + "/" + name;
     memory->addFile(path, 0, llvm::MemoryBuffer::getMemBufferCopy(std::string(verify_prelude_file(name)), path));
   }

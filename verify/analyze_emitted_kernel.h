@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/common/dtype.h"
+
 namespace spmmc {
 
 // A place in the parsed code (1-based line and column; 0 when unknown).
@@ -204,6 +206,13 @@ struct EmittedKernelAnalysis {
   // The generic family (a_format "csr-constants"): no unrolled code; the generic path's arrays
   // and the info object are all there is to check.
   bool generic_only = false;
+  // B's and C's elements (spmmc compile --dtype): float, __half or __nv_bfloat16. The info object's
+  // dtype when it names one of the three ("float32", "float16", "bfloat16"; dtype_from_info), else
+  // the element type of the first __global__ function's B. Every kernel, tile function and the
+  // entry point must take pointers to it, and the tiles' PTX must load, convert and store it so;
+  // compare_with_weights rounds the weights to it (compiler/common/dtype.h) before comparing.
+  DType dtype = DType::kFp32;
+  bool dtype_from_info = false;
   std::vector<CodeDiagnostic> errors;  // why not (empty when analyzed)
   std::vector<std::string> notes;      // e.g. that NAME.h was missing and the prelude stood in
   std::vector<AnalyzedKernel> kernels; // the unrolled kernels, in order of definition

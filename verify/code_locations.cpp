@@ -42,7 +42,20 @@ CodeLocation Locator::at(clang::SourceLocation loc) const {
 
 void ErrorCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) {
   clang::DiagnosticConsumer::HandleDiagnostic(level, info);
-  if (level < clang::DiagnosticsEngine::Error) return;
+  if (level == clang::DiagnosticsEngine::Note) {
+    if (noted_ || out_.empty() || !info.hasSourceManager()) return;
+    noted_ = true;
+    llvm::SmallString<256> text;
+    info.FormatDiagnostic(text);
+    const CodeLocation at = Locator(info.getSourceManager(), display_).at(info.getLocation());
+    const std::string note = text.str().str();
+    out_.back().message += at.line > 0 ? fmt::format(" ({}: {})", note, at.str()) : fmt::format(" ({})", note);
+    return;
+  }
+  if (level < clang::DiagnosticsEngine::Error) {
+    noted_ = true;  // a warning's notes are not an error's
+    return;
+  }
   llvm::SmallString<256> text;
   info.FormatDiagnostic(text);
   CodeDiagnostic d;
@@ -53,7 +66,12 @@ void ErrorCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, con
     d.where.file = display_;
   }
   // A truncated file ends several scopes at one place: one message for each is enough.
-  if (!out_.empty() && out_.back().message == d.message && out_.back().where.str() == d.where.str()) return;
+  if (!out_.empty() && last_error_ == d.message && out_.back().where.str() == d.where.str()) {
+    noted_ = true;
+    return;
+  }
+  last_error_ = d.message;
+  noted_ = false;
   out_.push_back(std::move(d));
 }
 

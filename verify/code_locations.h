@@ -42,11 +42,16 @@ class ErrorCollector : public clang::DiagnosticConsumer {
  public:
   ErrorCollector(std::vector<CodeDiagnostic>& out, std::string display) : out_(out), display_(std::move(display)) {}
 
+  // Errors become CodeDiagnostics; the first note after an error is appended to it, with its place
+  // ("conflicting types for 'layer0' (previous declaration is here: layer0.h:57:13)": a .cu whose
+  // header declares the entry point with other element types).
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override;
 
  private:
   std::vector<CodeDiagnostic>& out_;
   std::string display_;
+  std::string last_error_;   // the last error's own text, without its note
+  bool noted_ = true;        // the last error has its note (or none may follow)
 };
 
 // The source text of `range` on one line, blanks collapsed, cut at kMaxSnippet characters.

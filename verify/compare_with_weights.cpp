@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "compiler/common/diagnostics.h"
+#include "compiler/common/dtype.h"
 #include "compiler/common/sha256.h"
 
 namespace spmmc {
@@ -165,21 +167,25 @@ class Comparison {
                                           "unrolled kernels) is '{}'",
                                           *info.name.value, code_.entry_point));
     }
-    // What the analysis assumed: A compiled in, B and C row-major (row r at r x n), float32.
+    // What the analysis assumed: A compiled in, B and C row-major (row r at r x n), elements of
+    // the type the kernels take (the info object's dtype when it names one, else the code's).
+    const char* dtype = dtype_info_name(code_.dtype);
     const std::pair<const InfoField<std::string>*, std::pair<const char*, const char*>> described[] = {
         {&info.a_format, {"a_format", code_.generic_only ? "csr-constants" : "unrolled-constants"}},
         {&info.b_layout, {"b_layout", "row-major"}},
         {&info.c_layout, {"c_layout", "row-major"}},
-        {&info.dtype, {"dtype", "float32"}}};
+        {&info.dtype, {"dtype", dtype}}};
     for (const auto& [field, what] : described) {
       if (!field->value)
         report(field->where.file.empty() ? info.where : field->where,
                fmt::format("cannot read the info object's {}", what.first));
       else if (*field->value != what.second)
         report(field->where, fmt::format("the info object says {} = '{}', but the code is '{}' (A's weights are {}, B "
-                                         "and C row-major float32)",
+                                         "and C row-major {}{})",
                                          what.first, *field->value, what.second,
-                                         code_.generic_only ? "CSR arrays" : "immediates"));
+                                         code_.generic_only ? "CSR arrays" : "immediates", dtype,
+                                         code_.dtype == DType::kFp32 ? ""
+                                                                     : fmt::format(" ({})", dtype_c_type(code_.dtype))));
     }
     const std::string hash = weights_sha256(w_);
     if (!info.weights_sha256.value) {
@@ -690,7 +696,27 @@ std::string hex_float(float value) { return fmt::format("{:a}", value); }
 WeightsComparison compare_with_weights(const EmittedKernelAnalysis& code, const Csr& weights,
                                        const CompareOptions& options) {
   WeightsComparison out;
-  Comparison(code, weights, options, out).run();
+  if (!code.analyzed || code.dtype == DType::kFp32) {
+    Comparison(code, weights, options, out).run();
+    return out;
+  }
+  // Half precision: spmmc compile rounds A's values to the dtype (dropping those that round to
+  // zero) before it emits, hashes and counts them; so is the reference.
+  Csr rounded = weights;
+  CompareOptions named = options;
+  named.weights_name = fmt::format("{} rounded to {}", options.weights_name, dtype_name(code.dtype));
+  try {
+    round_values_to_dtype(rounded, code.dtype, options.weights_name);
+  } catch (const UserError& e) {
+    out.weights_nnz = weights.nnz();
+    out.total_differences = 1;
+    const CodeLocation& at = code.info.dtype.where;
+    out.differences.push_back({at.file.empty() ? CodeLocation{code.file, 0, 0} : at,
+                               fmt::format("{} cannot be held in {} (the dtype of {}): {}", options.weights_name,
+                                           dtype_info_name(code.dtype), code.file, e.message())});
+    return out;
+  }
+  Comparison(code, rounded, named, out).run();
   return out;
 }
 

@@ -33,14 +33,17 @@ struct WeightsComparison {
   std::vector<CodeDiagnostic> differences;
   int64_t total_differences = 0;
   int64_t rows_differing = 0;     // rows of C with at least one difference
-  int64_t weights_nnz = 0;        // non-zeros of the weights
+  int64_t weights_nnz = 0;        // non-zeros of the weights (rounded to the code's dtype)
   int64_t code_nnz = 0;           // products the code sums into stored rows (each row's lowest stored lane once)
   int64_t rows_written = 0;       // rows of C stored at least once (in some lane)
 };
 
 // Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no
-// duplicates, no explicit zeros; the matrix the emitter was given). Indices in messages are
-// 0-based, as in the code.
+// duplicates, no explicit zeros; the matrix spmmc compile read). For a half-precision file
+// (code.dtype fp16 or bf16) the weights are first rounded to the dtype as spmmc compile rounds
+// them (round_values_to_dtype: values that round to zero dropped), and messages name them
+// "WEIGHTS rounded to fp16"; a value beyond the dtype's range is one difference. Indices in
+// messages are 0-based, as in the code.
 WeightsComparison compare_with_weights(const EmittedKernelAnalysis& code, const Csr& weights,
                                        const CompareOptions& options);
 

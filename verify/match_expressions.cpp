@@ -106,6 +106,17 @@ const clang::Expr* strip(const clang::Expr* e) { return e ? e->IgnoreParenImpCas
 
 bool is_float(clang::QualType type) { return type.getCanonicalType()->isSpecificBuiltinType(clang::BuiltinType::Float); }
 
+std::optional<DType> element_dtype(clang::QualType type) {
+  if (type.isNull()) return std::nullopt;
+  const clang::QualType canonical = type.getCanonicalType();
+  if (canonical->isSpecificBuiltinType(clang::BuiltinType::Float)) return DType::kFp32;
+  const clang::RecordDecl* record = canonical->getAsRecordDecl();
+  if (!record || !record->getDeclContext()->isTranslationUnit() || !record->getIdentifier()) return std::nullopt;
+  if (record->getName() == "__half") return DType::kFp16;
+  if (record->getName() == "__nv_bfloat16") return DType::kBf16;
+  return std::nullopt;
+}
+
 const clang::ParmVarDecl* as_param(const clang::Expr* e) {
   const auto* ref = llvm::dyn_cast_or_null<clang::DeclRefExpr>(strip(e));
   return ref ? llvm::dyn_cast<clang::ParmVarDecl>(ref->getDecl()) : nullptr;

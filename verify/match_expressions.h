@@ -15,11 +15,16 @@
 #include <clang/AST/Decl.h>
 #include <clang/AST/Expr.h>
 
+#include "compiler/common/dtype.h"
+
 namespace spmmc::verify_detail {
 
 // Parentheses and implicit casts removed.
 const clang::Expr* strip(const clang::Expr* e);
 bool is_float(clang::QualType type);
+// The dtype whose element `type` is (cv-qualifiers aside): float (fp32), __half (fp16) or
+// __nv_bfloat16 (bf16), the types of cuda_fp16.h and cuda_bf16.h; nullopt for any other.
+std::optional<DType> element_dtype(clang::QualType type);
 // The parameter `e` names (through parentheses and implicit casts), or null.
 const clang::ParmVarDecl* as_param(const clang::Expr* e);
 // The local or parameter `e` names, or null.

@@ -19,13 +19,16 @@ namespace {
 // Longest statement quoted in a message.
 constexpr size_t kMaxStatementText = 80;
 
-// The kinds of register a .reg directive declares.
-enum class RegClass : uint8_t { kF32, kB32, kI32, k64, kPred };
+// The kinds of register a .reg directive declares (k16: the 16-bit registers half-precision
+// elements of B and C pass through).
+enum class RegClass : uint8_t { kF32, kB32, kI32, k64, kPred, k16 };
 
 bool class_of_type(std::string_view type, RegClass& out) {
   static const std::map<std::string_view, RegClass> kTypes = {
       {"f32", RegClass::kF32}, {"b32", RegClass::kB32}, {"u32", RegClass::kI32}, {"s32", RegClass::kI32},
-      {"b64", RegClass::k64},  {"u64", RegClass::k64},  {"s64", RegClass::k64},  {"pred", RegClass::kPred}};
+      {"b64", RegClass::k64},  {"u64", RegClass::k64},  {"s64", RegClass::k64},  {"pred", RegClass::kPred},
+      {"b16", RegClass::k16},  {"u16", RegClass::k16},  {"s16", RegClass::k16},  {"f16", RegClass::k16},
+      {"bf16", RegClass::k16}};
   const auto it = kTypes.find(type);
   if (it == kTypes.end()) return false;
   out = it->second;
@@ -38,15 +41,21 @@ enum class Buffer : uint8_t { kB, kC };
 struct Value {
   // kPrevious: an element of C as the kernels before stored it (rows, lane); kAddedSum: such an
   // element plus a sum (node; rows and lane of the element).
-  enum class Kind : uint8_t { kUnset, kSum, kElement, kAddress, kRowStride, kPredicate, kPrevious, kAddedSum };
+  // Half precision: kRaw is an element of B as loaded, the dtype's 16 bits (load, rows, lane), not
+  // yet a float; kElement is then its conversion. kConstant16: a 16-bit constant (mov.b16 z, 0).
+  // kRounded: a sum (node) rounded to the dtype for a store (cvt.rn.f16.f32 / cvt.rn.bf16.f32).
+  enum class Kind : uint8_t {
+    kUnset, kSum, kElement, kAddress, kRowStride, kPredicate, kPrevious, kAddedSum, kRaw, kConstant16, kRounded
+  };
   Kind kind = Kind::kUnset;
   Buffer buffer = Buffer::kB;  // kAddress
   bool truth = false;          // kPredicate
-  int32_t node = -1;           // kSum: its last product; -1 is the empty sum, +0
-  int32_t load = -1;           // kElement: the load it came from
-  int32_t lane = 0;            // kElement
-  int64_t rows = 0;            // kElement: the row of B; kAddress: the row; kRowStride: the multiple of the stride
-  int64_t offset = 0;          // kAddress: bytes past the row's start (4 x the lane)
+  int32_t node = -1;           // kSum, kRounded: its last product; -1 is the empty sum, +0
+  int32_t load = -1;           // kElement, kRaw: the load it came from
+  int32_t lane = 0;            // kElement, kRaw
+  int64_t rows = 0;            // kElement, kRaw: the row of B; kAddress: the row; kRowStride: the multiple
+                               // of the stride; kConstant16: its value
+  int64_t offset = 0;          // kAddress: bytes past the row's start (the element's bytes x the lane)
 };
 
 struct Register {
@@ -424,7 +433,7 @@ class TileReader {
         {"mov", &TileReader::op_mov}, {"mad", &TileReader::op_mad}, {"mul", &TileReader::op_mul},
         {"add", &TileReader::op_add}, {"ld", &TileReader::op_ld},   {"st", &TileReader::op_st},
         {"fma", &TileReader::op_fma}, {"setp", &TileReader::op_setp}, {"bra", &TileReader::op_bra},
-        {"griddepcontrol", &TileReader::op_griddepcontrol}};
+        {"cvt", &TileReader::op_cvt}, {"griddepcontrol", &TileReader::op_griddepcontrol}};
     return kOpcodes;
   }
 
@@ -517,40 +526,158 @@ class TileReader {
       }
       return s;
     }
-    s.slot = named_register(w, role, {RegClass::kF32, RegClass::kB32, RegClass::kI32, RegClass::k64, RegClass::kPred});
+    s.slot = named_register(w, role, {RegClass::kF32, RegClass::kB32, RegClass::kI32, RegClass::k64, RegClass::kPred,
+                                      RegClass::k16});
     s.value = read_register(s.slot);
     const RegClass cls = registers_[static_cast<size_t>(s.slot)].cls;
-    s.width = cls == RegClass::k64 ? 64 : cls == RegClass::kPred ? 1 : 32;
+    s.width = cls == RegClass::k64 ? 64 : cls == RegClass::kPred ? 1 : cls == RegClass::k16 ? 16 : 32;
     return s;
   }
 
   void write(int32_t slot, const Value& v) { registers_[static_cast<size_t>(slot)].value = v; }
 
-  bool is_float_type(std::string_view t) const { return t == "f32" || t == "b32"; }
+  // The bytes of an element of an ld or st of type `t` (f32 b32: 4; b16 u16 s16: 2), 0 for others.
+  static int element_bytes_of(std::string_view t) {
+    if (t == "f32" || t == "b32") return 4;
+    if (t == "b16" || t == "u16" || t == "s16") return 2;
+    return 0;
+  }
 
-  // mov.{b32,f32} a, 0f00000000 | register;  mov.{b64,u64,s64} p, %N | register;  mov.{u32,s32} r, %N | register
+  // "float16 (dtype 'float16', 2-byte elements)": the file's dtype, for messages.
+  std::string dtype_text() const {
+    return fmt::format("{} ({}-byte elements)", dtype_info_name(ptx_.dtype), dtype_bytes(ptx_.dtype));
+  }
+
+  // How the file's dtype converts an element of B to float32, for messages.
+  std::string expected_conversion() const {
+    switch (ptx_.dtype) {
+      case DType::kFp16: return "cvt.f32.f16 x,h";
+      case DType::kBf16:
+        return "mov.b32 x,{z,h} with z = 0 (the bfloat16's bits are the float's upper half), or cvt.f32.bf16 x,h";
+      case DType::kFp32: break;
+    }
+    return "no conversion (float32 elements are loaded as floats)";
+  }
+
+  // mov.b32 x, {lo, hi}: a float from two 16-bit halves. Understood only as the conversion of a
+  // bfloat16 element of B: hi the element, lo the constant 0, so the float is the element's value.
+  void op_pack(const Instruction& in) {
+    if (in.modifiers.size() != 1 || in.modifiers[0] != "b32")
+      fail("only mov.b32 x,{lo,hi} packs two 16-bit halves into a float");
+    const Operand& halves = in.operands[1];
+    if (halves.words.size() != 2) fail("expected mov.b32 x,{lo,hi} of two 16-bit registers");
+    if (ptx_.dtype != DType::kBf16)
+      fail(fmt::format("mov.b32 x,{{lo,hi}} reads bfloat16 bits as a float, but the file's elements are {}: expected {}",
+                       dtype_text(), expected_conversion()));
+    const int32_t d = register_operand(in.operands[0], "destination", {RegClass::kF32, RegClass::kB32});
+    Operand part;
+    part.words.push_back(halves.words[0]);
+    const Source lo = source(part, "low half");
+    part.words[0] = halves.words[1];
+    const Source hi = source(part, "high half");
+    const auto is = [](const Source& x, Value::Kind k) {
+      return x.kind == Source::Kind::kValue && x.width == 16 && x.value.kind == k;
+    };
+    if (is(lo, Value::Kind::kRaw) && is(hi, Value::Kind::kConstant16))
+      fail(fmt::format("the element '{}' is in the low half: the float would hold its bits below the mantissa, not its "
+                       "value (expected mov.b32 x,{{z,h}} with z = 0)",
+                       lo.text));
+    if (!is(hi, Value::Kind::kRaw))
+      fail(fmt::format("the high half '{}' does not hold a loaded element of B (expected mov.b32 x,{{z,h}} with h loaded "
+                       "by ld.global.nc.b16 and z = 0)",
+                       hi.text));
+    if (!is(lo, Value::Kind::kConstant16))
+      fail(fmt::format("the low half '{}' is not the constant 0 (expected mov.b32 x,{{z,h}} after mov.b16 z,0)", lo.text));
+    if (lo.value.rows != 0)
+      fail(fmt::format("the low half '{}' is 0x{:04x}, not 0: the float is not the bfloat16's value", lo.text,
+                       static_cast<uint64_t>(lo.value.rows)));
+    Value v = hi.value;
+    v.kind = Value::Kind::kElement;
+    write(d, v);
+  }
+
+  // cvt.f32.f16 x, h (fp16) / cvt.f32.bf16 x, h (bf16): an element of B as a float.
+  // cvt.rn.f16.f32 o, a (fp16) / cvt.rn.bf16.f32 o, a (bf16): a sum rounded for its store to C.
+  void op_cvt(const Instruction& in) {
+    expect_operands(in, 2);
+    const std::vector<std::string_view>& m = in.modifiers;
+    const std::string op = join_opcode(in);
+    const auto half_name = [](std::string_view t) { return t == "f16" || t == "bf16"; };
+    const char* expected_rounding = ptx_.dtype == DType::kBf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32";
+    if (m.size() == 2 && m[0] == "f32" && half_name(m[1])) {  // widening: exact, no rounding
+      const DType reads = m[1] == "f16" ? DType::kFp16 : DType::kBf16;
+      if (reads != ptx_.dtype)
+        fail(fmt::format("{} reads the element as {}, but the file's elements are {}: expected {}", op,
+                         dtype_info_name(reads), dtype_text(), expected_conversion()));
+      const int32_t d = register_operand(in.operands[0], "destination", {RegClass::kF32, RegClass::kB32});
+      const Source h = source(in.operands[1], "source");
+      if (h.kind != Source::Kind::kValue || h.width != 16 || h.value.kind != Value::Kind::kRaw)
+        fail(fmt::format("'{}' does not hold a loaded element of B (ld.global.nc.b16)", h.text));
+      Value v = h.value;
+      v.kind = Value::Kind::kElement;
+      write(d, v);
+      return;
+    }
+    if (m.size() == 3 && half_name(m[1]) && m[2] == "f32") {  // narrowing a sum for its store
+      const DType to = m[1] == "f16" ? DType::kFp16 : DType::kBf16;
+      if (to != ptx_.dtype)
+        fail(fmt::format("{} rounds to {}, but the file's elements are {}{}", op, dtype_info_name(to), dtype_text(),
+                         ptx_.dtype == DType::kFp32 ? ": float32 sums are stored as they are"
+                                                    : fmt::format(": expected {}", expected_rounding)));
+      if (m[0] != "rn")
+        fail(fmt::format("{} does not round to nearest even, as the generic path ({}) and the CPU reference do: expected "
+                         "{}",
+                         op, to == DType::kFp16 ? "__float2half_rn" : "__float2bfloat16_rn", expected_rounding));
+      const int32_t d = register_operand(in.operands[0], "destination", {RegClass::k16});
+      const Source a = source(in.operands[1], "source");
+      if (a.kind != Source::Kind::kValue || a.width != 32 || a.value.kind != Value::Kind::kSum)
+        fail(fmt::format("'{}' does not hold a sum of products (only sums are rounded and stored to C)", a.text));
+      Value v;
+      v.kind = Value::Kind::kRounded;
+      v.node = a.value.node;
+      write(d, v);
+      return;
+    }
+    fail(fmt::format("unrecognised instruction '{}' (only cvt.f32.f16 and cvt.rn.f16.f32 for float16 elements, "
+                     "cvt.f32.bf16 and cvt.rn.bf16.f32 for bfloat16 are understood)",
+                     op));
+  }
+
+  // mov.{b32,f32} a, 0f00000000 | register;  mov.{b64,u64,s64} p, %N | register;  mov.{u32,s32} r, %N | register;
+  // mov.b16 z, CONSTANT | register;  mov.b32 x, {z, h} (op_pack)
   void op_mov(const Instruction& in) {
     expect_operands(in, 2);
     if (in.modifiers.size() != 1) fail("expected mov.TYPE");
+    if (in.operands[1].form == Operand::Form::kVector) return op_pack(in);
     const std::string_view type = in.modifiers[0];
     RegClass cls = RegClass::kF32;
     if (!class_of_type(type, cls)) fail(fmt::format("unsupported type .{}", type));
     const bool wide = cls == RegClass::k64;
+    const bool narrow = cls == RegClass::k16;
     const int32_t d = register_operand(in.operands[0], "destination",
                                        wide ? std::initializer_list<RegClass>{RegClass::k64}
                                        : cls == RegClass::kPred ? std::initializer_list<RegClass>{RegClass::kPred}
-                                                                : std::initializer_list<RegClass>{RegClass::kF32, RegClass::kB32, RegClass::kI32});
+                                       : narrow ? std::initializer_list<RegClass>{RegClass::k16}
+                                       : std::initializer_list<RegClass>{RegClass::kF32, RegClass::kB32, RegClass::kI32});
     const Source s = source(in.operands[1], "source");
+    if (narrow && s.kind == Source::Kind::kInteger) {
+      if (s.integer < 0 || s.integer > 0xffff) fail(fmt::format("the constant '{}' does not fit 16 bits", s.text));
+      Value c;
+      c.kind = Value::Kind::kConstant16;
+      c.rows = s.integer;
+      write(d, c);
+      return;
+    }
     if (s.kind != Source::Kind::kValue) {
       const bool zero = (s.kind == Source::Kind::kFloat && s.float_bits == 0) || (s.kind == Source::Kind::kInteger && s.integer == 0);
-      if (!zero || wide || cls == RegClass::kPred)
+      if (!zero || wide || narrow || cls == RegClass::kPred)
         fail(fmt::format("unrecognised constant '{}' (only +0, 0f00000000, starts a sum)", s.text));
       Value empty;
       empty.kind = Value::Kind::kSum;
       write(d, empty);
       return;
     }
-    if ((s.width == 64) != wide || (s.width == 1) != (cls == RegClass::kPred))
+    if ((s.width == 64) != wide || (s.width == 1) != (cls == RegClass::kPred) || (s.width == 16) != narrow)
       fail(fmt::format("'{}' does not fit a mov.{}", s.text, type));
     write(d, s.value);
   }
@@ -682,7 +809,8 @@ class TileReader {
     int32_t vec;
   };
 
-  // The modifiers of ld or st: [.global] [.nc] [cache operator] [.v2|.v4] .f32
+  // The modifiers of ld or st: [.global] [.nc] [cache operator] [.v2|.v4] .TYPE, TYPE of the file's
+  // elements: f32 (or b32) for float32, b16 (or u16, s16) for the half precisions.
   int32_t access_modifiers(const Instruction& in, bool load) const {
     int32_t vec = 1;
     bool global = false, nc = false, cache = false;
@@ -696,13 +824,20 @@ class TileReader {
       else if ((m == "v2" || m == "v4") && vec == 1) vec = m == "v2" ? 2 : 4;
       else fail(fmt::format("unsupported modifier .{} of {}", m, in.opcode));
     }
-    if (in.modifiers.empty() || !is_float_type(in.modifiers.back()))
-      fail(fmt::format("only {}{}.f32 accesses are understood", in.opcode, vec > 1 ? fmt::format(".v{}", vec) : ""));
+    const int want = dtype_bytes(ptx_.dtype);
+    const char* want_type = want == 4 ? "f32" : "b16";
+    const int bytes = in.modifiers.empty() ? 0 : element_bytes_of(in.modifiers.back());
+    if (bytes == 0)
+      fail(fmt::format("only {}{}.{} accesses are understood (the file's elements are {})", in.opcode,
+                       vec > 1 ? fmt::format(".v{}", vec) : "", want_type, dtype_text()));
+    if (bytes != want)
+      fail(fmt::format("a {}-byte access (.{}), but B's and C's elements are {}: expected .{} accesses", bytes,
+                       in.modifiers.back(), dtype_text(), want_type));
     if (nc && !global) fail("ld.nc needs .global");
     return vec;
   }
 
-  // [p], [p+OFF]: row, lane and alignment of an access of `vec` floats.
+  // [p], [p+OFF]: row, lane and alignment of an access of `vec` elements of the file's dtype.
   Access address(const Operand& o, int32_t vec) const {
     if (o.form != Operand::Form::kAddress) fail("expected an address [p] or [p+OFFSET]");
     Operand base;
@@ -711,21 +846,36 @@ class TileReader {
     if (s.kind != Source::Kind::kValue || s.value.kind != Value::Kind::kAddress)
       fail(fmt::format("'{}' does not hold an address of B or C", o.words[0]));
     const int64_t offset = s.value.offset + o.offset;
+    const int64_t bytes = dtype_bytes(ptx_.dtype);
     if (offset < 0) fail(fmt::format("the access is {} bytes before the thread's first column", -offset));
-    if (offset % (4 * vec) != 0)
-      fail(fmt::format("a misaligned access: byte offset {} of a {}-byte access", offset, 4 * vec));
-    if (offset / 4 > std::numeric_limits<int32_t>::max() / 2) fail("the byte offset is too large");
-    return {s.value.buffer, s.value.rows, static_cast<int32_t>(offset / 4), vec};
+    if (offset % (bytes * vec) != 0)
+      fail(fmt::format("a misaligned access: byte offset {} of a {}-byte access", offset, bytes * vec));
+    if (offset / bytes > std::numeric_limits<int32_t>::max() / 2) fail("the byte offset is too large");
+    return {s.value.buffer, s.value.rows, static_cast<int32_t>(offset / bytes), vec};
   }
 
-  // The registers of `o`: one word for vec = 1, {r, ...} of vec words otherwise.
+  // The registers of `o`: one word for vec = 1, {r, ...} of vec words otherwise; 32-bit registers
+  // for float32 elements, 16-bit ones for the half precisions.
   std::vector<int32_t> vector_registers(const Operand& o, int32_t vec, const char* role) const {
     if (vec == 1 ? o.form != Operand::Form::kWord || o.negative
                  : o.form != Operand::Form::kVector || static_cast<int32_t>(o.words.size()) != vec)
       fail(vec == 1 ? fmt::format("expected one register as the {}", role)
                     : fmt::format("expected {{...}} of {} registers as the {}", vec, role));
     std::vector<int32_t> slots;
-    for (std::string_view w : o.words) slots.push_back(named_register(w, role, {RegClass::kF32, RegClass::kB32}));
+    for (std::string_view w : o.words) {
+      const int32_t slot = named_register(w, role, {RegClass::kF32, RegClass::kB32, RegClass::k16});
+      const bool narrow = registers_[static_cast<size_t>(slot)].cls == RegClass::k16;
+      if (narrow != (ptx_.dtype != DType::kFp32)) {
+        const Value& v = registers_[static_cast<size_t>(slot)].value;
+        if (!narrow && v.kind == Value::Kind::kSum)
+          fail(fmt::format("the sum in '{}' is stored unconverted, but C's elements are {}: expected {} o,{} and a store "
+                           "of o",
+                           w, dtype_text(), ptx_.dtype == DType::kBf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32", w));
+        fail(fmt::format("'{}' is a {}-bit register, but the {} of an access of {} is {}-bit", w, narrow ? 16 : 32, role,
+                         dtype_text(), narrow ? 32 : 16));
+      }
+      slots.push_back(slot);
+    }
     return slots;
   }
 
@@ -735,6 +885,10 @@ class TileReader {
     const Access a = address(in.operands[1], vec);
     const std::vector<int32_t> slots = vector_registers(in.operands[0], vec, "destination");
     if (a.buffer == Buffer::kC) {  // what the kernels before stored: the tile adds to it
+      if (ptx_.dtype != DType::kFp32)
+        fail(fmt::format("a load of C, but only float32 tiles add to C (the split along K): the file's elements are {}, "
+                         "to which the partial sums would be rounded",
+                         dtype_text()));
       if (in.modifiers.size() > 1 && std::find(in.modifiers.begin(), in.modifiers.end(), "nc") != in.modifiers.end())
         fail("ld.global.nc of C, which the kernels write (the non-coherent cache may be stale)");
       if (tile_.first_c_read.file.empty()) tile_.first_c_read = ptx_.locate(statement_offset_);
@@ -757,7 +911,7 @@ class TileReader {
     ++tile_.loads;
     for (int32_t i = 0; i < vec; ++i) {
       Value v;
-      v.kind = Value::Kind::kElement;
+      v.kind = ptx_.dtype == DType::kFp32 ? Value::Kind::kElement : Value::Kind::kRaw;  // half: converted before use
       v.load = static_cast<int32_t>(tile_.load_sites.size() - 1);
       v.rows = a.row;
       v.lane = a.lane + i;
@@ -775,7 +929,12 @@ class TileReader {
     for (int32_t i = 0; i < vec; ++i) {
       const int32_t slot = slots[static_cast<size_t>(i)];
       const Value& v = read_register(slot);
-      if (v.kind != Value::Kind::kSum && v.kind != Value::Kind::kAddedSum)
+      if (ptx_.dtype != DType::kFp32 && v.kind != Value::Kind::kRounded)
+        fail(fmt::format("the value stored to row {} of C ('{}') is not a sum of products rounded to the dtype ({} o,a "
+                         "before the store)",
+                         a.row, registers_[static_cast<size_t>(slot)].name(),
+                         ptx_.dtype == DType::kBf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32"));
+      if (ptx_.dtype == DType::kFp32 && v.kind != Value::Kind::kSum && v.kind != Value::Kind::kAddedSum)
         fail(fmt::format("the value stored to row {} of C ('{}') is not a sum of products",
                          a.row, registers_[static_cast<size_t>(slot)].name()));
       if (v.kind == Value::Kind::kAddedSum && (v.rows != a.row || v.lane != a.lane + i))
@@ -807,6 +966,10 @@ class TileReader {
         fail("the weight is not written as 0fHHHHHHHH");
       fail("neither factor is an immediate weight (0fHHHHHHHH)");
     }
+    if (element->kind == Source::Kind::kValue && element->value.kind == Value::Kind::kRaw)
+      fail(fmt::format("the factor '{}' holds an element of B as loaded ({}), not converted to float32: expected {} "
+                       "before the FMA",
+                       element->text, dtype_text(), expected_conversion()));
     if (element->kind != Source::Kind::kValue || element->width != 32) fail("neither factor is an element of B");
     if (element->value.kind != Value::Kind::kElement)
       fail(fmt::format("the factor '{}' does not hold a loaded element of B", element->text));
@@ -833,7 +996,7 @@ class TileReader {
     write(d, sum);
   }
 
-  // setp.{eq,ne}.{u32,s32,b32} q, %2, 0: the stride (n x 4, n >= 1) is never 0.
+  // setp.{eq,ne}.{u32,s32,b32} q, %2, 0: the stride (n x the element's bytes, n >= 1) is never 0.
   void op_setp(const Instruction& in) {
     expect_operands(in, 3);
     const bool compare_ok = in.modifiers.size() == 2 && (in.modifiers[0] == "eq" || in.modifiers[0] == "ne") &&

@@ -5,8 +5,9 @@
 //
 // The operands %N are what the asm statement passes (walk_kernel_ast.h checks the C++ side):
 // the thread's first column of B (%0 in emitted code), of C (%1), and the row stride in bytes
-// (%2, n x 4). What is understood (docs/verify.md has the table):
-//   { }  .reg .TYPE name<N>;  .reg .TYPE a, b;   TYPE: f32 b32 u32 s32 b64 u64 s64 pred
+// (%2, n x the element's bytes: 4 for float32, 2 for float16 and bfloat16). What is understood
+// (docs/verify.md has the table):
+//   { }  .reg .TYPE name<N>;  .reg .TYPE a, b;   TYPE: f32 b32 u32 s32 b64 u64 s64 pred, b16 u16 s16 f16 bf16
 //   LABEL:   [@[!]q] bra[.uni] LABEL;             forward only, q known
 //   mov.{b32,f32} a, 0f00000000                   an empty sum (+0); mov of a register copies it;
 //   mov.{b64,u64} p, %N                           mov.b64 p, %0 is the address of row 0
@@ -19,7 +20,19 @@
 //   griddepcontrol.wait                                       the tile waits for the kernels before
 //   ld[.global][.v2|.v4].f32 {y..}, [p] of C;  add.f32 d, y, a (either order)
 //                                             an element of C as stored before, plus a sum: a store of d adds
-// A byte offset OFF (or BASE's) of 4 x l selects lane l; vector accesses must be aligned.
+// Half precision (TilePtx::dtype fp16 or bf16; no loads of C, no add.f32): elements move through
+// 16-bit registers and the FMAs stay in float32:
+//   ld[.global][.nc][...][.v2|.v4].{b16,u16,s16} {h..}, [p(+OFF)]   lanes of a row of B, as loaded
+//   cvt.f32.f16 x, h                (fp16 only)  x = the element as a float
+//   mov.b16 z, 0;  mov.b32 x, {z, h}   (bf16 only)  x = the element (its bits the float's upper
+//   half, the lower half the constant 0); cvt.f32.bf16 x, h the same
+//   cvt.rn.f16.f32 o, a / cvt.rn.bf16.f32 o, a   o = the sum a rounded to nearest even to the dtype
+//   st[.global][...][.v2|.v4].{b16,u16,s16} [p(+OFF)], {o..}        lanes of a row of C: rounded sums only
+// An FMA of an element not converted, the other dtype's conversion, a lower half that is not 0,
+// the element in the lower half, another rounding (cvt.rz...), a sum stored unconverted, or an
+// access of the other element size is an error naming the expected form.
+// A byte offset OFF (or BASE's) of E x l selects lane l (E: the element's bytes); vector
+// accesses must be aligned.
 // Anything else (another opcode, modifier or directive, a register read before it is written
 // or of the wrong kind, an undeclared register, a backward branch, a predicate it cannot
 // decide, an ld.nc of C, a store to B) stops the reading with an error naming the statement.
@@ -43,6 +56,7 @@ struct TilePtx {
   std::vector<PtxOperandRole> operands;   // %0, %1, ...
   std::function<CodeLocation(size_t)> locate;  // byte of `text` -> its place in NAME.cu
   std::string function;                   // for messages: "spmmc_tile_3"
+  DType dtype = DType::kFp32;             // B's and C's elements: what the loads, conversions and stores must be
 };
 
 // Reads `ptx` into `tile` (statements, loads, FMAs, dead loads, load sites, stores lane by lane,

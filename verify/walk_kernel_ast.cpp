@@ -92,12 +92,13 @@ clang::QualType pointee(const clang::ParmVarDecl* p) {
   return ptr ? ptr->getPointeeType() : clang::QualType();
 }
 
-// (const float* b, float* c, N) with N an integer of `bits` bits or more (0: any integer).
-bool pointer_pair_and_integer(const clang::FunctionDecl& f, unsigned bits, const clang::ASTContext& ctx) {
+// (const T* b, T* c, N) with T the element of `dtype` and N an integer of `bits` bits or more (0:
+// any integer).
+bool pointer_pair_and_integer(const clang::FunctionDecl& f, unsigned bits, DType dtype, const clang::ASTContext& ctx) {
   if (f.getNumParams() != 3) return false;
   const clang::QualType b = pointee(f.getParamDecl(0)), c = pointee(f.getParamDecl(1));
   const clang::QualType n = f.getParamDecl(2)->getType();
-  return !b.isNull() && is_float(b) && b.isConstQualified() && !c.isNull() && is_float(c) && !c.isConstQualified() &&
+  return element_dtype(b) == dtype && b.isConstQualified() && element_dtype(c) == dtype && !c.isConstQualified() &&
          n->isIntegerType() && (bits == 0 || ctx.getTypeSize(n) == bits);
 }
 
@@ -111,6 +112,8 @@ class KernelWalker {
     top.TraverseDecl(ctx_.getTranslationUnitDecl());
     read_info(top.variables);
     read_generic_path(top.variables);
+    choose_dtype(top.functions);
+    if (!check_element_types(top.functions)) return;
     if (out_.info.a_format.value && *out_.info.a_format.value == "csr-constants") {
       read_generic_only(top.functions);
       return;
@@ -134,6 +137,63 @@ class KernelWalker {
   void error(clang::SourceLocation loc, std::string message) { out_.errors.push_back({locator_.at(loc), std::move(message)}); }
 
   std::string snip(const clang::Stmt* s) const { return snippet(s->getSourceRange(), sm_, ctx_.getLangOpts()); }
+
+  // ---- the element type ----------------------------------------------------------------------
+
+  // B's and C's elements: the info object's dtype when it names one ("float32", "float16",
+  // "bfloat16"), else the element type of the first __global__ function's B (compare_with_weights
+  // then reports the info object's dtype).
+  void choose_dtype(const std::vector<clang::FunctionDecl*>& functions) {
+    const InfoField<std::string>& dtype = out_.info.dtype;
+    for (const DType d : {DType::kFp32, DType::kFp16, DType::kBf16})
+      if (dtype.value && *dtype.value == dtype_info_name(d)) {
+        out_.dtype = d;
+        out_.dtype_from_info = true;
+        dtype_origin_ = fmt::format("the info object says dtype = '{}' (at {})", *dtype.value, dtype.where.str());
+        return;
+      }
+    for (const clang::FunctionDecl* f : functions)
+      if (f->hasAttr<clang::CUDAGlobalAttr>() && f->getNumParams() >= 1)
+        if (const std::optional<DType> d = element_dtype(pointee(f->getParamDecl(0)))) {
+          out_.dtype = *d;
+          dtype_origin_ = fmt::format("{}, the first __global__ function, takes {} (the info object names no dtype of the "
+                                      "three)",
+                                      f->getNameAsString(), dtype_c_type(*d));
+          return;
+        }
+    dtype_origin_ = "B and C are float32 (no dtype in the info object, no element type in the kernels)";
+  }
+
+  // Every __global__ function and every function with C linkage (the entry point) takes B and C as
+  // pointers to the file's element type: a pointer parameter to float, __half or __nv_bfloat16 of
+  // another type is an error at the parameter (the tile functions are checked when read). False
+  // after any.
+  bool check_element_types(const std::vector<clang::FunctionDecl*>& functions) {
+    bool ok = true;
+    for (const clang::FunctionDecl* f : functions) {
+      if (!f->hasAttr<clang::CUDAGlobalAttr>() && !f->isExternC()) continue;
+      for (const clang::ParmVarDecl* p : f->parameters())
+        if (!element_type_matches(*f, *p, out_.errors)) {
+          ok = false;
+          break;
+        }
+    }
+    return ok;
+  }
+
+  // False, with an error at `p`, when `p` points to the element of a dtype other than the file's.
+  bool element_type_matches(const clang::FunctionDecl& f, const clang::ParmVarDecl& p,
+                            std::vector<CodeDiagnostic>& errors) const {
+    const std::optional<DType> d = element_dtype(pointee(&p));
+    if (!d || *d == out_.dtype) return true;
+    errors.push_back({locator_.at(p.getLocation()),
+                      fmt::format("the parameter {} of {} points to {} ({}) elements, but {}: B's and C's elements are "
+                                  "{} ({})",
+                                  p.getName().empty() ? std::string("(unnamed)") : p.getNameAsString(), f.getNameAsString(),
+                                  dtype_c_type(*d), dtype_info_name(*d), dtype_origin_, dtype_c_type(out_.dtype),
+                                  dtype_info_name(out_.dtype))});
+    return false;
+  }
 
   // ---- the kernels, their launches, their blocks ---------------------------------------------
 
@@ -184,7 +244,7 @@ class KernelWalker {
                            const std::vector<const clang::FunctionDecl*>& kernels) {
     for (const clang::FunctionDecl* f : functions) {
       if (std::find(kernels.begin(), kernels.end(), f) != kernels.end() || !f->hasAttr<clang::CUDADeviceAttr>() ||
-          f->hasAttr<clang::CUDAGlobalAttr>() || tile_index_.count(f) || !pointer_pair_and_integer(*f, 0, ctx_))
+          f->hasAttr<clang::CUDAGlobalAttr>() || tile_index_.count(f) || !pointer_pair_and_integer(*f, 0, out_.dtype, ctx_))
         continue;
       AnalyzedTile tile;
       std::vector<CodeDiagnostic> ignored;
@@ -292,8 +352,10 @@ class KernelWalker {
     out_.kernels.emplace_back();
     current().function = kernel->getNameAsString();
     current().where = locator_.at(kernel->getLocation());
-    if (!pointer_pair_and_integer(*kernel, 64, ctx_)) {
-      error(kernel->getLocation(), fmt::format("expected the parameters (const float* B, float* C, int64_t n) of {}", current().function));
+    if (!pointer_pair_and_integer(*kernel, 64, out_.dtype, ctx_)) {
+      const char* t = dtype_c_type(out_.dtype);
+      error(kernel->getLocation(), fmt::format("expected the parameters (const {}* B, {}* C, int64_t n) of {}", t, t,
+                                               current().function));
       return false;
     }
     n_symbol_.terms[symbol_of(kernel->getParamDecl(2))] = 1;
@@ -508,7 +570,7 @@ class KernelWalker {
       error(call->getBeginLoc(), "the dispatch calls something other than a tile function of this file");
       return std::nullopt;
     }
-    // (B + col, C + col, n * 4): the same col in both, the row stride in bytes.
+    // (B + col, C + col, n * E): the same col in both, the row stride in bytes (E: the element's bytes).
     std::optional<LinearForm> b, c, stride;
     if (call->getNumArgs() == 3) {
       b = offset_from(call->getArg(0), kernel_->getParamDecl(0));
@@ -516,11 +578,17 @@ class KernelWalker {
       stride = linear_form(call->getArg(2), ctx_);
     }
     LinearForm bytes;
-    bytes.terms = {{n_symbol_.terms.begin()->first, 4}};
+    bytes.terms = {{n_symbol_.terms.begin()->first, dtype_bytes(out_.dtype)}};
     if (!b || !c || *b != *c || !stride || *stride != bytes || (column_ && *b != *column_)) {
-      error(call->getBeginLoc(), fmt::format("unrecognised arguments of {} (expected B + col, C + col and the row stride "
-                                             "n * 4, the same col for every tile)",
-                                             def->getNameAsString()));
+      const bool only_stride = b && c && *b == *c && (!column_ || *b == *column_) && stride;
+      error(call->getBeginLoc(),
+            only_stride ? fmt::format("unrecognised arguments of {}: the row stride is {} bytes, but B's and C's rows are "
+                                      "n * {} bytes (n {}-byte {} elements)",
+                                      def->getNameAsString(), stride->str(), dtype_bytes(out_.dtype),
+                                      dtype_bytes(out_.dtype), dtype_info_name(out_.dtype))
+                        : fmt::format("unrecognised arguments of {} (expected B + col, C + col and the row stride "
+                                      "n * {}, the same col for every tile)",
+                                      def->getNameAsString(), dtype_bytes(out_.dtype)));
       return std::nullopt;
     }
     if (!column_) {
@@ -589,9 +657,9 @@ class KernelWalker {
 
   // ---- a tile function -----------------------------------------------------------------------
 
-  // (const float* b, float* c, unsigned ld) { SPMMC_TILE_ASM("..."); }: the asm statement's
-  // operands each one of the parameters ("l" for the pointers, "r" for the stride), memory
-  // clobbered; then its PTX.
+  // (const T* b, T* c, unsigned ld) { SPMMC_TILE_ASM("..."); } with T the file's element type:
+  // the asm statement's operands each one of the parameters ("l" for the pointers, "r" for the
+  // stride), memory clobbered; then its PTX.
   bool read_tile(const clang::FunctionDecl& f, AnalyzedTile& tile, std::vector<CodeDiagnostic>& errors) {
     tile.function = f.getNameAsString();
     tile.where = locator_.at(f.getLocation());
@@ -599,8 +667,12 @@ class KernelWalker {
       errors.push_back({locator_.at(loc), fmt::format("{} in {}", what, tile.function)});
       return false;
     };
-    if (!pointer_pair_and_integer(f, 32, ctx_))
-      return fail(f.getLocation(), "expected the parameters (const float* b, float* c, unsigned ld)");
+    if (!pointer_pair_and_integer(f, 32, out_.dtype, ctx_)) {
+      for (const clang::ParmVarDecl* p : f.parameters())
+        if (!element_type_matches(f, *p, errors)) return false;
+      const char* t = dtype_c_type(out_.dtype);
+      return fail(f.getLocation(), fmt::format("expected the parameters (const {}* b, {}* c, unsigned ld)", t, t));
+    }
     const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(f.getBody());
     if (!body) return fail(f.getLocation(), "has no body");
     const clang::GCCAsmStmt* asm_stmt = nullptr;
@@ -642,6 +714,7 @@ class KernelWalker {
     ptx.operands = roles;
     ptx.locate = [bytes](size_t byte) { return bytes->at(byte); };
     ptx.function = tile.function;
+    ptx.dtype = out_.dtype;
     return read_tile_ptx(ptx, tile, errors);
   }
 
@@ -734,6 +807,7 @@ class KernelWalker {
   clang::SourceLocation column_where_;
   std::map<const clang::FunctionDecl*, int32_t> tile_index_;
   std::vector<std::string> unsorted_names_;
+  std::string dtype_origin_;  // where out_.dtype comes from, for messages
 };
 
 }  // namespace

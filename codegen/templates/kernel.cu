@@ -6,15 +6,17 @@
 namespace {
 
 /*@GENERIC_ONLY*//*@*/
+/*@DTYPE_CODE*/#include "dtype_fp32.cuh"
+/*@*/
 /*@DEVICE_CODE*/#include "kernel_device.cuh"
 /*@*/
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
-// The launch of the generic path: V = 4 where n >= 128 is a multiple of 4 and B and C are 16-byte
-// aligned, else 1 (the tuner launches the generic family by the same rule, codegen/generic_launch.h;
+// The launch of the generic path: V = 4 where n >= 128 is a multiple of 4 and B and C are aligned
+// to four elements, else 1 (the tuner launches the generic family by the same rule, codegen/generic_launch.h;
 // the tests' host emulation checks that the two agree).
-cudaError_t spmmc_launch_generic(void** args, const float* B, const float* C, int64_t n, cudaStream_t stream) {
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
   const int64_t v = n >= 128 && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
   const int64_t threads = n / v + (n % v != 0);  // per row
   int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
@@ -44,7 +46,7 @@ const spmmc_kernel_info spmmc_info = {
     "/*@A_FORMAT*/unrolled-constants/*@*/",
     "row-major",
     "row-major",
-    "float32",
+    "/*@DTYPE*/float32/*@*/",
     "/*@ARCH*/sm_90/*@*/",
     spmmc_m1,
     spmmc_n1,
@@ -138,8 +140,8 @@ struct spmmc_graph {
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   cudaGraphNode_t nodes[spmmc_kernel_count] = {};  // kernel j's node
-  const float* B = nullptr;
-  float* C = nullptr;
+  const spmmc_elem* B = nullptr;
+  spmmc_elem* C = nullptr;
   int64_t n = 0;
   unsigned long long last_use = 0;
 };
@@ -221,7 +223,7 @@ cudaError_t spmmc_update_graph(const spmmc_graph& g, void** args, unsigned grid_
 // Launches the kernels as one of the calling thread's graphs for `device`; cudaErrorNotSupported
 // (nothing enqueued) where the graph path is not taken: the device is out of range or building a
 // graph failed on it.
-cudaError_t spmmc_launch_graph(int device, void** args, const float* B, float* C, int64_t n, unsigned grid_y,
+cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spmmc_elem* C, int64_t n, unsigned grid_y,
                                cudaStream_t stream) {
   static thread_local spmmc_thread_graphs mine;
   if (device < 0 || device >= spmmc_graph_devices) return cudaErrorNotSupported;
@@ -258,11 +260,11 @@ cudaError_t spmmc_launch_graph(int device, void** args, const float* B, float* C
 
 }  // namespace
 
-extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream) {
+extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
-  void* args[] = {const_cast<float**>(&B), &C, &n};
+  void* args[] = {const_cast<spmmc_elem**>(&B), &C, &n};
 #ifndef SPMMC_GENERIC_ONLY
-  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4u * spmmc_v) == 0; };
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (sizeof(spmmc_elem) * spmmc_v) == 0; };
   if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) return spmmc_launch_generic(args, B, C, n, stream);
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();

@@ -6,20 +6,21 @@
 #include <stdint.h>
 
 #include <cuda_runtime.h>
-
+/*@DTYPE_INCLUDE*//*@*/
 /*@KERNEL_INFO*/#include "spmmc_kernel_info.h"
 /*@*/
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* C = A * B for the A compiled into this file: B row-major K x n, C row-major M x n, float32.
+/* C = A * B for the A compiled into this file: B row-major K x n, C row-major M x n, elements of
+   the type below (NAME_info()->dtype names it; in half precision the products are summed in float32).
    Enqueues its kernels on `stream` and returns at once: no device memory allocated, no
    synchronisation, no output. Several kernels go as one CUDA graph, built on the first calls and
    kept per host thread and device (define SPMMC_NO_GRAPH when compiling the .cu to launch them
    one by one). Returns cudaErrorInvalidValue for a null B or C or n < 1, otherwise the launch's
    status. Every element of C is written (rows of A without non-zeros give zero rows). */
-cudaError_t /*@NAME*/spmmc_template/*@*/(const float* B, float* C, int64_t n, cudaStream_t stream);
+cudaError_t /*@NAME*/spmmc_template/*@*/(const /*@ELEM*/float/*@*/* B, /*@ELEM*/float/*@*/* C, int64_t n, cudaStream_t stream);
 
 /* Shapes, layouts, tile choice and provenance of this kernel (static storage; never NULL). */
 const spmmc_kernel_info* /*@INFO_NAME*/spmmc_template_info/*@*/(void);

@@ -16,8 +16,8 @@ constexpr int spmmc_a_tiles = /*@A_TILES*/1/*@*/;
 constexpr int spmmc_min_blocks = /*@MIN_BLOCKS*/1/*@*/;
 // Largest grid.y: B-tiles beyond it are covered by the blocks looping.
 constexpr int64_t spmmc_max_grid_y = 65535;
-// Largest n of this kernel: the row stride in bytes (n x 4) is a 32-bit PTX operand.
-constexpr int64_t spmmc_max_n = (int64_t{1} << 32) / 4 - 1;
+// Largest n of this kernel: the row stride in bytes (n x the element's bytes) is a 32-bit PTX operand.
+constexpr int64_t spmmc_max_n = (int64_t{1} << 32) / static_cast<int64_t>(sizeof(spmmc_elem)) - 1;
 
 static_assert(spmmc_threads % 32 == 0, "threads per block must be a multiple of the warp size");
 static_assert(spmmc_threads <= 1024, "at most 1024 threads per block");
@@ -45,7 +45,7 @@ static_assert(spmmc_min_blocks >= 1, "at least one block per SM");
 #endif
 
 // One function per A-tile: every weight an immediate in an FMA, row COL of B loaded once per
-// non-empty column of the tile (V floats per thread), each row stored at its original index.
+// non-empty column of the tile (V elements per thread), each row stored at its original index.
 /*@TILE_FUNCTIONS*/__device__ __forceinline__ void spmmc_tile_0(const float* __restrict__ b, float* __restrict__ c, unsigned ld) {
   SPMMC_TILE_ASM("{.reg .f32 a<1>;.reg .b64 p<1>;mov.b32 a0,0f00000000;mad.wide.u32 p0,%2,0,%1;st.global.f32 [p0],a0;}");
 }

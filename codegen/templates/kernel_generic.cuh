@@ -4,10 +4,11 @@
 // (kernel_nvrtc.cu). Needs int64_t and the CUDA built-ins from its includer.
 /*@*/
 // The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
-// B or C not aligned to 4 x spmmc_v bytes, n above spmmc_max_n) and for builds with
+// B or C not aligned to spmmc_v elements, n above spmmc_max_n) and for builds with
 // SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through the
-// read-only cache), each thread V adjacent columns of one row of C (V = 4 with float4 loads and
-// stores where n >= 128 is a multiple of 4 and B and C are 16-byte aligned, else 1). The rows are
+// read-only cache), each thread V adjacent columns of one row of C (V = 4 with vector loads and
+// stores where n >= 128 is a multiple of 4 and B and C are aligned to four elements, else 1; B's
+// and C's elements are spmmc_elem, dtype_*.cuh, the sums float32). The rows are
 // taken in the order of spmmc_generic_order (the A-tiles' rows, which share columns, then the empty
 // rows): with V = 4 a block is 16 such rows x 64 columns, so that the rows of B its warps load
 // are shared through L1 (study 10 (j): 1.1-1.2x over 128 columns of one row per block); with
@@ -39,23 +40,19 @@ static_assert(SPMMC_GENERIC_ROWS == 8 || SPMMC_GENERIC_ROWS == 16 || SPMMC_GENER
 #define SPMMC_GENERIC_BATCH 32
 #endif
 
-// V floats of row k of B from column col: one float, or one float4 (16-byte aligned).
+// V elements of row k of B from column col, as floats: one, or four (aligned to four elements).
 template <int V>
-__device__ __forceinline__ void spmmc_generic_load(const float* __restrict__ B, int64_t n, int k, int64_t col, float (&b)[V]) {
-  const float* const at = B + static_cast<int64_t>(k) * n + col;
-  if constexpr (V == 4) {
-    const float4 q = __ldg(reinterpret_cast<const float4*>(at));
-    b[0] = q.x, b[1] = q.y, b[2] = q.z, b[3] = q.w;
-  } else {
-    b[0] = __ldg(at);
-  }
+__device__ __forceinline__ void spmmc_generic_load(const spmmc_elem* __restrict__ B, int64_t n, int k, int64_t col, float (&b)[V]) {
+  const spmmc_elem* const at = B + static_cast<int64_t>(k) * n + col;
+  if constexpr (V == 4) spmmc_load_b4(at, b);
+  else b[0] = spmmc_load_b1(at);
 }
 
 // The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0:
 // whole batches of `batch` products whose loads are all in flight at once, then the rest one
 // product at a time (measured faster than a last, partial batch with its loads clamped).
 template <int V>
-__device__ __forceinline__ void spmmc_generic_sum(const float* __restrict__ B, int64_t n, int64_t col, int p, int end,
+__device__ __forceinline__ void spmmc_generic_sum(const spmmc_elem* __restrict__ B, int64_t n, int64_t col, int p, int end,
                                                   float (&acc)[V]) {
   constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
@@ -81,7 +78,7 @@ __device__ __forceinline__ void spmmc_generic_sum(const float* __restrict__ B, i
 
 // The rows of C in the order of spmmc_generic_order, V columns per thread (the body of both kernels).
 template <int V>
-__device__ __forceinline__ void spmmc_generic_rows(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+__device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
   const int step = static_cast<int>(gridDim.y * blockDim.y);
@@ -100,20 +97,20 @@ __device__ __forceinline__ void spmmc_generic_rows(const float* __restrict__ B, 
       for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
       p = end;
     }
-    float* const out = C + static_cast<int64_t>(row) * n + col;
-    if constexpr (V == 4) *reinterpret_cast<float4*>(out) = make_float4(total[0], total[1], total[2], total[3]);
-    else out[0] = total[0];
+    spmmc_elem* const out = C + static_cast<int64_t>(row) * n + col;
+    if constexpr (V == 4) spmmc_store_c4(out, total);
+    else spmmc_store_c1(out, total[0]);
   }
 }
 
-// The generic kernels, four columns per thread (float4 loads and stores) and one. Two functions
+// The generic kernels, four columns per thread (vector loads and stores of four elements) and one. Two functions
 // rather than one template, so that the NVRTC form can give them C linkage (the tuner times the
 // generic family as it times the unrolled candidates: codegen/generic_launch.h).
 __global__ void __launch_bounds__(spmmc_generic_threads)
-    spmmc_generic_kernel_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+    spmmc_generic_kernel_v4(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_rows<4>(B, C, n);
 }
 __global__ void __launch_bounds__(spmmc_generic_threads)
-    spmmc_generic_kernel_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+    spmmc_generic_kernel_v1(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_rows<1>(B, C, n);
 }

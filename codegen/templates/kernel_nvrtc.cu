@@ -6,6 +6,8 @@
 /*@*/
 typedef long long int64_t;  // NVRTC provides no <stdint.h>
 
+/*@DTYPE_CODE*/#include "dtype_fp32.cuh"
+/*@*/
 // Declared first with C linkage: the definitions in the device code below inherit it.
 /*@KERNEL_DECLARATIONS*/extern "C" __global__ void spmmc_template_kernel_0(const float* __restrict__ B, float* __restrict__ C, int64_t n);
 /*@*/

@@ -5,7 +5,7 @@
 #define SPMMC_KERNEL_INFO_DEFINED
 #include <stdint.h>
 
-#define SPMMC_KERNEL_ABI_VERSION 1
+#define SPMMC_KERNEL_ABI_VERSION 2
 
 typedef struct spmmc_kernel_info {
   int32_t abi_version;        /* SPMMC_KERNEL_ABI_VERSION of the emitting spmmc */
@@ -16,13 +16,13 @@ typedef struct spmmc_kernel_info {
   const char* a_format;       /* "unrolled-constants" or "csr-constants": A is compiled in */
   const char* b_layout;       /* "row-major": B is K x n, element (i, j) at B[i * n + j] */
   const char* c_layout;       /* "row-major": C is M x n, element (i, j) at C[i * n + j] */
-  const char* dtype;          /* "float32" for A, B and C */
+  const char* dtype;          /* B's and C's elements: "float32", "float16" or "bfloat16" (A rounded to it) */
   const char* arch;           /* the architecture it was tuned for, e.g. "sm_90" */
   int32_t m1;                 /* rows of A per thread block (A-tile size) */
   int32_t n1;                 /* columns of C per thread block */
   int32_t cols_per_thread;    /* columns of C per thread */
   int32_t a_tiles;            /* thread-block functions (A-tiles, including zero-row tiles) */
-  const char* reorder;        /* row reordering used: "overlap", "none" or "length" */
+  const char* reorder;        /* row reordering used: "overlap", "none", "length" or "grow" */
   const char* weights_sha256; /* SHA-256 of A in spmmc's canonical form (docs/emitted-code.md) */
   const char* spmmc_version;  /* the spmmc that emitted it */
 } spmmc_kernel_info;

@@ -1,6 +1,7 @@
 #include "compiler/planning/target.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -127,6 +128,11 @@ Target target_for_arch(const std::string& arch) {
     known += (known.empty() ? "" : ", ") + t.arch + " (" + t.name + ")";
   }
   fail_usage("no target description for arch '{}' (known: {}); pass --target FILE.json", arch, known);
+}
+
+int target_sm(const std::string& arch) {
+  int sm = 0;
+  return std::sscanf(arch.c_str(), "sm_%d", &sm) == 1 && sm > 0 ? sm : 0;
 }
 
 }  // namespace spmmc

@@ -35,6 +35,9 @@ struct Target {
 // known ones; a malformed file is a data error naming the file and the field.
 Target load_target(const std::string& name_or_path);
 
+// The number of an architecture name: 90 for "sm_90", 0 when it is not of the form sm_N.
+int target_sm(const std::string& arch);
+
 // The first target (by name) whose arch is `arch` ("sm_90"); a usage error when none is.
 Target target_for_arch(const std::string& arch);
 

@@ -225,10 +225,11 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "spmmc_col_idx[] = {0, 3, 0, 2};") == 1);
   CHECK(count(k.cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
   CHECK(count(k.cu, "\"none\"") == 1);  // the reorder field of k_info()
-  CHECK(count(k.cu, "extern \"C\" cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream)") == 1);
+  CHECK(count(k.cu, "extern \"C\" cudaError_t k(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream)") == 1);
+  CHECK(count(k.cu, "typedef float spmmc_elem;") == 1);  // --dtype fp32 (templates/dtype_fp32.cuh)
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
-  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const float* __restrict__ B") == 1);
+  CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const spmmc_elem* __restrict__ B") == 1);
   CHECK(count(k.cu, "__global__ void __launch_bounds__") == 3);  // and the generic path's two
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
@@ -240,7 +241,8 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.h, "#ifndef SPMMC_k_H\n#define SPMMC_k_H\n") == 1);
   CHECK(count(k.h, "cudaError_t k(const float* B, float* C, int64_t n, cudaStream_t stream);") == 1);
   CHECK(count(k.h, "const spmmc_kernel_info* k_info(void);") == 1);
-  CHECK(count(k.h, "#define SPMMC_KERNEL_ABI_VERSION 1") == 1);
+  CHECK(count(k.h, "#define SPMMC_KERNEL_ABI_VERSION 2") == 1);
+  CHECK(count(k.h, "cuda_fp16.h") == 0);  // float32: no half-precision header
 
   // What the PTX computes for the thread of column 1 of a 3-column B, by hand:
   // row 0 = 1.5 x 2 - 2 x 11 = -19, row 1 = 0, row 2 = 0.25 x 2 + 3 x 8 = 24.5.
@@ -810,7 +812,7 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   const EmittedKernel g = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
   for (const char* symbol : {kGenericKernelV4, kGenericKernelV1}) {
     CHECK(count(g.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
-    CHECK(count(g.nvrtc_cu, fmt::format("    {}(const float* __restrict__ B", symbol)) == 1);  // the definition
+    CHECK(count(g.nvrtc_cu, fmt::format("    {}(const spmmc_elem* __restrict__ B", symbol)) == 1);  // the definition
   }
   CHECK(count(g.nvrtc_cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
   CHECK(count(g.nvrtc_cu, "spmmc_tile_") == 0);

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compiler/common/dtype.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/formats/write_matrix.h"
 #include "tests/codegen/emitted_kernel_util.h"
@@ -227,6 +228,61 @@ TEST_CASE("emitted kernel on the CPU: the generic family", "[codegen][emulation]
   CHECK(paths.generic > 0);
   CHECK(nlohmann::json::parse(test::read_file(dir.path / "generic_auto" / "generic_auto.json"))["choice"]["family"] ==
         "generic");
+}
+
+TEST_CASE("emitted kernel on the CPU: fp16 and bf16 B and C, products summed in float32", "[codegen][emulation][dtype]") {
+  // --dtype fp16 and bf16: 16-bit loads and stores in the tiles' PTX and in the generic path, A's
+  // values rounded to the dtype (a value below fp16's smallest subnormal dropped, subnormal ones
+  // kept), every element of C bit for bit the float32 sum rounded to the dtype, within the bound of
+  // docs/design/precision.md, for V = 1, 2, 4, split kernels and the generic family, at widths that
+  // are and are not multiples of V and with B and C one element off alignment.
+  test::TempDir dir;
+  const Csr base = make_matrix(70, 60, random_entries(0.15, 11));
+  Csr special = base;  // values in fp16's subnormal range and one below it
+  for (size_t i = 0; i < special.values.size(); i += 17) special.values[i] = i % 2 ? 3.0e-5f : -1.0e-9f;
+  const fs::path path = write_mtx(dir.path, "mixed", special);
+  const auto below_fp16 = std::count(special.values.begin(), special.values.end(), -1.0e-9f);
+  REQUIRE(below_fp16 > 0);
+  const std::vector<int64_t> ns = {1, 2, 3, 4, 8, 100, 128, 130, 256, 1028};
+  std::vector<KernelCase> cases;
+  for (const char* dtype : {"fp16", "bf16"}) {
+    for (const char* tile : {"32x64", "8x128x2", "16x256x4"}) {
+      std::string name = std::string(dtype) + "_" + tile;
+      for (char& ch : name) ch = ch == 'x' ? '_' : ch;
+      cases.push_back({name, path, {"--tile", tile, "--dtype", dtype}, ns, 1024, "overlap"});
+    }
+    cases.push_back({std::string(dtype) + "_kernels", path, {"--tile", "8x128x2", "--fmas-per-kernel", "40", "--dtype", dtype}, ns,
+                     1024, "overlap"});
+    cases.push_back({std::string(dtype) + "_generic", path, {"--family", "generic", "--dtype", dtype}, ns, 1024, "overlap"});
+  }
+  const std::vector<Built> built = build_all(cases, dir.path);
+  test::PathCounts paths;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const KernelCase& c = cases[i];
+    const Built& b = built[i];
+    INFO("case " << c.name << ": spmmc compile: " << b.compile_err);
+    REQUIRE(b.compile_exit == 0);
+    const auto verified = run_spmmc({"verify", (b.dir / (c.name + ".cu")).string(), "--against", c.matrix.string()});
+    INFO("spmmc verify: " << verified.err);
+    CHECK(verified.exit_code == 0);
+    INFO("host build: " << b.build_log);
+    REQUIRE(b.build_exit == 0);
+    const DType dtype = c.name.rfind("fp16", 0) == 0 ? DType::kFp16 : DType::kBf16;
+    Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
+    const DTypeRounding rounding = round_values_to_dtype(a, dtype, c.matrix.string());
+    CHECK(rounding.to_zero == (dtype == DType::kFp16 ? below_fp16 : 0));  // the -1e-9 values
+    const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
+    CHECK(report["input"]["rounded_to_dtype"]["values_to_zero"] == rounding.to_zero);
+    CHECK(report["input"]["nnz"] == a.nnz());
+    std::string error;
+    const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    CHECK(kernel->info()->nnz == a.nnz());
+    paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name);
+  }
+  CHECK(paths.unrolled > 0);
+  CHECK(paths.generic > 0);
 }
 
 TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several block sizes", "[codegen][emulation]") {

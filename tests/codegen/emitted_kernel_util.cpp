@@ -286,7 +286,7 @@ void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, c
                        int32_t v, const std::string& reorder, int32_t k_parts, bool generic_family) {
   INFO(name);
   CHECK(info.abi_version == SPMMC_KERNEL_ABI_VERSION);
-  CHECK(info.abi_version == 1);
+  CHECK(info.abi_version == 2);
   CHECK(std::string(info.name) == name);
   CHECK(info.m == a.rows);
   CHECK(info.k == a.cols);
@@ -351,6 +351,103 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu) {
     texts.push_back(text);
   }
   return texts;
+}
+
+PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
+                                      const std::string& label) {
+  constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
+  static constexpr uint16_t kNanBits = 0x7fff;  // a NaN in both fp16 and bf16
+  static constexpr size_t kGuard = 8;
+  using HalfEntry = int (*)(const uint16_t* b, uint16_t* c, int64_t n, void* stream);
+  const auto entry = reinterpret_cast<HalfEntry>(kernel.entry);
+  const spmmc_kernel_info& info = *kernel.info();
+  REQUIRE(std::string(info.dtype) == dtype_info_name(dtype));
+  const int64_t v = info.cols_per_thread;
+  const bool generic_only = std::string(info.a_format) == "csr-constants";
+  PathCounts paths;
+  // A buffer of 16-bit elements starting `offset` elements past a 16-byte boundary, NaN guards around it.
+  struct Buffer {
+    Buffer(size_t count, size_t offset) : storage(count + 2 * kGuard + offset + 8, kNanBits), size(count) {
+      size_t first = 0;
+      while (reinterpret_cast<uintptr_t>(storage.data() + first) % 16 != 0) ++first;
+      data = storage.data() + first + kGuard + offset;
+    }
+    size_t damaged_guards() const {
+      size_t damaged = 0;
+      for (size_t i = 1; i <= kGuard; ++i) damaged += (data[-static_cast<ptrdiff_t>(i)] != kNanBits) + (data[size + i - 1] != kNanBits);
+      return damaged;
+    }
+    std::vector<uint16_t> storage;
+    size_t size;
+    uint16_t* data = nullptr;
+  };
+  const auto is_nan = [dtype](uint16_t bits) { return std::isnan(from_half_bits(bits, dtype)); };
+  for (const int64_t n : ns) {
+    std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
+    for (float& x : b) x = round_to_dtype(x, dtype);
+    const std::vector<float> sums = fmaf_spmm(a, b, n);
+    const std::vector<double> want = reference_spmm(a, b, n, 1);
+    const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
+    // Per element: the bound of docs/design/precision.md from the row's products.
+    std::vector<double> bound(c_size, 0.0);
+    for (int32_t r = 0; r < a.rows; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double abs_sum = 0.0;
+        for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
+          abs_sum += std::fabs(static_cast<double>(a.values[p]) * b[static_cast<size_t>(a.col_idx[p]) * n + j]);
+        const size_t i = static_cast<size_t>(r) * n + j;
+        bound[i] = dtype_error_bound(dtype, a.row_length(r), abs_sum, want[i]);
+      }
+    for (const auto& [b_offset, c_offset] : std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 1}, {1, 0}, {0, 1}}) {
+      INFO(label << " (" << dtype_name(dtype) << "), n = " << n << ", B and C " << b_offset << " and " << c_offset
+                 << " elements past 16-byte boundaries");
+      Buffer gb(b.size(), b_offset), gc(c_size, c_offset);
+      for (size_t i = 0; i < b.size(); ++i) gb.data[i] = to_half_bits(b[i], dtype);
+      std::fill(gc.data, gc.data + c_size, kNanBits);
+      unsigned grid[3], block[3];
+      unsigned long long launches = 0, chain[4] = {}, runs = 0;
+      kernel.set_bounds(gb.data, b.size() * 2, gc.data, c_size * 2);
+      const int status = entry(gb.data, gc.data, n, nullptr);
+      kernel.set_bounds(nullptr, 0, nullptr, 0);
+      REQUIRE(status == 0);
+      kernel.last_launch(grid, block, &launches, chain, &runs);
+      size_t nans = 0, differing = 0, beyond_bound = 0;
+      for (size_t i = 0; i < c_size; ++i) {
+        nans += is_nan(gc.data[i]);
+        differing += gc.data[i] != to_half_bits(sums[i], dtype);
+        beyond_bound += !(std::fabs(from_half_bits(gc.data[i], dtype) - want[i]) <= bound[i]);
+      }
+      CHECK(nans == 0);
+      CHECK(differing == 0);
+      CHECK(beyond_bound == 0);
+      CHECK(gc.damaged_guards() == 0);
+      CHECK(gb.damaged_guards() == 0);
+      const auto aligned = [](const uint16_t* p, int64_t elements) {
+        return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(2 * elements) == 0;
+      };
+      const bool unrolled = !generic_only && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
+      if (unrolled) {
+        ++paths.unrolled;
+        CHECK(chain[2] == static_cast<unsigned long long>(info.a_tiles));
+        CHECK(block[0] == static_cast<unsigned>(info.n1 / v));
+        CHECK(runs == static_cast<unsigned long long>(info.a_tiles * (n / v)));
+      } else {
+        ++paths.generic;
+        CHECK(chain[0] == 1);
+        CHECK(runs == 0);  // no inline PTX ran
+        const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned(gb.data, 4) && aligned(gc.data, 4) ? 4 : 1;
+        CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
+        CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
+      }
+    }
+  }
+  INFO(label);
+  std::vector<uint16_t> b(static_cast<size_t>(a.cols), 0), c(static_cast<size_t>(a.rows), kNanBits);
+  CHECK(entry(nullptr, c.data(), 1, nullptr) == kInvalidValue);
+  CHECK(entry(b.data(), nullptr, 1, nullptr) == kInvalidValue);
+  CHECK(entry(b.data(), c.data(), 0, nullptr) == kInvalidValue);
+  CHECK(c[0] == kNanBits);
+  return paths;
 }
 
 }  // namespace spmmc::test

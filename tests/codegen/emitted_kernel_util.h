@@ -13,6 +13,7 @@
 
 #include "codegen/templates/spmmc_kernel_info.h"
 #include "compiler/common/csr.h"
+#include "compiler/common/dtype.h"
 
 namespace spmmc::test {
 
@@ -129,5 +130,16 @@ void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, c
 // (spmmc_tile_0, spmmc_tile_1, ...): the C string literals of each SPMMC_TILE_ASM(...)
 // concatenated and unescaped, as the compiler would pass them on.
 std::vector<std::string> tile_ptx_texts(const std::string& cu);
+
+// check_emulated_kernel for a kernel of half-precision B and C (--dtype fp16 or bf16; `a` holds
+// A's values as spmmc rounded them): B seeded in [-1, 1] and rounded to the dtype, for each n in
+// `ns`, with B and C aligned to 16 bytes and offset by one element (C filled with NaN, guarded
+// by NaN elements on both sides). Checks C bit for bit against fmaf_spmm of the rounded values
+// rounded to the dtype (ties to even), every element within dtype_error_bound of the float64
+// reference, no NaN and no write outside C; the path (unrolled exactly when n % V == 0 and B and
+// C are aligned to V elements; the generic one with four columns per thread where n >= 128 is a
+// multiple of 4 and both are aligned to four elements) and the refusals of null pointers and n < 1.
+PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
+                                      const std::string& label);
 
 }  // namespace spmmc::test

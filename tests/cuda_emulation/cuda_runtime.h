@@ -103,7 +103,14 @@ struct alignas(16) float4 {
 };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 
-// The read-only data cache load: a plain load on the host.
+// CUDA's vector type of two unsigned ints (8-byte aligned), as the generic path loads and stores
+// four 16-bit halves of B and C (cuda_fp16.h, cuda_bf16.h) at once.
+struct alignas(8) uint2 {
+  unsigned int x, y;
+};
+inline uint2 make_uint2(unsigned int x, unsigned int y) { return uint2{x, y}; }
+
+// The read-only data cache load: a plain load on the host (of a float, float4, uint2...).
 template <typename T>
 inline T __ldg(const T* p) { return *p; }
 

@@ -1,6 +1,8 @@
 // A host interpreter for the subset of PTX that spmmc's emitters write as inline assembly
 // (codegen/print_tile_ptx.h), so that the tests' CUDA emulation (cuda_runtime.h) runs the very
-// text that nvcc would hand to ptxas. Header-only; no dependency on cuda_runtime.h.
+// text that nvcc would hand to ptxas. Header-only; no dependency on cuda_runtime.h (the
+// conversions between float and the 16-bit float formats come from half_bits.h, shared with the
+// host shims cuda_fp16.h and cuda_bf16.h).
 //
 // A program is parsed once (parse_ptx): a tokenizer, then one statement at a time through a table
 // of opcodes (opcodes() below); registers, labels and the asm operands %0..%N are resolved to
@@ -11,31 +13,43 @@
 //
 // What is understood (PTX ISA names; whitespace and // or /* */ comments anywhere):
 //   { }                                         scopes of declarations and labels
-//   .reg .TYPE name<N>;  .reg .TYPE r, s;       TYPE: pred b32 u32 s32 f32 b64 u64 s64 f64
+//   .reg .TYPE name<N>;  .reg .TYPE r, s;       TYPE: pred b16 u16 s16 f16 b32 u32 s32 f32 b64 u64 s64 f64
 //   LABEL:  [@[!]p] bra[.uni] LABEL;            a label is visible in its scope and inner ones
 //   [@[!]p] on any instruction                  a guard predicate
 //   mov.T  add.T  sub.T  mul{.lo|.wide}.T  mad{.lo|.wide}.T    integers wrap; .wide: 32 x 32 -> 64 bits
 //   add/sub/mul[.rn].fXX  fma.rn.fXX  mad.rn.fXX                  fXX: f32 or f64
 //   setp.CMP.T p, a, b                          CMP: eq ne lt le gt ge (lo ls hi hs for integers)
-//   ld[.global][.nc][cache hints][.v2|.v4].T d, [base(+|-)offset]      T of 32 bits; d: r or {r, ...}
+//   mov.b32 d, {lo, hi};  mov.b32 {lo, hi}, s;  pack: d = lo | hi << 16; unpack; lo, hi: 16-bit registers
+//   cvt.f32.f16  cvt.f32.bf16  d, a             exact (half_bits.h)
+//   cvt.rn.f16.f32  cvt.rn.bf16.f32  d, a       round to nearest even; a NaN gives the canonical 0x7fff
+//   ld[.global][.nc][cache hints][.v2|.v4].T d, [base(+|-)offset]      T of 16 or 32 bits; d: r or {r, ...}
 //   st[.global][cache hints][.v2|.v4].T [base(+|-)offset], s           (.shared, .local...: abort)
 //   griddepcontrol.wait                         a no-op: the emulation runs kernels in order
+// 16-bit types (.b16 .u16 .s16 .f16, and .bf16 as an instruction type: ptxas declares no .bf16
+// register) only in mov (an integer immediate for .b16, .u16 and .s16; none for .f16), the pack
+// and unpack forms, cvt, and ld and st of .b16, .u16 or .s16 (.f16 and .bf16 are no ld/st types in
+// PTX); add, sub, mul, mad, fma and setp of 16-bit types abort. Register types fit instruction
+// types by PTX's rule (fits(): a .b16 register fits .f16 and .bf16 operands, an .f16 register .f16
+// and .b16 ones but not .bf16; 16 bits never fit a 32-bit operand), as for 32 and 64 bits.
 // Operands: registers; %0..%N, the asm's operands (64-bit for "l", 32-bit for "r"; read-only);
 // %%name for a literal %name register; immediates: integers (decimal, 0x hex), 0fHHHHHHHH (f32
-// bits), 0dHHHHHHHHHHHHHHHH (f64 bits), decimal floats for floating-point types.
+// bits), 0dHHHHHHHHHHHHHHHH (f64 bits), decimal floats for floating-point types of 32 and 64 bits.
 //
 // Semantics are exact: fma.rn is std::fmaf / std::fma (one rounding), add/sub/mul.f32 are
-// IEEE single operations (the host keeps subnormals, like PTX without .ftz), integers wrap.
-// Loads and stores are real host memory accesses at the computed byte addresses; they must be
-// aligned to their size (4 x V bytes for a .vV access), as a GPU faults otherwise. Optional
-// bounds (set_memory_bounds) restrict loads to the given read-only and read-write ranges,
-// ld.*.nc to the read-only one, and stores to the read-write one.
+// IEEE single operations (the host keeps subnormals, like PTX without .ftz), integers wrap; cvt
+// rounds as the GPU does, bit for bit (half_bits.h: subnormals kept, overflow to +-inf, NaN to
+// the canonical NaN). Loads and stores are real host memory accesses at the computed byte
+// addresses; they must be aligned to their size (E x V bytes for a .vV access of E-byte elements,
+// E = 2 or 4), as a GPU faults otherwise. Optional bounds (set_memory_bounds) restrict loads to
+// the given read-only and read-write ranges, ld.*.nc to the read-only one, and stores to the
+// read-write one.
 //
 // Anything else aborts the process with a message naming the statement: an unknown opcode,
-// modifier or directive; an undeclared register, one out of its declared range or of a type
-// that does not fit the instruction; reading a register before writing it; a %N outside the
-// operands or written to; a branch to a label not in scope; unbalanced braces; a misaligned,
-// null or out-of-bounds access. A test that runs such code dies (SIGABRT) instead of passing.
+// modifier or directive (cvt: another rounding, .ftz, .sat, another pair of types); an undeclared
+// register, one out of its declared range or of a type that does not fit the instruction; reading
+// a register before writing it; a %N outside the operands or written to; a branch to a label not
+// in scope; unbalanced braces; a misaligned, null or out-of-bounds access. A test that runs such
+// code dies (SIGABRT) instead of passing.
 #ifndef SPMMC_TESTS_CUDA_EMULATION_PTX_SUBSET_H
 #define SPMMC_TESTS_CUDA_EMULATION_PTX_SUBSET_H
 
@@ -55,12 +69,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "half_bits.h"
+
 namespace spmmc_emulation {
 
 // ---------------------------------------------------------------------------------------------
 // Types
 
-enum class Kind : uint8_t { kPred, kBits, kUnsigned, kSigned, kFloat };
+// kFloat: .f16 (IEEE binary16), .f32, .f64; kBFloat: .bf16 (bfloat16).
+enum class Kind : uint8_t { kPred, kBits, kUnsigned, kSigned, kFloat, kBFloat };
 
 struct PtxType {
   Kind kind = Kind::kBits;
@@ -69,9 +86,11 @@ struct PtxType {
 
 inline bool type_from_name(const std::string& name, PtxType& t) {
   static const std::map<std::string, PtxType> kTypes = {
-      {"pred", {Kind::kPred, 1}},     {"b32", {Kind::kBits, 32}},  {"u32", {Kind::kUnsigned, 32}},
-      {"s32", {Kind::kSigned, 32}},   {"f32", {Kind::kFloat, 32}}, {"b64", {Kind::kBits, 64}},
-      {"u64", {Kind::kUnsigned, 64}}, {"s64", {Kind::kSigned, 64}}, {"f64", {Kind::kFloat, 64}}};
+      {"pred", {Kind::kPred, 1}},     {"b16", {Kind::kBits, 16}},   {"u16", {Kind::kUnsigned, 16}},
+      {"s16", {Kind::kSigned, 16}},   {"f16", {Kind::kFloat, 16}},  {"bf16", {Kind::kBFloat, 16}},
+      {"b32", {Kind::kBits, 32}},     {"u32", {Kind::kUnsigned, 32}}, {"s32", {Kind::kSigned, 32}},
+      {"f32", {Kind::kFloat, 32}},    {"b64", {Kind::kBits, 64}},   {"u64", {Kind::kUnsigned, 64}},
+      {"s64", {Kind::kSigned, 64}},   {"f64", {Kind::kFloat, 64}}};
   const auto it = kTypes.find(name);
   if (it == kTypes.end()) return false;
   t = it->second;
@@ -80,12 +99,20 @@ inline bool type_from_name(const std::string& name, PtxType& t) {
 
 inline std::string type_name(PtxType t) {
   if (t.kind == Kind::kPred) return ".pred";
-  const char k = t.kind == Kind::kBits ? 'b' : t.kind == Kind::kUnsigned ? 'u' : t.kind == Kind::kSigned ? 's' : 'f';
-  return "." + std::string(1, k) + std::to_string(t.bits);
+  const char* k = t.kind == Kind::kBits       ? "b"
+                  : t.kind == Kind::kUnsigned ? "u"
+                  : t.kind == Kind::kSigned   ? "s"
+                  : t.kind == Kind::kFloat    ? "f"
+                                              : "bf";
+  return "." + std::string(k) + std::to_string(t.bits);
 }
 
+// The half-precision floating-point types (.f16, .bf16): only moved, loaded, stored and converted.
+inline bool is_half_float(PtxType t) { return t.bits == 16 && (t.kind == Kind::kFloat || t.kind == Kind::kBFloat); }
+
 // PTX's operand type rule: same size, and a .bN register fits any instruction type of that size,
-// a .bN instruction any register of that size, .u and .s fit each other, .f only .f.
+// a .bN instruction any register of that size, .u and .s fit each other, .f only .f (of that
+// size) and .bf16 only .bf16.
 inline bool fits(PtxType instruction, PtxType reg) {
   if (instruction.kind == Kind::kPred || reg.kind == Kind::kPred) return instruction.kind == reg.kind;
   if (instruction.bits != reg.bits) return false;
@@ -98,8 +125,11 @@ inline bool fits(PtxType instruction, PtxType reg) {
 // The parsed program
 
 enum class Op : uint8_t {
-  kMov, kAdd, kSub, kMulLo, kMulWide, kMadLo, kMadWide, kFAdd, kFSub, kFMul, kFma, kSetp, kBra, kLd, kSt, kWait
+  kMov, kMovPack, kMovUnpack, kAdd, kSub, kMulLo, kMulWide, kMadLo, kMadWide, kFAdd, kFSub, kFMul, kFma, kSetp, kBra,
+  kLd, kSt, kCvt, kWait
 };
+// The conversions of cvt: destination from source.
+enum class Cvt : uint8_t { kF32FromF16, kF16FromF32, kF32FromBF16, kBF16FromF32 };
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
 
 // A value operand: a register slot, an asm operand %N or an immediate.
@@ -117,11 +147,12 @@ struct Instr {
   int32_t dst = -1;      // destination register slot (mov, arithmetic, setp)
   Src src[3];            // sources; for ld/st: src[0] is the address base
   int64_t offset = 0;    // address offset in bytes (ld/st)
-  int32_t vec = 1;       // V of .vV (ld/st)
-  int32_t regs[4] = {-1, -1, -1, -1};  // registers loaded or stored (ld/st)
+  int32_t vec = 1;       // V of .vV (ld/st); the number of halves (mov pack/unpack)
+  int32_t regs[4] = {-1, -1, -1, -1};  // registers loaded or stored (ld/st); the halves, low first (mov pack/unpack)
   bool non_coherent = false;           // ld .nc
   bool is_signed = false;              // .s32 in mul/mad.wide, and signed comparisons
   Cmp cmp = Cmp::kEq;
+  Cvt cvt = Cvt::kF32FromF16;
   int32_t target = -1;   // bra: index of the next instruction to run
   std::string text;      // the statement, for messages
   int32_t line = 0;      // 1-based line of the statement in the asm text
@@ -380,6 +411,8 @@ inline void Parser::declaration() {
   const std::string type_word = expect_word("a type after .reg");
   PtxType type;
   if (type_word[0] != '.' || !type_from_name(type_word.substr(1), type)) error("unsupported register type " + type_word);
+  // .bf16 is an instruction type only (ptxas of CUDA 13.0: "Parsing error near '.bf16'").
+  if (type.kind == Kind::kBFloat) error("register type .bf16 is no PTX: bfloat16 values live in .b16 registers");
   for (;;) {
     std::string name = expect_word("a register name");
     if (name.compare(0, 2, "%%") == 0) name = name.substr(1);
@@ -475,6 +508,8 @@ inline uint64_t Parser::immediate(const std::string& w, bool negative, PtxType t
     return bits;
   };
   if (type.kind == Kind::kPred) error(std::string(role) + " " + w + ": no immediate for a .pred operand");
+  if (is_half_float(type))
+    error(std::string(role) + " " + w + ": no immediate for a " + type_name(type) + " operand is emulated (mov.b16 takes an integer)");
   if (w.size() > 2 && w[0] == '0' && (w[1] == 'f' || w[1] == 'F')) {
     if (type.bits != 32 || !(type.kind == Kind::kFloat || type.kind == Kind::kBits))
       error(std::string(role) + " " + w + ": a 0f literal is for .f32 and .b32 operands, not " + type_name(type));
@@ -515,7 +550,7 @@ inline uint64_t Parser::immediate(const std::string& w, bool negative, PtxType t
   const uint64_t limit = type.bits == 64 ? ~0ull : (1ull << type.bits) - 1;
   if (v > limit && !(negative && v - 1 <= limit)) error(std::string(role) + " " + w + " does not fit " + type_name(type));
   const uint64_t bits = negative ? ~static_cast<uint64_t>(v) + 1 : static_cast<uint64_t>(v);
-  return type.bits == 64 ? bits : bits & 0xffffffffull;
+  return type.bits == 64 ? bits : bits & ((1ull << type.bits) - 1);
 }
 
 inline Src Parser::source(const RawOperand& o, PtxType type, const char* role) {
@@ -694,9 +729,14 @@ namespace opcode {
 inline PtxType last_type(Parser& p, std::vector<std::string>& mods, const char* op) {
   PtxType t;
   if (mods.empty() || !type_from_name(mods.back(), t) || t.kind == Kind::kPred)
-    p.error(std::string(op) + " needs a type (.b32, .u32, .s32, .f32, .b64, .u64, .s64, .f64) as its last modifier");
+    p.error(std::string(op) + " needs a type (.b16, .u16, .s16, .f16, .bf16, .b32, .u32, .s32, .f32, .b64, .u64, .s64, .f64) as its last modifier");
   mods.pop_back();
   return t;
+}
+
+// 16-bit types are only moved, loaded, stored and converted.
+inline void no_16_bits(Parser& p, PtxType t, const char* op) {
+  if (t.bits == 16) p.error(std::string(op) + type_name(t) + " is not emulated (16-bit types only in mov, ld, st and cvt)");
 }
 
 inline void no_more(Parser& p, const std::vector<std::string>& mods, const char* op) {
@@ -716,19 +756,52 @@ inline bool take(std::vector<std::string>& mods, const char* m) {
   return false;
 }
 
+// mov.T d, s; and the pack and unpack forms of mov.b32: d = {lo, hi} (d = lo | hi << 16) and
+// {lo, hi} = s, where lo and hi are 16-bit registers.
 inline void mov(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
   in.op = Op::kMov;
   in.type = last_type(p, mods, "mov");
   no_more(p, mods, "mov");
   arity(p, ops, 2, "mov");
-  in.dst = p.dst_register(ops[0], in.type, "the destination");
-  in.src[0] = p.source(ops[1], in.type, "the source");
+  const bool unpack = ops[0].form == RawOperand::kVector, pack = ops[1].form == RawOperand::kVector;
+  if (!pack && !unpack) {
+    in.dst = p.dst_register(ops[0], in.type, "the destination");
+    in.src[0] = p.source(ops[1], in.type, "the source");
+    return;
+  }
+  if (pack && unpack) p.error("mov packs {lo, hi} into a register or unpacks a register into {lo, hi}, not both");
+  if (in.type.kind != Kind::kBits || in.type.bits != 32)
+    p.error("mov" + type_name(in.type) + " with a vector: only mov.b32 packs and unpacks {2 16-bit registers}");
+  const RawOperand& halves = pack ? ops[1] : ops[0];
+  if (halves.words.size() != 2)
+    p.error("mov.b32 packs and unpacks {2 16-bit registers}, not " + std::to_string(halves.words.size()));
+  const PtxType b16{Kind::kBits, 16};
+  in.vec = 2;
+  for (size_t i = 0; i < 2; ++i) {
+    RawOperand one;
+    one.words = {halves.words[i]};
+    if (pack) {
+      const Src s = p.source(one, b16, "a packed half");
+      if (s.what != Src::kReg) p.error("a packed half must be a register");
+      in.regs[i] = s.index;
+    } else {
+      in.regs[i] = p.dst_register(one, b16, "an unpacked half");
+    }
+  }
+  if (pack) {
+    in.op = Op::kMovPack;
+    in.dst = p.dst_register(ops[0], in.type, "the destination");
+  } else {
+    in.op = Op::kMovUnpack;
+    in.src[0] = p.source(ops[1], in.type, "the source");
+  }
 }
 
 // add, sub, mul, mad: integers (.lo / .wide) or floating point (.rn or no rounding modifier).
 inline void arithmetic(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops, const char* op,
                        int sources) {
   const PtxType t = last_type(p, mods, op);
+  no_16_bits(p, t, op);
   const bool is_mul = std::strcmp(op, "mul") == 0 || std::strcmp(op, "mad") == 0;
   in.type = t;
   PtxType dst_type = t, last_src_type = t;
@@ -770,6 +843,7 @@ inline void mad(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<R
 inline void fma(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
   in.op = Op::kFma;
   in.type = last_type(p, mods, "fma");
+  no_16_bits(p, in.type, "fma");
   if (in.type.kind != Kind::kFloat) p.error("fma takes .f32 or .f64");
   if (!take(mods, "rn")) p.error("fma needs the rounding modifier .rn (the only one emulated)");
   no_more(p, mods, "fma");
@@ -781,6 +855,7 @@ inline void fma(Parser& p, Instr& in, std::vector<std::string>& mods, std::vecto
 inline void setp(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
   in.op = Op::kSetp;
   in.type = last_type(p, mods, "setp");
+  no_16_bits(p, in.type, "setp");
   if (mods.size() != 1) p.error("setp needs one comparison (.eq, .ne, .lt, .le, .gt, .ge)");
   const std::string c = mods[0];
   const bool integer = in.type.kind != Kind::kFloat;
@@ -821,7 +896,8 @@ inline void memory_access(Parser& p, Instr& in, std::vector<std::string>& mods, 
   const char* op = load ? "ld" : "st";
   in.op = load ? Op::kLd : Op::kSt;
   in.type = last_type(p, mods, op);
-  if (in.type.bits != 32) p.error(std::string(op) + " of " + type_name(in.type) + ": only 32-bit elements are emulated");
+  if (in.type.bits != 16 && in.type.bits != 32) p.error(std::string(op) + " of " + type_name(in.type) + ": only 16- and 32-bit elements are emulated");
+  if (is_half_float(in.type)) p.error(std::string(op) + type_name(in.type) + " is no PTX: 16-bit elements are loaded and stored as .b16, .u16 or .s16");
   for (const char* space : {"shared", "local", "const", "param"})
     if (take(mods, space)) p.error(std::string(op) + "." + space + " is not emulated (only .global and generic addresses)");
   take(mods, "global");
@@ -848,6 +924,37 @@ inline void griddepcontrol(Parser& p, Instr& in, std::vector<std::string>& mods,
   arity(p, ops, 0, "griddepcontrol.wait");
 }
 
+// cvt between .f32 and the half-precision types: cvt.f32.f16 and cvt.f32.bf16 (exact, no
+// modifier), cvt.rn.f16.f32 and cvt.rn.bf16.f32 (round to nearest even; see half_bits.h).
+inline void cvt(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
+  in.op = Op::kCvt;
+  PtxType dst, src;
+  if (mods.size() < 2 || !type_from_name(mods[mods.size() - 2], dst) || !type_from_name(mods.back(), src) ||
+      dst.kind == Kind::kPred || src.kind == Kind::kPred)
+    p.error("cvt needs a destination and a source type as its last two modifiers");
+  mods.resize(mods.size() - 2);
+  const std::string types = type_name(dst) + type_name(src);
+  const auto is = [](PtxType t, Kind kind, int bits) { return t.kind == kind && t.bits == bits; };
+  bool narrowing = false;
+  if (is(dst, Kind::kFloat, 32) && is(src, Kind::kFloat, 16)) {
+    in.cvt = Cvt::kF32FromF16;
+  } else if (is(dst, Kind::kFloat, 32) && is(src, Kind::kBFloat, 16)) {
+    in.cvt = Cvt::kF32FromBF16;
+  } else if (is(dst, Kind::kFloat, 16) && is(src, Kind::kFloat, 32)) {
+    in.cvt = Cvt::kF16FromF32, narrowing = true;
+  } else if (is(dst, Kind::kBFloat, 16) && is(src, Kind::kFloat, 32)) {
+    in.cvt = Cvt::kBF16FromF32, narrowing = true;
+  } else {
+    p.error("cvt" + types + " is not emulated (only cvt.f32.f16, cvt.f32.bf16, cvt.rn.f16.f32 and cvt.rn.bf16.f32)");
+  }
+  if (narrowing && !take(mods, "rn")) p.error("cvt" + types + " needs the rounding modifier .rn (the only one emulated)");
+  no_more(p, mods, ("cvt" + types).c_str());  // .ftz, .sat, other roundings, .rn of a widening cvt
+  arity(p, ops, 2, "cvt");
+  in.type = dst;
+  in.dst = p.dst_register(ops[0], dst, "the destination");
+  in.src[0] = p.source(ops[1], src, "the source");
+}
+
 inline void ld(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<RawOperand>& o) { memory_access(p, in, m, o, true); }
 inline void st(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<RawOperand>& o) { memory_access(p, in, m, o, false); }
 
@@ -857,7 +964,7 @@ inline const std::map<std::string, OpcodeParser>& opcodes() {
   static const std::map<std::string, OpcodeParser> kTable = {
       {"mov", opcode::mov}, {"add", opcode::add},   {"sub", opcode::sub}, {"mul", opcode::mul}, {"mad", opcode::mad},
       {"fma", opcode::fma}, {"setp", opcode::setp}, {"bra", opcode::bra}, {"ld", opcode::ld},   {"st", opcode::st},
-      {"griddepcontrol", opcode::griddepcontrol}};
+      {"cvt", opcode::cvt}, {"griddepcontrol", opcode::griddepcontrol}};
   return kTable;
 }
 
@@ -997,6 +1104,23 @@ inline void execute(const Program& p, const uint64_t* params) {
     const int bits = in.type.bits;
     switch (in.op) {
       case Op::kMov: write(in.dst, read(in.src[0], in)); break;
+      case Op::kMovPack: write(in.dst, read_reg(in.regs[0], in) | read_reg(in.regs[1], in) << 16); break;
+      case Op::kMovUnpack: {
+        const uint64_t v = read(in.src[0], in);
+        write(in.regs[0], v & 0xffffu);
+        write(in.regs[1], (v >> 16) & 0xffffu);
+        break;
+      }
+      case Op::kCvt: {
+        const uint64_t a = read(in.src[0], in);
+        switch (in.cvt) {
+          case Cvt::kF32FromF16: write(in.dst, f16_bits_to_f32_bits(static_cast<uint16_t>(a))); break;
+          case Cvt::kF32FromBF16: write(in.dst, bf16_bits_to_f32_bits(static_cast<uint16_t>(a))); break;
+          case Cvt::kF16FromF32: write(in.dst, f32_bits_to_f16_bits_rn(static_cast<uint32_t>(a))); break;
+          case Cvt::kBF16FromF32: write(in.dst, f32_bits_to_bf16_bits_rn(static_cast<uint32_t>(a))); break;
+        }
+        break;
+      }
       case Op::kAdd: write(in.dst, read(in.src[0], in) + read(in.src[1], in)); break;
       case Op::kSub: write(in.dst, read(in.src[0], in) - read(in.src[1], in)); break;
       case Op::kMulLo: write(in.dst, read(in.src[0], in) * read(in.src[1], in)); break;
@@ -1054,15 +1178,28 @@ inline void execute(const Program& p, const uint64_t* params) {
       case Op::kLd:
       case Op::kSt: {
         const uintptr_t addr = static_cast<uintptr_t>(read(in.src[0], in) + static_cast<uint64_t>(in.offset));
-        check_access(in, addr, 4u * static_cast<size_t>(in.vec));
+        const size_t element_bytes = static_cast<size_t>(bits / 8);  // 2 or 4
+        check_access(in, addr, element_bytes * static_cast<size_t>(in.vec));
         for (int32_t v = 0; v < in.vec; ++v) {
-          uint32_t element;
-          if (in.op == Op::kLd) {
-            std::memcpy(&element, reinterpret_cast<const void*>(addr + 4u * static_cast<uintptr_t>(v)), sizeof element);
-            write(in.regs[v], element);
+          void* const at = reinterpret_cast<void*>(addr + element_bytes * static_cast<uintptr_t>(v));
+          if (bits == 16) {
+            uint16_t element;
+            if (in.op == Op::kLd) {
+              std::memcpy(&element, at, sizeof element);
+              write(in.regs[v], element);
+            } else {
+              element = static_cast<uint16_t>(read_reg(in.regs[v], in));
+              std::memcpy(at, &element, sizeof element);
+            }
           } else {
-            element = static_cast<uint32_t>(read_reg(in.regs[v], in));
-            std::memcpy(reinterpret_cast<void*>(addr + 4u * static_cast<uintptr_t>(v)), &element, sizeof element);
+            uint32_t element;
+            if (in.op == Op::kLd) {
+              std::memcpy(&element, at, sizeof element);
+              write(in.regs[v], element);
+            } else {
+              element = static_cast<uint32_t>(read_reg(in.regs[v], in));
+              std::memcpy(at, &element, sizeof element);
+            }
           }
         }
         break;
@@ -1077,10 +1214,11 @@ inline void execute(const Program& p, const uint64_t* params) {
 // kernel and hand its stale program to the next kernel loaded at the same address.
 namespace {
 
-// The tile statement of an emitted kernel: operands %0 = b, %1 = c ("l"), %2 = ld ("r"). The
-// parsed program is cached by the address of `ptx` (a string literal of this translation unit:
-// the same text for as long as the code calling this exists).
-inline void run_ptx(const char* ptx, const float* b, float* c, unsigned ld) {
+// The tile statement of an emitted kernel: operands %0 = b, %1 = c ("l"), %2 = ld ("r"); b and c
+// point to floats or to 16-bit halves (__half, __nv_bfloat16), as the kernel's precision has it.
+// The parsed program is cached by the address of `ptx` (a string literal of this translation
+// unit: the same text for as long as the code calling this exists).
+inline void run_ptx(const char* ptx, const void* b, void* c, unsigned ld) {
   thread_local const char* last_text = nullptr;
   thread_local const Program* last_program = nullptr;
   if (ptx != last_text) {

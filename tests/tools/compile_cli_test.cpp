@@ -1,6 +1,8 @@
 // spmmc compile end to end: exit codes and messages of every refusal (and no files written on
 // one), byte-identical output with --reproducible, the report's schema and the forced tile.
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -258,6 +260,74 @@ TEST_CASE("compile cli: --k-parts splits K and is refused where it cannot work",
   usage({"--k-parts", "2", "--tune", "proxy"}, "needs --tune none");
   usage({"--k-parts", "2", "--target", "l4"}, "needs a target of sm_90 or later");
   usage({"--k-parts", "49"}, "more ranges of K than A has columns (48)");
+}
+
+TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, the rounding and the refusals",
+          "[cli][compile][dtype]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  for (const auto& [dtype, c_type, header, info] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"fp16", "__half", "cuda_fp16.h", "float16"}, {"bf16", "__nv_bfloat16", "cuda_bf16.h", "bfloat16"}}) {
+    INFO(dtype);
+    const fs::path out = dir.path / dtype;
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "h", "-o", out.string(), "--dtype", dtype, "--reproducible",
+                              "--quiet"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string h = test::read_file(out / "h.h");
+    CHECK_THAT(h, Catch::Contains("#include <" + header + ">"));
+    CHECK_THAT(h, Catch::Contains("cudaError_t h(const " + c_type + "* B, " + c_type + "* C, int64_t n, cudaStream_t stream);"));
+    CHECK_THAT(h, Catch::Contains("#define SPMMC_KERNEL_ABI_VERSION 2"));
+    const std::string cu = test::read_file(out / "h.cu");
+    CHECK_THAT(cu, Catch::Contains("\"" + info + "\","));  // NAME_info()->dtype
+    CHECK_THAT(cu, Catch::Contains("--dtype " + dtype));    // the regenerate line
+    CHECK_THAT(cu, Catch::Contains(".b16"));                 // 16-bit loads and stores in the tiles
+    const auto j = nlohmann::json::parse(test::read_file(out / "h.json"));
+    CHECK(j["options"]["dtype"] == dtype);
+    CHECK(j["options"]["tune"] == "none");  // auto: the tuners time float32 kernels only
+    CHECK(j["kernel"]["layout"]["dtype"] == info);
+    CHECK(j["input"]["rounded_to_dtype"]["values_changed"].get<int64_t>() > 0);  // normal values need more than 11 bits
+    CHECK(j["input"]["rounded_to_dtype"]["values_to_zero"] == 0);
+  }
+  // fp32 stays as it was: float pointers, no rounding report.
+  const auto f = run_spmmc({"compile", a, "--n", "64", "--name", "f", "-o", (dir.path / "f").string(), "--reproducible", "--quiet"});
+  REQUIRE(f.exit_code == 0);
+  CHECK_THAT(test::read_file(dir.path / "f" / "f.h"), Catch::Contains("cudaError_t f(const float* B, float* C, int64_t n"));
+  CHECK(!nlohmann::json::parse(test::read_file(dir.path / "f" / "f.json"))["input"].contains("rounded_to_dtype"));
+
+  const auto refused = [&](std::vector<std::string> extra, const std::string& matrix, int code, const std::string& why) {
+    std::vector<std::string> args = {"compile", matrix, "--n", "64", "--name", "k", "-o", (dir.path / "p").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto e = run_spmmc(args);
+    INFO(e.err);
+    CHECK(e.exit_code == code);
+    CHECK_THAT(e.err, Catch::Contains(why));
+    CHECK(!fs::exists(dir.path / "p" / "k.cu"));
+  };
+  refused({"--dtype", "fp8"}, a, 64, "--dtype fp8: expected fp32 (default), fp16 or bf16");
+  refused({"--dtype", "bf16", "--target", "rtx2080ti"}, a, 64, "--dtype bf16 needs a target of sm_80 or later");
+  refused({"--dtype", "fp16", "--tune", "model"}, a, 64, "--tune model times or ranks float32 kernels only");
+  refused({"--dtype", "fp16", "--k-parts", "2", "--tune", "none"}, a, 64, "which --dtype fp16 would round between the ranges");
+  // A value beyond fp16's range is named by row and column (1-based); bf16 takes it.
+  const fs::path big = dir.path / "big.mtx";
+  test::write_file(big, "%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 0.5\n2 3 70000\n3 4 -1e-9\n");
+  refused({"--dtype", "fp16"}, big.string(), 65, "the value 70000 of A at row 2, column 3 is beyond the range of fp16");
+  const auto b = run_spmmc({"compile", big.string(), "--n", "64", "--name", "k", "-o", (dir.path / "b").string(), "--dtype", "bf16",
+                            "--quiet"});
+  INFO(b.err);
+  REQUIRE(b.exit_code == 0);
+  CHECK(nlohmann::json::parse(test::read_file(dir.path / "b" / "k.json"))["input"]["rounded_to_dtype"]["values_to_zero"] == 0);
+  // -1e-9 is below half of fp16's smallest subnormal (2^-25): dropped, and said so.
+  const fs::path tiny = dir.path / "tiny.mtx";
+  test::write_file(tiny, "%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 0.5\n2 3 7\n3 4 -1e-9\n");
+  const auto t = run_spmmc({"compile", tiny.string(), "--n", "64", "--name", "k", "-o", (dir.path / "t").string(), "--dtype", "fp16"});
+  INFO(t.err);
+  REQUIRE(t.exit_code == 0);
+  CHECK_THAT(t.err, Catch::Contains("1 values of A are below the smallest fp16 and were dropped"));
+  const auto tj = nlohmann::json::parse(test::read_file(dir.path / "t" / "k.json"));
+  CHECK(tj["input"]["rounded_to_dtype"]["values_to_zero"] == 1);
+  CHECK(tj["input"]["nnz"] == 2);
 }
 
 TEST_CASE("compile cli: an output folder that cannot be created", "[cli][compile]") {

@@ -245,6 +245,8 @@ TEST_CASE("verify: the hand-computed 3 x 4 kernel, product by product", "[verify
   REQUIRE(code.launch.launches.size() == 1);
   CHECK(code.launch.launches[0].grid_x == 2);
   CHECK(code.entry_point == "tiny");
+  CHECK(code.dtype == DType::kFp32);  // float32 B and C, as the info object says
+  CHECK(code.dtype_from_info);
   CHECK(code.grid_x == 2);
   CHECK(code.columns.cols_per_thread == 1);
   CHECK(code.columns.threads == 32);
@@ -355,10 +357,18 @@ std::vector<std::string> struct_fields(const std::string& text) {
 
 TEST_CASE("verify: the prelude's spmmc_kernel_info is the emitter's, field by field", "[verify]") {
   const std::string source = SPMMC_SOURCE_DIR;
-  const auto emitted = struct_fields(test::read_file(source + "/codegen/templates/spmmc_kernel_info.h"));
-  const auto prelude = struct_fields(test::read_file(source + "/verify/prelude/spmmc_kernel_info.h"));
+  const std::string emitted_text = test::read_file(source + "/codegen/templates/spmmc_kernel_info.h");
+  const std::string prelude_text = test::read_file(source + "/verify/prelude/spmmc_kernel_info.h");
+  const auto emitted = struct_fields(emitted_text);
+  const auto prelude = struct_fields(prelude_text);
   CHECK(emitted.size() == 17);
   CHECK(prelude == emitted);
+  // And the ABI version.
+  const std::regex version(R"(#define SPMMC_KERNEL_ABI_VERSION (\d+))");
+  std::smatch e, p;
+  REQUIRE(std::regex_search(emitted_text, e, version));
+  REQUIRE(std::regex_search(prelude_text, p, version));
+  CHECK(p[1].str() == e[1].str());
 }
 
 TEST_CASE("verify: code it does not recognise is an error at its line and column, not a guess", "[verify]") {

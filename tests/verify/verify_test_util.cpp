@@ -75,7 +75,7 @@ std::string ptx_float(float v) {
 }
 
 size_t kernel_start(const std::string& cu, const std::string& symbol) {
-  const size_t at = cu.find("    " + symbol + "(const float* __restrict__ B");
+  const size_t at = cu.find("    " + symbol + "(const spmmc_elem* __restrict__ B");
   INFO("looking for the definition of " << symbol);
   REQUIRE(at != std::string::npos);
   return at;

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "compiler/common/diagnostics.h"
+#include "compiler/common/dtype.h"
 #include "compiler/common/sha256.h"
 #include "compiler/formats/read_matrix.h"
 #include "tools/spmmc/commands.h"
@@ -100,6 +102,14 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
   put("cols_per_thread", info.cols_per_thread);
   put("a_tiles", info.a_tiles);
   put("weights_sha256", info.weights_sha256);
+  // The weights as the code holds them: rounded to its dtype (A's values beyond the dtype's range
+  // are a difference reported above; then the shape is the weights' own).
+  Csr rounded = a;
+  try {
+    round_values_to_dtype(rounded, code.dtype, weights);
+  } catch (const UserError&) {
+    rounded = a;
+  }
   return {
       {"schema", "spmmc.verify/1"},
       {"file", cu},
@@ -107,7 +117,8 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       {"match", result.match},
       {"parsed", code.parsed},
       {"analyzed", code.analyzed},
-      {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", a.nnz()}, {"sha256", weights_sha256(a)}}},
+      {"dtype", dtype_name(code.dtype)},
+      {"weights_shape", {{"rows", rounded.rows}, {"cols", rounded.cols}, {"nnz", rounded.nnz()}, {"sha256", weights_sha256(rounded)}}},
       {"kernel", code.kernel},  // the first kernel launched (compatibility: see "kernels")
       {"entry_point", code.entry_point},
       {"grid_x", code.grid_x},  // blocks along x over all launches
@@ -196,8 +207,10 @@ int run_verify(const Args& args) {
     const std::string timing = fmt::format("; parsed in {:.2f} s, analysed in {:.2f} s", code.parse_seconds,
                                            code.analyze_seconds + compare_seconds);
     if (result.match) {
-      std::printf("spmmc verify: %s matches %s: %d x %d, %lld non-zeros%s%s\n", cu.c_str(), options.weights_name.c_str(),
-                  m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), stats.c_str(), timing.c_str());
+      std::printf("spmmc verify: %s matches %s: %d x %d, %lld non-zeros%s%s%s\n", cu.c_str(), options.weights_name.c_str(),
+                  m.csr.rows, m.csr.cols, static_cast<long long>(result.weights_nnz),
+                  code.dtype == DType::kFp32 ? "" : fmt::format(" (rounded to {})", dtype_name(code.dtype)).c_str(), stats.c_str(),
+                  timing.c_str());
     } else if (!code.parsed) {
       std::printf("spmmc verify: %s does not parse (%lld error%s above)\n", cu.c_str(),
                   static_cast<long long>(code.errors.size()), code.errors.size() == 1 ? "" : "s");
@@ -209,7 +222,7 @@ int run_verify(const Args& args) {
                   "%lld in the code%s\n",
                   cu.c_str(), options.weights_name.c_str(), static_cast<long long>(result.total_differences),
                   result.total_differences == 1 ? "" : "s", static_cast<long long>(result.rows_differing),
-                  result.rows_differing == 1 ? "" : "s", static_cast<long long>(m.csr.nnz()),
+                  result.rows_differing == 1 ? "" : "s", static_cast<long long>(result.weights_nnz),
                   options.weights_name.c_str(), static_cast<long long>(result.code_nnz), stats.c_str());
     }
   }

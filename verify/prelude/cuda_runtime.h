@@ -73,17 +73,22 @@ template <class T>
 __host__ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, T func, int block_size,
                                                                    size_t dynamic_shared_mem);
 
-/* CUDA's vector type of four floats (the generic path's loads and stores). */
+/* CUDA's vector types the generic path loads and stores through: four floats (float32), two
+   unsigned ints (four half-precision elements, cuda_fp16.h and cuda_bf16.h). */
 struct __attribute__((aligned(16))) float4 {
   float x, y, z, w;
 };
 __host__ __device__ float4 make_float4(float x, float y, float z, float w);
+struct __attribute__((aligned(8))) uint2 {
+  unsigned int x, y;
+};
 
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
 __device__ float4 __ldg(const float4* p);
 __device__ int __ldg(const int* p);
 __device__ unsigned __ldg(const unsigned* p);
+__device__ uint2 __ldg(const uint2* p);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);
 __device__ float __uint_as_float(unsigned int x);

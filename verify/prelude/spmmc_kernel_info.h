@@ -1,11 +1,11 @@
 /* Used by `spmmc verify` only when NAME.h is not beside NAME.cu (a vendored .cu without its
-   header): the ABI version 1 definition of spmmc_kernel_info, as codegen/templates/
-   spmmc_kernel_info.h writes it (a test checks the two agree). */
+   header): the ABI version 2 definition of spmmc_kernel_info, as codegen/templates/
+   spmmc_kernel_info.h writes it (a test checks the two agree, fields and version). */
 #ifndef SPMMC_KERNEL_INFO_DEFINED
 #define SPMMC_KERNEL_INFO_DEFINED
 #include <stdint.h>
 
-#define SPMMC_KERNEL_ABI_VERSION 1
+#define SPMMC_KERNEL_ABI_VERSION 2
 
 typedef struct spmmc_kernel_info {
   int32_t abi_version;

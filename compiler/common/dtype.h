@@ -1,0 +1,61 @@
+// The element type of B and C an emitted kernel takes (spmmc compile --dtype, issue 26): float32,
+// or half precision (IEEE binary16, bfloat16) with the products summed in float32. A's values are
+// rounded to the dtype when the kernel is compiled, so that the code computes with what a caller
+// serving in that precision holds; docs/design/precision.md has the rules and the error bounds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/common/csr.h"
+
+namespace spmmc {
+
+enum class DType { kFp32, kFp16, kBf16 };
+
+// "fp32", "fp16", "bf16": the names of --dtype, the JSON report and NAME_info()'s dtype field
+// ("float32", "float16", "bfloat16" there: dtype_info_name).
+const char* dtype_name(DType d);
+const char* dtype_info_name(DType d);
+// False for anything but the three names.
+bool parse_dtype(const std::string& name, DType& out);
+// The C type of B's and C's elements in the emitted header: float, __half, __nv_bfloat16.
+const char* dtype_c_type(DType d);
+int dtype_bytes(DType d);  // 4 or 2
+// The header that declares the C type (none for float): "cuda_fp16.h" or "cuda_bf16.h".
+const char* dtype_header(DType d);
+// The oldest architecture whose PTX has the conversions the kernels use ("sm_53" for fp16: none
+// needed beyond cvt; bf16: cvt.rn.bf16.f32 needs sm_80), as its number: 0 where any will do.
+int dtype_min_sm(DType d);
+
+// `v` rounded to the nearest value of the dtype (ties to even), as a float (exact: every value of
+// the three types is a float). Overflow gives +-infinity, as the conversion on the GPU does.
+float round_to_dtype(float v, DType d);
+// The 16 bits of `v` rounded to a half-precision dtype (fp16 or bf16), and back (exact). What
+// the kernels store and load; the tests and the GPU checks build B and read C with them.
+uint16_t to_half_bits(float v, DType d);
+float from_half_bits(uint16_t bits, DType d);
+// Unit roundoff of the dtype: 2^-24, 2^-11, 2^-8.
+double dtype_unit_roundoff(DType d);
+
+// The bound on |C_ij - exact| for a kernel of dtype `d` (docs/design/precision.md): `exact` is the
+// float64 sum of the row's products of A's values (rounded to d) and B's (of d), `row_nnz` its
+// products, `abs_sum` the sum of their absolute values. The float32 sum adds at most
+// row_nnz x 2^-24 x abs_sum (fma: one rounding per product, with 1% slack), the store's rounding
+// to d its unit roundoff x |C| and, below d's normal range, half its smallest subnormal.
+double dtype_error_bound(DType d, int64_t row_nnz, double abs_sum, double exact);
+
+// What rounding A's values to the dtype did.
+struct DTypeRounding {
+  int64_t changed = 0;          // values that were not already of the dtype
+  int64_t to_zero = 0;          // values that rounded to zero (dropped: A keeps no explicit zeros)
+  double max_relative_change = 0.0;
+};
+
+// Rounds every value of `a` to the dtype; values that round to zero are removed (they are below
+// half the dtype's smallest subnormal). Throws a UserError (exit 65) naming `file`, the row and
+// column (1-based, as Matrix Market) of the first value beyond the dtype's range (it would be
+// infinite in the code). fp32 leaves `a` unchanged.
+DTypeRounding round_values_to_dtype(Csr& a, DType d, const std::string& file);
+
+}  // namespace spmmc
