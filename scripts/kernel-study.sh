@@ -118,7 +118,7 @@ while IFS='|' read -r label matrix n flags _; do
   case $label in ''|'#'*) continue ;; esac
   dir=$work/$label
   [ "$(cat "$dir/nvcc.rc" 2>/dev/null)" = 0 ] || continue
-  read_flags=$(grep -oE -- '--(seed|values|threshold|tensor) [^ ]+' <<<"$flags" | tr '\n' ' ')
+  read_flags=$(grep -oE -- '--(seed|values|threshold|tensor|dtype) [^ ]+' <<<"$flags" | tr '\n' ' ')
   # shellcheck disable=SC2086
   "$bench" --matrix "$matrix" $read_flags --n "$n" --kernel "$dir/lib$label.so" --name "$label" --runs "$runs" \
     --warmup 10 --json "$results" --label "$label" --nvcc-seconds "$(cat "$dir/nvcc.seconds")" >"$dir/bench.log" 2>&1
@@ -167,7 +167,9 @@ def f(x, spec):
     return "-" if x is None else format(x, spec)
 
 print(f"### kernel study ({device})\n")
-print("| case | nnz | n | tile | nvcc s | cicc s | ptxas s | regs | spill B | spmmc TFLOP/s | × best peer | × SGEMM | error | result |")
+# × dense GEMM: SGEMM for float32 cases, HGEMM or BF16 GEMM for --dtype fp16/bf16 ones (whose
+# error column is the largest error over its bound, docs/design/precision.md, not the relative error).
+print("| case | nnz | n | tile | nvcc s | cicc s | ptxas s | regs | spill B | spmmc TFLOP/s | × best peer | × dense GEMM | error | result |")
 print("|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
 speedups, worst = [], None
 for label, matrix, n, flags in [(c + ["", "", "", ""])[:4] for c in cases]:
@@ -186,7 +188,7 @@ for label, matrix, n, flags in [(c + ["", "", "", ""])[:4] for c in cases]:
     print(f"| {label} | {r.get('nnz', '-')} | {n} | {r.get('tile', flags.strip())} | {f(float(read(os.path.join(d, 'nvcc.seconds'), 'nan')), '.1f')} "
           f"| {f(ph.get('cicc'), '.1f')} | {f(ph.get('ptxas'), '.1f')} | {f(regs, 'd')} | {f(spill, 'd')} "
           f"| {f(r.get('spmmc_tflops'), '.2f')} | {f(s, '.2f')} | {f(r.get('speedup_vs_sgemm'), '.2f')} "
-          f"| {f(r.get('spmmc_error'), '.1e')} | {result} |")
+          f"| {f(r.get('spmmc_error'), '.1e') if r.get('dtype', 'fp32') == 'fp32' else f(r.get('spmmc_bound_ratio'), '.2f') + ' of bound'} | {result} |")
 gm = math.exp(sum(map(math.log, speedups)) / len(speedups)) if speedups else float("nan")
 print(f"\nkernel-study: {len(speedups)} of {len(cases)} cases timed; geomean × best peer {gm:.2f}")
 PY

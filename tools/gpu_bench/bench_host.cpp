@@ -111,6 +111,10 @@ std::string usage_text() {
          "  --json FILE          append the result as one JSON object per line\n"
          "  --label TEXT         free text recorded with the result\n"
          "  --nvcc-seconds X     nvcc time of the kernel, recorded with the result\n"
+         "  --dtype T            fp32 (default), fp16 or bf16: the kernel's B and C (as given to spmmc compile);\n"
+         "                       in half precision A is rounded as spmmc rounds it, cuSPARSE and the dense\n"
+         "                       GEMM run in that dtype with float32 compute, results are checked against\n"
+         "                       float64 within the bound of docs/design/precision.md; no Sputnik\n"
          "  --device-info        print the GPU this would run on, then exit\n\n"
          "exit codes: 0 pass, 1 wrong result, 64 usage, 65 bad data or kernel/matrix mismatch,\n"
          "            66 missing input, 69 no GPU, 70 a CUDA/cuSPARSE/cuBLAS call failed\n";
@@ -156,6 +160,9 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.label = value();
     } else if (a == "--nvcc-seconds") {
       o.nvcc_seconds = parse_real(a, value());
+    } else if (a == "--dtype") {
+      const std::string& v = value();
+      if (!parse_dtype(v, o.dtype)) usage_error(fmt::format("--dtype: unknown type '{}' (expected fp32, fp16 or bf16)", v));
     } else if (a == "--device-info") {
       o.device_info = true;
     } else {
@@ -172,7 +179,9 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
 
 Csr load_matrix(const BenchOptions& options) {
   try {
-    return read_matrix_file(options.matrix, options.read).csr;
+    Csr a = read_matrix_file(options.matrix, options.read).csr;
+    round_values_to_dtype(a, options.dtype, options.matrix);
+    return a;
   } catch (const UserError& e) {
     throw BenchFailure(static_cast<int>(e.code()), format_diagnostic(e));
   }
@@ -215,6 +224,45 @@ Check check_result(const std::vector<float>& got, const std::vector<double>& wan
   return c;
 }
 
+Check check_half_result(const std::vector<uint16_t>& got, DType dtype, const std::vector<double>& want,
+                        const std::vector<double>& bound) {
+  Check c;
+  std::vector<float> values(got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    values[i] = from_half_bits(got[i], dtype);
+    if (!std::isfinite(values[i])) {
+      ++c.non_finite;
+      continue;
+    }
+    c.max_bound_ratio = std::max(c.max_bound_ratio, std::fabs(values[i] - want[i]) / bound[i]);
+  }
+  c.rel_error = c.non_finite > 0 ? std::numeric_limits<double>::infinity()
+                                 : relative_frobenius_error(values.data(), want.data(), static_cast<int64_t>(values.size()));
+  if (c.non_finite > 0) c.max_bound_ratio = std::numeric_limits<double>::infinity();
+  c.passed = c.non_finite == 0 && c.max_bound_ratio <= 1.0;
+  return c;
+}
+
+std::vector<double> error_bounds(const Csr& a, const std::vector<float>& b, int64_t n, DType dtype,
+                                 const std::vector<double>& want, bool dense) {
+  std::vector<double> bound(static_cast<size_t>(a.rows) * static_cast<size_t>(n));
+  std::vector<double> abs_sum(static_cast<size_t>(n));
+  for (int32_t r = 0; r < a.rows; ++r) {
+    std::fill(abs_sum.begin(), abs_sum.end(), 0.0);
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+      const double w = std::fabs(static_cast<double>(a.values[p]));
+      const float* row = b.data() + static_cast<size_t>(a.col_idx[p]) * static_cast<size_t>(n);
+      for (int64_t j = 0; j < n; ++j) abs_sum[static_cast<size_t>(j)] += w * std::fabs(static_cast<double>(row[j]));
+    }
+    const int64_t products = dense ? a.cols : a.row_length(r);
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t i = static_cast<size_t>(r) * static_cast<size_t>(n) + static_cast<size_t>(j);
+      bound[i] = dtype_error_bound(dtype, products, abs_sum[static_cast<size_t>(j)], want[i]);
+    }
+  }
+  return bound;
+}
+
 TimingStats summarize(std::vector<float> ms) {
   std::sort(ms.begin(), ms.end());
   const size_t count = ms.size();
@@ -248,10 +296,16 @@ double useful_tflops(int64_t nnz, int64_t n, double ms) {
   return 2.0 * static_cast<double>(nnz) * static_cast<double>(n) / (ms * 1e-3) / 1e12;
 }
 
+const char* dense_gemm_name(DType dtype) {
+  return dtype == DType::kFp16 ? "HGEMM" : dtype == DType::kBf16 ? "BF16 GEMM" : "SGEMM";
+}
+
 void decide_pass(BenchResult& r) {
   std::vector<std::string> failures;
-  auto describe = [](const Check& c) {
+  const bool half = r.dtype != DType::kFp32;
+  auto describe = [half](const Check& c) {
     return c.non_finite > 0 ? fmt::format("{} NaN/Inf left in C", c.non_finite)
+           : half           ? fmt::format("an error {:.3g}x its bound (docs/design/precision.md)", c.max_bound_ratio)
                             : fmt::format("relative error {:.3g} >= {:.0e}", c.rel_error, kTolerance);
   };
   if (!r.spmmc_check.passed) failures.push_back("spmmc: " + describe(r.spmmc_check));
@@ -262,7 +316,8 @@ void decide_pass(BenchResult& r) {
   std::vector<std::string> notes;
   for (const auto& alg : r.cusparse)
     if (alg.status == "wrong-result") notes.push_back("cuSPARSE " + alg.name + " excluded: " + describe(alg.check));
-  if (r.sgemm_check && !r.sgemm_check->passed) notes.push_back("SGEMM excluded: " + describe(*r.sgemm_check));
+  if (r.sgemm_check && !r.sgemm_check->passed)
+    notes.push_back(std::string(dense_gemm_name(r.dtype)) + " excluded: " + describe(*r.sgemm_check));
   if (r.sputnik_status == "wrong-result" && r.sputnik_check)
     notes.push_back("Sputnik excluded: " + describe(*r.sputnik_check));
   if (r.sputnik_status.rfind("failed", 0) == 0) notes.push_back("Sputnik excluded: " + r.sputnik_status);
@@ -288,19 +343,24 @@ std::string result_line(const BenchResult& r) {
                                    : r.sputnik_status.rfind("failed", 0) == 0  ? std::string("failed")
                                                                                : "- (" + r.sputnik_status + ")";
   std::string line = fmt::format(
-      "{} {} M={} K={} n={} nnz={} tile={}x{} | spmmc {} | cuSPARSE {} ({}) | Sputnik {} | SGEMM {}",
-      r.passed ? "PASS" : "FAIL", r.matrix, r.m, r.k, r.n, r.nnz, r.m1, r.n1, ms_text(spmmc_ms),
-      ms_text(cusparse_ms), cusparse_alg, sputnik_text, ms_text(sgemm_ms));
+      "{} {} M={} K={} n={} nnz={} tile={}x{} dtype={} | spmmc {} | cuSPARSE {} ({}) | Sputnik {} | {} {}",
+      r.passed ? "PASS" : "FAIL", r.matrix, r.m, r.k, r.n, r.nnz, r.m1, r.n1, dtype_name(r.dtype), ms_text(spmmc_ms),
+      ms_text(cusparse_ms), cusparse_alg, sputnik_text, dense_gemm_name(r.dtype), ms_text(sgemm_ms));
   const std::optional<BestPeer> peer = best_sparse_peer(r);
   if (auto s = ratio(cusparse_ms, spmmc_ms)) line += fmt::format(" | x{:.2f} vs cuSPARSE", *s);
   if (auto s = ratio(sputnik_ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs Sputnik", *s);
   if (peer)
     if (auto s = ratio(peer->ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs best peer", *s);
-  if (auto s = ratio(sgemm_ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs SGEMM", *s);
+  if (auto s = ratio(sgemm_ms, spmmc_ms)) line += fmt::format(" x{:.2f} vs {}", *s, dense_gemm_name(r.dtype));
   if (spmmc_ms) line += fmt::format(" | {:.2f} useful TFLOP/s", useful_tflops(r.nnz, r.n, *spmmc_ms));
   line += fmt::format(" | err spmmc {:.2e}", r.spmmc_check.rel_error);
   if (r.cusparse_best) line += fmt::format(" cuSPARSE {:.2e}", r.cusparse[*r.cusparse_best].check.rel_error);
   if (r.sputnik_check) line += fmt::format(" Sputnik {:.2e}", r.sputnik_check->rel_error);
+  if (r.dtype != DType::kFp32) {
+    line += fmt::format(" | error/bound spmmc {:.3f}", r.spmmc_check.max_bound_ratio);
+    if (r.cusparse_best) line += fmt::format(" cuSPARSE {:.3f}", r.cusparse[*r.cusparse_best].check.max_bound_ratio);
+    if (r.sgemm_check) line += fmt::format(" {} {:.3f}", dense_gemm_name(r.dtype), r.sgemm_check->max_bound_ratio);
+  }
   if (!r.failure.empty()) line += " | " + r.failure;
   return line;
 }
@@ -350,7 +410,16 @@ void append_json(const std::string& path, const BenchResult& r) {
       {"cusparse_algorithms", algorithms},
       {"sgemm_ms", optional_number(sgemm_ms)},
       {"sgemm_timing", stats_json(r.sgemm_timing)},
-      {"sgemm_math", "FP32: cublasGemmEx CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH (no TF32)"},
+      {"sgemm_math", r.dtype == DType::kFp32 ? "FP32: cublasGemmEx CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH (no TF32)"
+                                             : fmt::format("{}: cublasGemmEx of {} A, B and C, CUBLAS_COMPUTE_32F (tensor cores)",
+                                                           dense_gemm_name(r.dtype), dtype_name(r.dtype))},
+      {"dtype", dtype_name(r.dtype)},
+      {"spmmc_bound_ratio", optional_number(r.dtype != DType::kFp32 ? std::optional<double>(r.spmmc_check.max_bound_ratio)
+                                                                    : std::nullopt)},
+      {"cusparse_bound_ratio",
+       optional_number(r.dtype != DType::kFp32 && r.cusparse_best
+                           ? std::optional<double>(r.cusparse[*r.cusparse_best].check.max_bound_ratio)
+                           : std::nullopt)},
       {"sgemm_note", r.sgemm_note},
       {"sputnik_ms", optional_number(sputnik_ms)},
       {"sputnik_timing", stats_json(r.sputnik_timing)},

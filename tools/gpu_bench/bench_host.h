@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/common/csr.h"
+#include "compiler/common/dtype.h"
 #include "compiler/formats/read_options.h"
 
 namespace spmmc::gpu_bench {
@@ -49,6 +50,7 @@ struct BenchOptions {
   std::string label;
   std::optional<double> nvcc_seconds;
   bool device_info = false;  // --device-info: print the GPU and exit (0, or 69 without one)
+  DType dtype = DType::kFp32;  // --dtype: the kernel's B and C (as given to spmmc compile)
   bool help = false;
 };
 
@@ -60,8 +62,9 @@ std::string sputnik_source_dir();
 BenchOptions parse_bench_options(const std::vector<std::string>& args);
 std::string usage_text();
 
-// Reads A exactly as `spmmc compile` does with the same --seed/--values. Reader errors become
-// BenchFailure with spmmc's exit code (65 bad data, 66 missing file, 64 bad options).
+// Reads A exactly as `spmmc compile` does with the same --seed/--values and --dtype (its values
+// rounded to the dtype). Reader errors become BenchFailure with spmmc's exit code (65 bad data,
+// 66 missing file, 64 bad options).
 Csr load_matrix(const BenchOptions& options);
 
 // B (K x n, row-major): element (i, j) is uniform(-1, 1), a function of (seed, i, j) only.
@@ -76,14 +79,24 @@ std::vector<int32_t> rows_longest_first(const Csr& a);
 // A as a dense row-major M x K float matrix (for SGEMM).
 std::vector<float> dense_row_major(const Csr& a);
 
-// ||got - want||_F / ||want||_F and the count of NaN/Inf in `got`.
+// ||got - want||_F / ||want||_F and the count of NaN/Inf in `got`; in half precision also the
+// largest |got - want| over its bound (error_bounds).
 struct Check {
   double rel_error = 0.0;
   int64_t non_finite = 0;
-  bool passed = false;  // non_finite == 0 && rel_error < kTolerance
+  double max_bound_ratio = 0.0;  // half precision: passed needs <= 1 (and no NaN/Inf)
+  bool passed = false;  // float32: non_finite == 0 && rel_error < kTolerance
 };
 inline constexpr double kTolerance = 1e-5;
 Check check_result(const std::vector<float>& got, const std::vector<double>& want);
+// C of a half-precision kernel (its 16-bit elements) against the float64 reference and the
+// per-element bounds.
+Check check_half_result(const std::vector<uint16_t>& got, DType dtype, const std::vector<double>& want,
+                        const std::vector<double>& bound);
+// dtype_error_bound (compiler/common/dtype.h) for every element of C = A B: the row's non-zeros
+// as its products, or with `dense` all K (a dense GEMM sums K products, zeros included).
+std::vector<double> error_bounds(const Csr& a, const std::vector<float>& b, int64_t n, DType dtype,
+                                 const std::vector<double>& want, bool dense);
 
 struct TimingStats {
   int runs = 0;
@@ -104,6 +117,7 @@ struct BaselineAlgorithm {
 
 struct BenchResult {
   std::string matrix, label, kernel_name, device;
+  DType dtype = DType::kFp32;
   int64_t m = 0, k = 0, n = 0, nnz = 0;
   int32_t m1 = 0, n1 = 0;
   std::string reorder;
@@ -141,6 +155,9 @@ double useful_tflops(int64_t nnz, int64_t n, double ms);
 
 // Fills passed / failure from the checks.
 void decide_pass(BenchResult& result);
+
+// The dense GEMM peer's name for the dtype: "SGEMM", "HGEMM", "BF16 GEMM".
+const char* dense_gemm_name(DType dtype);
 
 // One line: "PASS matrix ... spmmc 0.123 ms ...".
 std::string result_line(const BenchResult& result);

@@ -98,7 +98,9 @@ class DeviceBuffer {
   size_t count_;
 };
 
-using KernelFn = cudaError_t (*)(const float*, float*, int64_t, cudaStream_t);
+// The entry point, B and C as untyped pointers: float, __half or __nv_bfloat16 by NAME_info()->dtype
+// (checked against --dtype when the kernel is loaded).
+using KernelFn = cudaError_t (*)(const void*, void*, int64_t, cudaStream_t);
 using InfoFn = const spmmc_kernel_info* (*)(void);
 
 struct LoadedKernel {
@@ -141,7 +143,8 @@ LoadedKernel load_kernel(const BenchOptions& o, const Csr& a) {
     expect(i.m == a.rows, "m " + std::to_string(i.m) + ", but A has " + std::to_string(a.rows) + " rows");
     expect(i.k == a.cols, "k " + std::to_string(i.k) + ", but A has " + std::to_string(a.cols) + " columns");
     expect(i.nnz == a.nnz(), "nnz " + std::to_string(i.nnz) + ", but A has " + std::to_string(a.nnz()));
-    expect(text_or_null(i.dtype) == "float32", "dtype '" + text_or_null(i.dtype) + "', expected 'float32'");
+    expect(text_or_null(i.dtype) == dtype_info_name(o.dtype),
+           "dtype '" + text_or_null(i.dtype) + "', expected '" + dtype_info_name(o.dtype) + "' (--dtype " + dtype_name(o.dtype) + ")");
     expect(text_or_null(i.b_layout) == "row-major", "b_layout '" + text_or_null(i.b_layout) + "'");
     expect(text_or_null(i.c_layout) == "row-major", "c_layout '" + text_or_null(i.c_layout) + "'");
   }
@@ -184,7 +187,7 @@ Device open_device() {
 // Runs kernels the one way this harness measures them (see the file comment).
 class Runner {
  public:
-  Runner(cudaStream_t stream, float* c, size_t c_bytes, size_t flush_bytes)
+  Runner(cudaStream_t stream, void* c, size_t c_bytes, size_t flush_bytes)
       : stream_(stream), c_(c), c_bytes_(c_bytes), flush_(flush_bytes) {
     CUDA_CHECK(cudaEventCreate(&start_));
     CUDA_CHECK(cudaEventCreate(&stop_));
@@ -198,12 +201,11 @@ class Runner {
 
   size_t flush_bytes() const { return flush_.bytes(); }
 
-  // One run outside timing, then C back to the host.
-  std::vector<float> run_once(const std::function<void()>& launch, int fill_byte) {
+  // One run outside timing (then download_c or download_half).
+  void run_once(const std::function<void()>& launch, int fill_byte) {
     prepare(fill_byte);
     launch();
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return download_c();
   }
 
   // `warmup` untimed, then `runs` timed runs; returns the milliseconds of each.
@@ -233,6 +235,11 @@ class Runner {
     CUDA_CHECK(cudaMemcpy(host.data(), c_, c_bytes_, cudaMemcpyDeviceToHost));
     return host;
   }
+  std::vector<uint16_t> download_half() const {  // C of 16-bit elements
+    std::vector<uint16_t> host(c_bytes_ / sizeof(uint16_t));
+    CUDA_CHECK(cudaMemcpy(host.data(), c_, c_bytes_, cudaMemcpyDeviceToHost));
+    return host;
+  }
 
  private:
   // Evicts L2 (writing 2x its size) and fills C, both on the stream before the timed region.
@@ -242,7 +249,7 @@ class Runner {
   }
 
   cudaStream_t stream_;
-  float* c_;
+  void* c_;
   size_t c_bytes_;
   DeviceBuffer<unsigned char> flush_;
   int flush_round_ = 0;
@@ -250,19 +257,25 @@ class Runner {
   cudaEvent_t stop_ = nullptr;
 };
 
-constexpr int kNanFill = 0xFF;  // 0xFFFFFFFF is a NaN
+constexpr int kNanFill = 0xFF;  // 0xFFFFFFFF is a NaN, and so is 0xFFFF in fp16 and bf16
 constexpr int kZeroFill = 0x00;
 
 void progress(const std::string& text) { std::fprintf(stderr, "spmmc-gpu-bench: %s\n", text.c_str()); }
 
+// What C holds now, checked: check_result in float32, check_half_result in half precision (with
+// the bounds of the kernel's kind: a sparse kernel's or a dense GEMM's).
+using CheckC = std::function<Check()>;
+
 // A baseline's check: with C filled with NaN first; if only NaN survive, once more with C
 // zeroed (a library may read C although beta = 0). Returns the status and the fill to time with.
-std::pair<std::string, int> check_baseline(Runner& runner, const std::function<void()>& launch,
-                                           const std::vector<double>& reference, Check& check) {
-  check = check_result(runner.run_once(launch, kNanFill), reference);
+std::pair<std::string, int> check_baseline(Runner& runner, const std::function<void()>& launch, const CheckC& check_c,
+                                           Check& check) {
+  runner.run_once(launch, kNanFill);
+  check = check_c();
   if (check.passed) return {"ok", kNanFill};
   if (check.non_finite > 0) {
-    const Check zeroed = check_result(runner.run_once(launch, kZeroFill), reference);
+    runner.run_once(launch, kZeroFill);
+    const Check zeroed = check_c();
     if (zeroed.passed) {
       check = zeroed;
       return {"reads C with beta=0", kZeroFill};
@@ -271,27 +284,47 @@ std::pair<std::string, int> check_baseline(Runner& runner, const std::function<v
   return {"wrong-result", kNanFill};
 }
 
-void run_cusparse(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream_t stream, Runner& runner,
-                  const BenchOptions& o, const std::vector<double>& reference, BenchResult& result) {
+// The CUDA data type of the dtype's elements.
+cudaDataType_t cuda_type(DType dtype) {
+  return dtype == DType::kFp16 ? CUDA_R_16F : dtype == DType::kBf16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// Values as the device holds them in the dtype: float32 bytes, or the 16-bit forms.
+std::vector<unsigned char> device_bytes(const std::vector<float>& values, DType dtype) {
+  std::vector<unsigned char> out(values.size() * static_cast<size_t>(dtype_bytes(dtype)));
+  if (dtype == DType::kFp32) {
+    if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
+    return out;
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t bits = to_half_bits(values[i], dtype);
+    std::memcpy(out.data() + 2 * i, &bits, 2);
+  }
+  return out;
+}
+
+void run_cusparse(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStream_t stream, Runner& runner,
+                  const BenchOptions& o, const CheckC& check_c, BenchResult& result) {
   cusparseHandle_t handle = nullptr;
   CUSPARSE_CHECK(cusparseCreate(&handle));
   OnExit destroy_handle([&] { cusparseDestroy(handle); });
   CUSPARSE_CHECK(cusparseSetStream(handle, stream));
 
   DeviceBuffer<int32_t> row_ptr(a.row_ptr.size()), col_idx(a.col_idx.size());
-  DeviceBuffer<float> values(a.values.size());
+  DeviceBuffer<unsigned char> values(a.values.size() * static_cast<size_t>(dtype_bytes(o.dtype)));
   row_ptr.upload(a.row_ptr);
   col_idx.upload(a.col_idx);
-  values.upload(a.values);
+  values.upload(device_bytes(a.values, o.dtype));
+  const cudaDataType_t type = cuda_type(o.dtype);  // A, B and C; compute in float32
 
   cusparseSpMatDescr_t mat_a = nullptr;
   cusparseDnMatDescr_t mat_b = nullptr, mat_c = nullptr;
   CUSPARSE_CHECK(cusparseCreateCsr(&mat_a, a.rows, a.cols, a.nnz(), row_ptr.get(), col_idx.get(), values.get(),
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, type));
   OnExit destroy_a([&] { cusparseDestroySpMat(mat_a); });
-  CUSPARSE_CHECK(cusparseCreateDnMat(&mat_b, a.cols, n, n, const_cast<float*>(d_b), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&mat_b, a.cols, n, n, const_cast<void*>(d_b), type, CUSPARSE_ORDER_ROW));
   OnExit destroy_b([&] { cusparseDestroyDnMat(mat_b); });
-  CUSPARSE_CHECK(cusparseCreateDnMat(&mat_c, a.rows, n, n, d_c, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&mat_c, a.rows, n, n, d_c, type, CUSPARSE_ORDER_ROW));
   OnExit destroy_c([&] { cusparseDestroyDnMat(mat_c); });
 
   const float alpha = 1.0f, beta = 0.0f;
@@ -310,8 +343,10 @@ void run_cusparse(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStr
     size_t workspace_bytes = 0;
     cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op, op, &alpha, mat_a, mat_b, &beta, mat_c, CUDA_R_32F,
                                                       alg, &workspace_bytes);
-    if (status == CUSPARSE_STATUS_NOT_SUPPORTED) {
-      progress(std::string("cuSPARSE ") + alg_name + ": not supported for CSR with row-major B and C (skipped)");
+    // NOT_SUPPORTED, or (seen with half-precision types) another refusal of the combination: skipped.
+    if (status == CUSPARSE_STATUS_NOT_SUPPORTED || (status != CUSPARSE_STATUS_SUCCESS && o.dtype != DType::kFp32)) {
+      progress(std::string("cuSPARSE ") + alg_name + ": " + cusparseGetErrorName(status) + " for CSR with row-major B and C of " +
+               dtype_name(o.dtype) + " (skipped)");
       record.status = "unsupported";
       result.cusparse.push_back(record);
       continue;
@@ -320,8 +355,8 @@ void run_cusparse(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStr
     DeviceBuffer<unsigned char> workspace(workspace_bytes);
     status = cusparseSpMM_preprocess(handle, op, op, &alpha, mat_a, mat_b, &beta, mat_c, CUDA_R_32F, alg,
                                      workspace.get());
-    if (status == CUSPARSE_STATUS_NOT_SUPPORTED) {
-      progress(std::string("cuSPARSE ") + alg_name + ": preprocessing not supported for these layouts (skipped)");
+    if (status == CUSPARSE_STATUS_NOT_SUPPORTED || (status != CUSPARSE_STATUS_SUCCESS && o.dtype != DType::kFp32)) {
+      progress(std::string("cuSPARSE ") + alg_name + ": preprocessing: " + cusparseGetErrorName(status) + " (skipped)");
       record.status = "unsupported";
       result.cusparse.push_back(record);
       continue;
@@ -332,7 +367,7 @@ void run_cusparse(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStr
       check_cusparse(cusparseSpMM(handle, op, op, &alpha, mat_a, mat_b, &beta, mat_c, CUDA_R_32F, alg, workspace.get()),
                      call.c_str(), __FILE__, __LINE__);
     };
-    const auto [status_text, fill] = check_baseline(runner, launch, reference, record.check);
+    const auto [status_text, fill] = check_baseline(runner, launch, check_c, record.check);
     record.status = status_text;
     if (record.status == "reads C with beta=0")
       progress(std::string("cuSPARSE ") + alg_name + ": NaN in C survived beta = 0; timed with C zeroed instead");
@@ -351,14 +386,17 @@ void run_cusparse(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStr
   }
 }
 
-void run_sgemm(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream_t stream, Runner& runner,
-               const BenchOptions& o, const std::vector<double>& reference, BenchResult& result) {
-  const size_t dense_bytes = static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols) * sizeof(float);
+// The dense GEMM of the dtype: SGEMM (strict float32), HGEMM or BF16 GEMM (tensor cores, float32
+// compute), of the dense A.
+void run_sgemm(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStream_t stream, Runner& runner,
+               const BenchOptions& o, const CheckC& check_c, BenchResult& result) {
+  const size_t dense_bytes =
+      static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols) * static_cast<size_t>(dtype_bytes(o.dtype));
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (dense_bytes > free_bytes / 2) {
     result.sgemm_note = "skipped: dense A (" + std::to_string(dense_bytes >> 20) + " MiB) exceeds half the free memory";
-    progress("SGEMM " + result.sgemm_note);
+    progress(std::string(dense_gemm_name(o.dtype)) + " " + result.sgemm_note);
     return;
   }
   cublasHandle_t handle = nullptr;
@@ -368,18 +406,19 @@ void run_sgemm(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream
   // Plain FP32: the default math mode never uses TF32 for SGEMM (only CUBLAS_TF32_TENSOR_OP_MATH
   // does); the float64 check below would catch TF32's ~1e-3 error anyway.
   CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
-  DeviceBuffer<float> dense_a(static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols));
-  dense_a.upload(dense_row_major(a));
+  DeviceBuffer<unsigned char> dense_a(dense_bytes);
+  dense_a.upload(device_bytes(dense_row_major(a), o.dtype));
+  const cudaDataType_t type = cuda_type(o.dtype);
   const float alpha = 1.0f, beta = 0.0f;
   // Row-major C = A*B is column-major C^T = B^T * A^T: B^T is n x K (ld n), A^T is K x M (ld K).
   const int cols = static_cast<int>(n), rows = a.rows, inner = a.cols;
   auto launch = [&] {
-    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, inner, &alpha, d_b, CUDA_R_32F, cols,
-                              dense_a.get(), CUDA_R_32F, inner, &beta, d_c, CUDA_R_32F, cols, CUBLAS_COMPUTE_32F,
+    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, inner, &alpha, d_b, type, cols,
+                              dense_a.get(), type, inner, &beta, d_c, type, cols, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));
   };
   Check check;
-  const auto [status, fill] = check_baseline(runner, launch, reference, check);
+  const auto [status, fill] = check_baseline(runner, launch, check_c, check);
   result.sgemm_check = check;
   if (status == "reads C with beta=0") result.sgemm_note = status;
   if (status != "wrong-result" && o.timing) result.sgemm_timing = summarize(runner.time(launch, o.warmup, o.runs, fill));
@@ -391,9 +430,9 @@ void run_sgemm(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream
 // beyond 65535 columns of blocks) or that faults is recorded as "failed: ..." and excludes it;
 // it runs last so that a fault cannot cost the other measurements.
 void run_sputnik(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStream_t stream, Runner& runner,
-                 const BenchOptions& o, const std::vector<double>& reference, BenchResult& result) {
+                 const BenchOptions& o, const CheckC& check_c, BenchResult& result) {
 #if !defined(SPMMC_WITH_SPUTNIK)
-  (void)a, (void)d_b, (void)d_c, (void)n, (void)stream, (void)runner, (void)o, (void)reference;
+  (void)a, (void)d_b, (void)d_c, (void)n, (void)stream, (void)runner, (void)o, (void)check_c;
   result.sputnik_status =
       "skipped: spmmc-gpu-bench was built without Sputnik (configure with -DSPMMC_SPUTNIK_DIR=<folder holding "
       "sputnik/spmm/cuda_spmm.cu.cc>)";
@@ -413,7 +452,7 @@ void run_sputnik(const Csr& a, const float* d_b, float* d_c, int64_t n, cudaStre
   };
   try {
     Check check;
-    const auto [status, fill] = check_baseline(runner, launch, reference, check);
+    const auto [status, fill] = check_baseline(runner, launch, check_c, check);
     result.sputnik_check = check;
     result.sputnik_status = status;
     if (status == "reads C with beta=0") progress("Sputnik: NaN in C survived; timed with C zeroed instead");
@@ -446,6 +485,7 @@ int run(const std::vector<std::string>& args) {
   result.matrix = o.matrix;
   result.label = o.label;
   result.kernel_name = o.name;
+  result.dtype = o.dtype;
   result.device = device.description;
   result.m = a.rows;
   result.k = a.cols;
@@ -459,17 +499,31 @@ int run(const std::vector<std::string>& args) {
   result.warmup = o.timing ? o.warmup : 0;
 
   const int64_t n = o.n;
-  const std::vector<float> b = make_dense_b(a.cols, n, b_seed_for(o.read.seed));
+  // In half precision B holds values of the dtype; the reference computes with them and A's
+  // rounded values in float64 (docs/design/precision.md).
+  std::vector<float> b = make_dense_b(a.cols, n, b_seed_for(o.read.seed));
+  for (float& x : b) x = round_to_dtype(x, o.dtype);
   const std::vector<double> reference = reference_spmm(a, b, n);
+  const bool half = o.dtype != DType::kFp32;
+  std::vector<double> sparse_bound, dense_bound;  // per element of C, half precision only
+  if (half) {
+    sparse_bound = error_bounds(a, b, n, o.dtype, reference, false);
+    dense_bound = error_bounds(a, b, n, o.dtype, reference, true);
+  }
 
   cudaStream_t stream = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   OnExit destroy_stream([&] { cudaStreamDestroy(stream); });
-  DeviceBuffer<float> d_b(b.size());
-  d_b.upload(b);
-  DeviceBuffer<float> d_c(static_cast<size_t>(a.rows) * static_cast<size_t>(n));
+  DeviceBuffer<unsigned char> d_b(b.size() * static_cast<size_t>(dtype_bytes(o.dtype)));
+  d_b.upload(device_bytes(b, o.dtype));
+  DeviceBuffer<unsigned char> d_c(static_cast<size_t>(a.rows) * static_cast<size_t>(n) * static_cast<size_t>(dtype_bytes(o.dtype)));
   const size_t l2 = device.prop.l2CacheSize > 0 ? static_cast<size_t>(device.prop.l2CacheSize) : size_t{64} << 20;
   Runner runner(stream, d_c.get(), d_c.bytes(), 2 * l2);
+  const auto checker = [&](const std::vector<double>& bound) -> CheckC {
+    if (!half) return [&] { return check_result(runner.download_c(), reference); };
+    return [&, bound_ptr = &bound] { return check_half_result(runner.download_half(), o.dtype, reference, *bound_ptr); };
+  };
+  const CheckC check_sparse = checker(sparse_bound), check_dense = checker(dense_bound);
   result.l2_flush_bytes = static_cast<int64_t>(runner.flush_bytes());
 
   const std::string call = o.name + "(B, C, n, stream)";
@@ -477,20 +531,27 @@ int run(const std::vector<std::string>& args) {
     const cudaError_t status = kernel.run(d_b.get(), d_c.get(), n, stream);
     check_cuda(status, call.c_str(), __FILE__, __LINE__);
   };
-  result.spmmc_check = check_result(runner.run_once(launch_spmmc, kNanFill), reference);
+  runner.run_once(launch_spmmc, kNanFill);
+  result.spmmc_check = check_sparse();
   if (o.timing) {
     result.spmmc_timing = summarize(runner.time(launch_spmmc, o.warmup, o.runs, kNanFill));
     // The last timed run started from a NaN-filled C too: check what it left.
-    result.spmmc_check_after_timing = check_result(runner.download_c(), reference);
+    result.spmmc_check_after_timing = check_sparse();
     result.spmmc_checked_after_timing = true;
   }
   result.spmmc_only = o.spmmc_only;
   if (o.spmmc_only) {
     result.sputnik_status = "skipped: --spmmc-only";
   } else {
-    run_cusparse(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
-    run_sgemm(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
-    run_sputnik(a, d_b.get(), d_c.get(), n, stream, runner, o, reference, result);
+    run_cusparse(a, d_b.get(), d_c.get(), n, stream, runner, o, check_sparse, result);
+    run_sgemm(a, d_b.get(), d_c.get(), n, stream, runner, o, check_dense, result);
+    if (half) {
+      result.sputnik_status = "skipped: float32 only here";
+      progress("Sputnik " + result.sputnik_status);
+    } else {
+      run_sputnik(a, reinterpret_cast<const float*>(d_b.get()), reinterpret_cast<float*>(d_c.get()), n, stream, runner, o,
+                  check_sparse, result);
+    }
   }
 
   decide_pass(result);
