@@ -4,6 +4,7 @@
 #include <set>
 
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/grow_row_tiles.h"
 
 namespace spmmc {
 namespace {
@@ -213,12 +214,13 @@ std::string_view reorder_method_name(ReorderMethod method) {
     case ReorderMethod::kColumnOverlap: return "overlap";
     case ReorderMethod::kNone: return "none";
     case ReorderMethod::kRowLength: return "length";
+    case ReorderMethod::kGrow: return "grow";
   }
   return "?";
 }
 
 std::optional<ReorderMethod> parse_reorder_method(std::string_view name) {
-  for (ReorderMethod m : {ReorderMethod::kColumnOverlap, ReorderMethod::kNone, ReorderMethod::kRowLength})
+  for (ReorderMethod m : {ReorderMethod::kColumnOverlap, ReorderMethod::kNone, ReorderMethod::kRowLength, ReorderMethod::kGrow})
     if (name == reorder_method_name(m)) return m;
   return std::nullopt;
 }
@@ -274,6 +276,7 @@ RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch
 RowTiling tile_rows(const Csr& a, int32_t m1, ReorderMethod method) {
   SPMMC_CHECK(m1 >= 1, "M1 must be at least 1");
   if (method == ReorderMethod::kColumnOverlap) return reorder_rows_by_column_overlap(a, m1);
+  if (method == ReorderMethod::kGrow) return grow_row_tiles(a, m1);
   RowTiling tiling;
   tiling.m1 = m1;
   tiling.method = method;

@@ -16,9 +16,10 @@ enum class ReorderMethod {
   kColumnOverlap,  // LO-SpMM Algorithm 1 (default)
   kNone,           // natural order: tiles of M1 consecutive rows, empty rows included
   kRowLength,      // rows sorted by non-zeros (ascending, stable), empty rows dropped
+  kGrow,           // tiles grown by the row adding the fewest new columns (grow_row_tiles.h)
 };
 
-std::string_view reorder_method_name(ReorderMethod method);  // "overlap", "none", "length"
+std::string_view reorder_method_name(ReorderMethod method);  // "overlap", "none", "length", "grow"
 std::optional<ReorderMethod> parse_reorder_method(std::string_view name);
 
 // A partition of rows into A-tiles: tile t holds rows[tile_ptr[t] .. tile_ptr[t+1]) (original
@@ -55,7 +56,8 @@ struct RowTiling {
 enum class OverlapSearch { kAuto, kBitsets, kColumnIndex };
 RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch overlaps = OverlapSearch::kAuto);
 
-// Tiles the rows of `a` with `method` (kColumnOverlap calls the function above).
+// Tiles the rows of `a` with `method` (kColumnOverlap calls the function above, kGrow
+// grow_row_tiles).
 RowTiling tile_rows(const Csr& a, int32_t m1, ReorderMethod method);
 
 }  // namespace spmmc

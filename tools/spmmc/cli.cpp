@@ -176,7 +176,7 @@ std::vector<OptionSpec> planning_option_specs() {
   return {
       {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
       {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
-      {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length"},
+      {"--reorder", "M", "row reordering: overlap (LO-SpMM Algorithm 1, default), none, length, grow (fewest columns per tile, no balance limit)"},
       {"--th-row", "X", "TH_row: largest COV of non-zeros across A-tiles (default 0.25)"},
       {"--th-col", "X", "TH_col: largest padded fraction of B columns (default 0.25)"},
   };
@@ -186,7 +186,7 @@ PlanOptions planning_options_from(const Args& args) {
   PlanOptions options;
   if (auto r = args.get("--reorder")) {
     const auto method = parse_reorder_method(*r);
-    if (!method) fail_usage("--reorder: unknown method '{}' (expected overlap, none or length)", *r);
+    if (!method) fail_usage("--reorder: unknown method '{}' (expected overlap, none, length or grow)", *r);
     options.reorder = *method;
   }
   options.constraints.max_row_cov = args.get_double("--th-row", 0.25, 0.0, 100.0);
