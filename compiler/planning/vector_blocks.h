@@ -1,0 +1,42 @@
+// FlashSparse's storage of A for tensor cores (issue 26; ME-BCRS, flashsparse.txt §3.5), laid out
+// for the swap-and-transpose MMA that a tensor-core kernel of spmmc will run: the rows of A in
+// windows of 8 (a RowTiling of M1 = 8: its tiles, in order), each window's non-empty columns its
+// 8 x 1 vectors, taken `k` at a time into blocks (k = 8: FP16/BF16 m16n8k8; k = 4: TF32 m16n8k4).
+// A block is the right operand of one MMA, A^T (k vectors x 8 rows); its values are stored in the
+// order the 32 lanes of a warp hold that operand, so that each lane loads one word per block.
+// Only the last block of a window may be short of k vectors: its missing vectors are padded with
+// the window's first column and zero values (ME-BCRS pads nothing in memory but the kernel reads
+// a full block; the padding here is what the kernel will read, listed so it can be checked).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/common/csr.h"
+#include "compiler/planning/reorder_rows.h"
+
+namespace spmmc {
+
+struct VectorBlocks {
+  int32_t k = 8;                      // vectors per block: 8 or 4
+  std::vector<int32_t> window_rows;   // 8 per window: the rows of C it computes (-1: none, past the last row)
+  std::vector<int32_t> window_block;  // windows + 1: window w owns blocks [window_block[w], window_block[w + 1])
+  std::vector<int32_t> block_cols;    // k per block: the column of A (row of B) of each vector
+  // 64 values per block for k = 8 (32 for k = 4), lane-major: for k = 8, lane l = 4 g + t holds
+  // A^T[2t][g], A^T[2t + 1][g] at values[64 b + 2 l], [64 b + 2 l + 1], i.e. row g of the window
+  // times the vectors 2t and 2t + 1 (m16n8k8's B fragment: b0 = {B[2t][g], B[2t+1][g]});
+  // for k = 4, lane l holds A^T[t][g] at values[32 b + l] (m16n8k4's b0 = B[t][g]).
+  std::vector<float> values;
+  int64_t vectors = 0;  // 8 x 1 vectors (non-empty columns of windows), padding excluded
+  int64_t padded = 0;   // padding vectors of the last blocks
+
+  int32_t windows() const { return static_cast<int32_t>(window_block.size()) - 1; }
+  int32_t blocks() const { return static_cast<int32_t>(block_cols.size()) / k; }
+};
+
+// Builds the blocks of A for the windows of `tiling` (M1 = 8; its tiles in order, then its empty
+// rows are not computed: their rows of C are zero and the kernel stores them separately). A
+// window's vectors are its non-empty columns in ascending order. Deterministic.
+VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k);
+
+}  // namespace spmmc

@@ -1,0 +1,125 @@
+// build_vector_blocks (FlashSparse's ME-BCRS for the swap-and-transpose MMA): a hand-checked
+// window, and a CPU model of the tensor-core computation that reads the blocks exactly as the
+// 32 lanes of a warp hold the MMA operands, which must reproduce C = A B.
+#include "compiler/planning/vector_blocks.h"
+
+#include <cmath>
+#include <vector>
+
+#include "compiler/formats/generate_matrix.h"
+#include "compiler/planning/grow_row_tiles.h"
+#include "compiler/planning/tiling_stats.h"
+#include "runtime/reference_spmm.h"
+#include "tests/test_util.h"
+
+namespace spmmc {
+namespace {
+
+// The right operand of block b (A^T: k vectors x 8 rows) as the lanes hold it: for k = 8 lane
+// 4g + t holds rows 2t, 2t + 1 of column g; for k = 4 row t of column g.
+std::vector<std::vector<double>> right_operand(const VectorBlocks& vb, int32_t b) {
+  std::vector<std::vector<double>> op(static_cast<size_t>(vb.k), std::vector<double>(8, 0.0));
+  for (int32_t lane = 0; lane < 32; ++lane) {
+    const int32_t g = lane / 4, t = lane % 4;
+    if (vb.k == 8) {
+      op[static_cast<size_t>(2 * t)][static_cast<size_t>(g)] = vb.values[static_cast<size_t>(64 * b + 2 * lane)];
+      op[static_cast<size_t>(2 * t + 1)][static_cast<size_t>(g)] = vb.values[static_cast<size_t>(64 * b + 2 * lane + 1)];
+    } else {
+      op[static_cast<size_t>(t)][static_cast<size_t>(g)] = vb.values[static_cast<size_t>(32 * b + lane)];
+    }
+  }
+  return op;
+}
+
+// C = A B by the swapped MMA: per window, per 16 columns of C, per block: D (16 x 8) = B^T
+// gathered (16 columns of C x k rows of B) times the right operand, added to C^T's window.
+std::vector<double> model_spmm(const VectorBlocks& vb, int32_t rows, const std::vector<float>& b, int64_t n) {
+  std::vector<double> c(static_cast<size_t>(rows) * static_cast<size_t>(n), 0.0);
+  for (int32_t w = 0; w < vb.windows(); ++w)
+    for (int32_t blk = vb.window_block[static_cast<size_t>(w)]; blk < vb.window_block[static_cast<size_t>(w) + 1]; ++blk) {
+      const auto op = right_operand(vb, blk);
+      for (int64_t n0 = 0; n0 < n; n0 += 16)
+        for (int64_t m = 0; m < 16 && n0 + m < n; ++m)
+          for (int32_t r = 0; r < 8; ++r) {
+            const int32_t row = vb.window_rows[static_cast<size_t>(8 * w + r)];
+            if (row < 0) continue;
+            double d = 0.0;
+            for (int32_t kk = 0; kk < vb.k; ++kk) {
+              const int32_t col = vb.block_cols[static_cast<size_t>(blk * vb.k + kk)];
+              d += static_cast<double>(b[static_cast<size_t>(col) * static_cast<size_t>(n) + static_cast<size_t>(n0 + m)]) *
+                   op[static_cast<size_t>(kk)][static_cast<size_t>(r)];
+            }
+            c[static_cast<size_t>(row) * static_cast<size_t>(n) + static_cast<size_t>(n0 + m)] += d;
+          }
+    }
+  return c;
+}
+
+Csr from_dense(int32_t rows, int32_t cols, const std::vector<float>& d) { return test::csr_from_dense(rows, cols, d); }
+
+TEST_CASE("vector blocks: one window by hand, k = 8 and k = 4", "[vector-blocks]") {
+  // 3 rows (one window, 5 empty row slots), columns 1, 4, 6, 9, 10 non-empty: 5 vectors.
+  const Csr a = from_dense(3, 12, {0, 1, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0,  //
+                                   0, 0, 0, 0, 3, 0, 4, 0, 0, 5, 0, 0,  //
+                                   0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0});
+  const RowTiling natural = tile_rows(a, 8, ReorderMethod::kNone);
+  const VectorBlocks v8 = build_vector_blocks(a, natural, 8);
+  CHECK(v8.windows() == 1);
+  CHECK(v8.window_rows == std::vector<int32_t>{0, 1, 2, -1, -1, -1, -1, -1});
+  CHECK(v8.vectors == 5);
+  CHECK(v8.blocks() == 1);
+  CHECK(v8.padded == 3);
+  CHECK(v8.block_cols == std::vector<int32_t>{1, 4, 6, 9, 10, 1, 1, 1});  // padded with the first column
+  REQUIRE(v8.values.size() == 64);
+  // Lane 4g + t holds A[row g][vector 2t], A[row g][vector 2t + 1]: row 1 (g = 1), vectors 2, 3
+  // (columns 6, 9) are lane 5's: 4 and 5.
+  CHECK(v8.values[2 * 5] == 4.0f);
+  CHECK(v8.values[2 * 5 + 1] == 5.0f);
+  CHECK(v8.values[2 * 0] == 1.0f);       // row 0, column 1
+  CHECK(v8.values[2 * 0 + 1] == 2.0f);   // row 0, column 4
+  CHECK(v8.values[2 * 10] == 7.0f);      // row 2 (g = 2), vector 4 (t = 2): column 10
+  CHECK(v8.values[2 * 10 + 1] == 0.0f);  // vector 5: padding
+  const VectorBlocks v4 = build_vector_blocks(a, natural, 4);
+  CHECK(v4.blocks() == 2);
+  CHECK(v4.padded == 3);
+  CHECK(v4.block_cols == std::vector<int32_t>{1, 4, 6, 9, 10, 1, 1, 1});
+  CHECK(v4.values[32 + 4 * 2 + 0] == 7.0f);  // block 1, row 2, vector 4 (its first): lane 8
+}
+
+TEST_CASE("vector blocks: the lanes' operands reproduce C = A B, every order, k = 8 and 4", "[vector-blocks]") {
+  for (const GeneratorKind kind : {GeneratorKind::kUniform, GeneratorKind::kPatterns, GeneratorKind::kRmat}) {
+    GeneratorOptions g;
+    g.kind = kind;
+    if (kind == GeneratorKind::kRmat) {
+      g.scale = 8;  // 256 nodes
+    } else {
+      g.rows = 203, g.cols = 150, g.sparsity = 0.93;
+    }
+    g.seed = 11;
+    const Csr a = generate_matrix(g);
+    const int64_t n = 37;  // not a multiple of 16: the last columns' tile is partial
+    std::vector<float> b(static_cast<size_t>(a.cols) * n);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 7919) % 17) / 8.0f - 1.0f;
+    const std::vector<double> want = reference_spmm(a, b, n);
+    for (const ReorderMethod method : {ReorderMethod::kNone, ReorderMethod::kColumnOverlap, ReorderMethod::kGrow}) {
+      const RowTiling windows = tile_rows(a, 8, method);
+      const TilingStats stats = measure_tiling(a, windows);
+      for (const int32_t k : {8, 4}) {
+        INFO("kind " << static_cast<int>(kind) << ", " << reorder_method_name(method) << ", k = " << k);
+        const VectorBlocks vb = build_vector_blocks(a, windows, k);
+        CHECK(vb.vectors == stats.nnc_sum);  // a window's vectors are its tile's non-empty columns
+        int64_t groups = 0;
+        for (const int32_t nnc : stats.nnc_per_tile) groups += (nnc + k - 1) / k;
+        CHECK(vb.blocks() == groups);
+        CHECK(vb.padded == int64_t{vb.blocks()} * k - vb.vectors);
+        const std::vector<double> got = model_spmm(vb, a.rows, b, n);
+        double worst = 0.0;
+        for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
+        CHECK(worst < 1e-9);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace spmmc
