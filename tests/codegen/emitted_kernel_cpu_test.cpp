@@ -457,7 +457,7 @@ TEST_CASE("emitted kernel on the CPU: zero tiles of the one-row matrix", "[codeg
   CHECK(report["kernel"]["fmas"] == 3);
 }
 
-TEST_CASE("emitted kernel on the CPU: generated patterns, overlap and natural order", "[codegen][emulation]") {
+TEST_CASE("emitted kernel on the CPU: generated patterns, overlap, grown and natural order", "[codegen][emulation]") {
   test::TempDir dir;
   const fs::path path = dir.path / "patterns.mtx";
   const auto g = run_spmmc({"gen", "patterns", "--rows", "96", "--cols", "80", "--patterns", "5", "--sparsity", "0.8",
@@ -469,6 +469,7 @@ TEST_CASE("emitted kernel on the CPU: generated patterns, overlap and natural or
       run_cases({{"patterns_overlap", path, {"--reorder", "overlap"}, ns, 128, "overlap"},
                  {"patterns_none", path, {"--reorder", "none"}, ns, 128, "none"},
                  {"patterns_overlap_16x32", path, {"--reorder", "overlap", "--tile", "16x32"}, ns, 128, "overlap"},
+                 {"patterns_grow_16x32", path, {"--reorder", "grow", "--tile", "16x32"}, ns, 128, "grow"},
                  {"patterns_kernels", path, {"--reorder", "overlap", "--fmas-per-kernel", "150"}, ns, 128, "overlap"}},
                 dir.path);
   CHECK(paths.kernels > 1);
