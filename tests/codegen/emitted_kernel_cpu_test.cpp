@@ -74,6 +74,18 @@ std::vector<Built> build_all(const std::vector<KernelCase>& cases, const fs::pat
   return built;
 }
 
+// The case compiled, the independent oracle (spmmc verify, from the Clang AST) agrees with the
+// emitter, and the host build succeeded.
+void check_built(const KernelCase& c, const Built& b) {
+  INFO("spmmc compile: " << b.compile_err);
+  REQUIRE(b.compile_exit == 0);
+  const auto verified = run_spmmc({"verify", (b.dir / (c.name + ".cu")).string(), "--against", c.matrix.string()});
+  INFO("spmmc verify: " << verified.err);
+  CHECK(verified.exit_code == 0);
+  INFO("host build: " << b.build_log);
+  REQUIRE(b.build_exit == 0);
+}
+
 // Builds and checks every case: the compile and the host build succeed, NAME_info() describes
 // the matrix and the tile NAME.json reports, and C is right for every n and placement of B and
 // C (test::check_emulated_kernel). Returns which paths ran.
@@ -84,14 +96,7 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     const KernelCase& c = cases[i];
     const Built& b = built[i];
     INFO("case " << c.name << " (" << c.matrix.filename().string() << ")");
-    INFO("spmmc compile: " << b.compile_err);
-    REQUIRE(b.compile_exit == 0);
-    // The independent oracle (spmmc verify, from the Clang AST) agrees with the emitter.
-    const auto verified = run_spmmc({"verify", (b.dir / (c.name + ".cu")).string(), "--against", c.matrix.string()});
-    INFO("spmmc verify: " << verified.err);
-    CHECK(verified.exit_code == 0);
-    INFO("host build: " << b.build_log);
-    REQUIRE(b.build_exit == 0);
+    check_built(c, b);
     const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
     const Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
     std::string error;
@@ -260,13 +265,8 @@ TEST_CASE("emitted kernel on the CPU: fp16 and bf16 B and C, products summed in 
   for (size_t i = 0; i < cases.size(); ++i) {
     const KernelCase& c = cases[i];
     const Built& b = built[i];
-    INFO("case " << c.name << ": spmmc compile: " << b.compile_err);
-    REQUIRE(b.compile_exit == 0);
-    const auto verified = run_spmmc({"verify", (b.dir / (c.name + ".cu")).string(), "--against", c.matrix.string()});
-    INFO("spmmc verify: " << verified.err);
-    CHECK(verified.exit_code == 0);
-    INFO("host build: " << b.build_log);
-    REQUIRE(b.build_exit == 0);
+    INFO("case " << c.name);
+    check_built(c, b);
     const DType dtype = c.name.rfind("fp16", 0) == 0 ? DType::kFp16 : DType::kBf16;
     Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
     const DTypeRounding rounding = round_values_to_dtype(a, dtype, c.matrix.string());
