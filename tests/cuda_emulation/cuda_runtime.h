@@ -2,39 +2,18 @@
 // (g++ -std=c++17 -x c++ -I tests/cuda_emulation NAME.cu) and run on the CPU, so that CI
 // machines without a GPU check the numbers the emitted code computes (tests/codegen).
 //
-// Just enough of the runtime for the unrolled family and its generic fallback, and for kernels
-// that cooperate within a block or warp: the execution-space qualifiers are no-ops,
-// blockIdx/threadIdx/blockDim/gridDim are thread-local globals, and cudaLaunchKernel and
-// cudaLaunchKernelExC run the kernel's blocks one after the other, each block's threads as
-// cooperative fibers (warp_scheduler.h's run_blocks): a thread runs until it returns or reaches a
-// collective, and a kernel without collectives runs its threads in order, each to completion, as
-// this emulation always did (the several kernels of one emitted file one after the other: the
-// overlap that programmatic dependent launch allows on a GPU cannot change the result, since the
-// kernels write disjoint rows; griddepcontrol is compiled out on the host). Several kernels
-// launched as one CUDA graph (stream capture, instantiation, argument updates, graph launch) are
-// emulated too, below. fmaf is the C library's fused multiply-add (one rounding), bit-exact with
-// the GPU's FFMA; the default host floating point keeps subnormals, like nvcc without
-// --use_fast_math.
-//
-// Warp-synchronous programming (see warp_scheduler.h for the semantics and the faults that abort):
-// __syncthreads and __syncthreads_count/_and/_or; __syncwarp; __shfl_sync, __shfl_up_sync,
-// __shfl_down_sync, __shfl_xor_sync for any type of 1 to 8 bytes (int, unsigned, float, double,
-// long long..., and __half / __nv_bfloat16 of the shims); __ballot_sync, __any_sync, __all_sync;
-// warpSize; __threadfence_block and __threadfence (no-ops: the threads share one host thread and
-// switch only at collectives). Warps are 32 consecutive threads in threadIdx order (x fastest).
-// __activemask is not emulated (which threads run together is the scheduler's choice, not the
-// GPU's). __shared__ variables are static storage shared by all threads of the running block
-// (blocks run one after another): `__shared__` is `static` with a section attribute, one linker
-// section per declaration (spmmc_shared_N, N = __COUNTER__, since g++ refuses one section for
-// variables of inline and non-inline functions alike), and every block starts with the sections
-// of its shared object (N < 128) filled with 0xFF bytes (NaN floats, -1 integers), so that a
-// kernel reading shared memory it has not written in this block reads garbage, as on a GPU,
-// rather than the previous block's values. g++ before 14 drops the section attribute of a static
-// local of a function template (PR c++/70435): a __shared__ variable of a template kernel is not
-// refilled (it keeps the previous block's values). Since the storage is static, a kernel with
-// __shared__ variables must not run on two host threads at once. Dynamic shared memory (`extern
-// __shared__`) does not compile here (`extern static`), and a launch asking for dynamic shared
-// memory is refused (cudaErrorInvalidValue), as before.
+// Just enough of the runtime for the unrolled family and its generic fallback: the
+// execution-space qualifiers are no-ops, blockIdx/threadIdx/blockDim/gridDim are thread-local
+// globals, and cudaLaunchKernel and cudaLaunchKernelExC run the kernel once per (block, thread),
+// sequentially (the several kernels of one emitted file one after the other: the overlap that
+// programmatic dependent launch allows on a GPU cannot change the result, since the kernels write
+// disjoint rows; griddepcontrol is compiled out on the host). Several kernels launched as one
+// CUDA graph (stream capture, instantiation, argument updates, graph launch) are emulated too,
+// below. There is
+// no shared memory, synchronisation or warp intrinsic: the kernels use none, and a kernel that
+// did would not compile here (or, in inline PTX, would abort in the interpreter). fmaf is the C
+// library's fused multiply-add (one rounding), bit-exact with the GPU's FFMA; the default host
+// floating point keeps subnormals, like nvcc without --use_fast_math.
 //
 // The tile bodies are inline PTX written through SPMMC_TILE_ASM (codegen/print_tile_ptx.h):
 // defined here, before the emitted code's own #ifndef sees it, to run the same text through the
@@ -61,12 +40,9 @@
 #include <string.h>
 
 #include <memory>
-#include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "ptx_subset.h"
-#include "warp_scheduler.h"
 
 #define SPMMC_TILE_ASM(ptx) ::spmmc_emulation::run_ptx((ptx), b, c, ld)
 
@@ -76,121 +52,6 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 // __restrict__ is a g++ and clang extension already.
-
-// __shared__: see the header comment. One section per declaration, named after __COUNTER__.
-#define SPMMC_SHARED_AT(n) static __attribute__((section("spmmc_shared_" #n)))
-#define SPMMC_SHARED_EXPAND(n) SPMMC_SHARED_AT(n)
-#define __shared__ SPMMC_SHARED_EXPAND(__COUNTER__)
-// The sections spmmc_shared_0..127 of this shared object (the linker's __start_ and __stop_
-// symbols; hidden, so each shared object sees its own; weak: null where there is no such section).
-#define SPMMC_SHARED_SLOTS(X) \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) \
-  X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
-  X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) \
-  X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) \
-  X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) \
-  X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47) \
-  X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) \
-  X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63) \
-  X(64) X(65) X(66) X(67) X(68) X(69) X(70) X(71) \
-  X(72) X(73) X(74) X(75) X(76) X(77) X(78) X(79) \
-  X(80) X(81) X(82) X(83) X(84) X(85) X(86) X(87) \
-  X(88) X(89) X(90) X(91) X(92) X(93) X(94) X(95) \
-  X(96) X(97) X(98) X(99) X(100) X(101) X(102) X(103) \
-  X(104) X(105) X(106) X(107) X(108) X(109) X(110) X(111) \
-  X(112) X(113) X(114) X(115) X(116) X(117) X(118) X(119) \
-  X(120) X(121) X(122) X(123) X(124) X(125) X(126) X(127)
-#define SPMMC_SHARED_BOUNDS(n)                                                         \
-  extern "C" char __start_spmmc_shared_##n[] __attribute__((weak, visibility("hidden"))); \
-  extern "C" char __stop_spmmc_shared_##n[] __attribute__((weak, visibility("hidden")));
-SPMMC_SHARED_SLOTS(SPMMC_SHARED_BOUNDS)
-#undef SPMMC_SHARED_BOUNDS
-
-namespace spmmc_emulation {
-// Internal linkage, like run_ptx (ptx_subset.h): the sections are those of the shared object
-// holding the code (a static of an inline function would be one object for all of them).
-namespace {
-
-// The __shared__ variables of this shared object: its non-empty sections spmmc_shared_N, as
-// (start, bytes).
-inline std::vector<std::pair<char*, size_t>> shared_memory() {
-#define SPMMC_SHARED_RANGE(n) {__start_spmmc_shared_##n, __stop_spmmc_shared_##n},
-  char* const ranges[][2] = {SPMMC_SHARED_SLOTS(SPMMC_SHARED_RANGE)};
-#undef SPMMC_SHARED_RANGE
-  std::vector<std::pair<char*, size_t>> out;
-  for (const auto& range : ranges)
-    if (range[0] != nullptr && range[1] > range[0]) out.emplace_back(range[0], static_cast<size_t>(range[1] - range[0]));
-  return out;
-}
-
-}  // namespace
-
-// The bits of a value of 1 to 8 bytes, and back (shuffles).
-template <class T>
-inline uint64_t bits_of_value(const T& v) {
-  static_assert(sizeof(T) >= 1 && sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
-                "a warp shuffle exchanges a trivially copyable value of 1 to 8 bytes");
-  uint64_t bits = 0;
-  memcpy(&bits, &v, sizeof(T));
-  return bits;
-}
-
-template <class T>
-inline T value_of_bits(uint64_t bits) {
-  T v;
-  memcpy(&v, &bits, sizeof(T));
-  return v;
-}
-
-}  // namespace spmmc_emulation
-
-constexpr int warpSize = 32;
-
-inline void __syncthreads() { spmmc_emulation::block_barrier(spmmc_emulation::BlockOp::kSync, 0, "__syncthreads()"); }
-inline int __syncthreads_count(int predicate) {
-  return spmmc_emulation::block_barrier(spmmc_emulation::BlockOp::kCount, predicate, "__syncthreads_count()");
-}
-inline int __syncthreads_and(int predicate) {
-  return spmmc_emulation::block_barrier(spmmc_emulation::BlockOp::kAnd, predicate, "__syncthreads_and()");
-}
-inline int __syncthreads_or(int predicate) {
-  return spmmc_emulation::block_barrier(spmmc_emulation::BlockOp::kOr, predicate, "__syncthreads_or()");
-}
-inline void __syncwarp(unsigned mask = 0xffffffffu) { spmmc_emulation::warp_sync(mask, "__syncwarp"); }
-inline void __threadfence_block() {}
-inline void __threadfence() {}
-
-template <class T>
-inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {
-  return spmmc_emulation::value_of_bits<T>(spmmc_emulation::warp_shuffle(
-      spmmc_emulation::WarpOp::kShflIdx, mask, spmmc_emulation::bits_of_value(var), src_lane, width, "__shfl_sync"));
-}
-template <class T>
-inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
-  return spmmc_emulation::value_of_bits<T>(spmmc_emulation::warp_shuffle(spmmc_emulation::WarpOp::kShflUp, mask,
-                                                                         spmmc_emulation::bits_of_value(var),
-                                                                         static_cast<int32_t>(delta), width, "__shfl_up_sync"));
-}
-template <class T>
-inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
-  return spmmc_emulation::value_of_bits<T>(spmmc_emulation::warp_shuffle(spmmc_emulation::WarpOp::kShflDown, mask,
-                                                                         spmmc_emulation::bits_of_value(var),
-                                                                         static_cast<int32_t>(delta), width, "__shfl_down_sync"));
-}
-template <class T>
-inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
-  return spmmc_emulation::value_of_bits<T>(spmmc_emulation::warp_shuffle(
-      spmmc_emulation::WarpOp::kShflXor, mask, spmmc_emulation::bits_of_value(var), lane_mask, width, "__shfl_xor_sync"));
-}
-inline unsigned __ballot_sync(unsigned mask, int predicate) {
-  return spmmc_emulation::warp_vote(spmmc_emulation::WarpOp::kBallot, mask, predicate, "__ballot_sync");
-}
-inline int __any_sync(unsigned mask, int predicate) {
-  return static_cast<int>(spmmc_emulation::warp_vote(spmmc_emulation::WarpOp::kAny, mask, predicate, "__any_sync"));
-}
-inline int __all_sync(unsigned mask, int predicate) {
-  return static_cast<int>(spmmc_emulation::warp_vote(spmmc_emulation::WarpOp::kAll, mask, predicate, "__all_sync"));
-}
 
 struct dim3 {
   unsigned x, y, z;
@@ -324,46 +185,8 @@ inline cudaError_t spmmc_emulated_check(const void* func, dim3 grid, dim3 block,
   return cudaSuccess;
 }
 
-// One launch's kernel and arguments, for the block scheduler's callbacks.
-struct EmulatedKernelRun {
-  void (*kernel)(const float*, float*, int64_t) = nullptr;
-  const float* b = nullptr;
-  float* c = nullptr;
-  int64_t n = 0;
-  std::vector<dim3> thread_index;  // threadIdx of thread t (x fastest, then y, then z)
-  dim3 grid, next;                 // the next block's index (x fastest)
-  bool done = false;
-  std::vector<std::pair<char*, size_t>> shared;  // the __shared__ variables, refilled at each block
-};
-
-// The next block of the launch: blockIdx, and the __shared__ variables filled with 0xFF bytes.
-inline bool spmmc_emulated_next_block(void* run, unsigned index[3]) {
-  EmulatedKernelRun& r = *static_cast<EmulatedKernelRun*>(run);
-  if (r.done) return false;
-  blockIdx = r.next;
-  index[0] = r.next.x, index[1] = r.next.y, index[2] = r.next.z;
-  for (const auto& [start, bytes] : r.shared) memset(start, 0xff, bytes);
-  if (++r.next.x == r.grid.x) {
-    r.next.x = 0;
-    if (++r.next.y == r.grid.y) {
-      r.next.y = 0;
-      r.done = ++r.next.z == r.grid.z;
-    }
-  }
-  return true;
-}
-
-inline void spmmc_emulated_thread(void* run, unsigned /*thread*/) {
-  const EmulatedKernelRun& r = *static_cast<const EmulatedKernelRun*>(run);
-  r.kernel(r.b, r.c, r.n);
-}
-
-// Thread t of the block starts or resumes: its threadIdx.
-inline void spmmc_emulated_enter(void* run, unsigned t) { threadIdx = static_cast<const EmulatedKernelRun*>(run)->thread_index[t]; }
-
 // Runs `func`, a kernel `void(const float* B, float* C, int64_t n)` (the signature of every
-// emitted kernel), over grid x block, synchronously: block by block (blockIdx.x fastest), each
-// block's threads as fibers (see the header comment).
+// emitted kernel), over grid x block, block by block and thread by thread, synchronously.
 inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
                                       bool overlap_previous) {
   if (const cudaError_t e = spmmc_emulated_check(func, grid, block, args, shared_mem); e != cudaSuccess) return e;
@@ -388,15 +211,16 @@ inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, v
   l.grid = grid;
   l.block = block;
   ++l.launches;
-  EmulatedKernelRun run;
-  run.kernel = kernel, run.b = b, run.c = c, run.n = n;
-  for (unsigned tz = 0; tz < block.z; ++tz)
-    for (unsigned ty = 0; ty < block.y; ++ty)
-      for (unsigned tx = 0; tx < block.x; ++tx) run.thread_index.push_back(dim3(tx, ty, tz));
-  run.grid = grid, run.next = dim3(0, 0, 0);
-  run.shared = spmmc_emulation::shared_memory();
-  const unsigned dim[3] = {block.x, block.y, block.z};
-  spmmc_emulation::run_blocks(dim, spmmc_emulated_next_block, spmmc_emulated_thread, spmmc_emulated_enter, &run);
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx)
+        for (unsigned tz = 0; tz < block.z; ++tz)
+          for (unsigned ty = 0; ty < block.y; ++ty)
+            for (unsigned tx = 0; tx < block.x; ++tx) {
+              blockIdx = dim3(bx, by, bz);
+              threadIdx = dim3(tx, ty, tz);
+              kernel(b, c, n);
+            }
   return cudaSuccess;
 }
 
@@ -629,19 +453,6 @@ extern "C" __attribute__((used, visibility("default"))) inline int spmmc_emulati
   cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
   return ran ? nodes : -1;
-}
-
-// For the tests: the block scheduler of the calling host thread (warp_scheduler.h): stats[0] blocks
-// run, [1] fibers started, [2] resumptions of a thread after a collective, [3] fiber stacks mapped,
-// [4] the bytes of each, [5] the deepest any of them has been used (bytes), [6] the bytes of this
-// shared object's __shared__ variables (those refilled at each block's start).
-extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_fiber_stats(unsigned long long* stats) {
-  const spmmc_emulation::BlockScheduler& s = spmmc_emulation::scheduler();
-  stats[0] = s.blocks, stats[1] = s.fiber_starts, stats[2] = s.resumes, stats[3] = s.fibers.size();
-  stats[4] = s.fibers.empty() ? 0 : s.fibers[0]->stack_bytes;
-  stats[5] = spmmc_emulation::stack_high_water();
-  stats[6] = 0;
-  for (const auto& range : spmmc_emulation::shared_memory()) stats[6] += range.second;
 }
 
 // Restricts the PTX's loads to [read_only, +read_only_bytes) and [read_write, +read_write_bytes),

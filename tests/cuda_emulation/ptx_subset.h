@@ -2,8 +2,7 @@
 // (codegen/print_tile_ptx.h), so that the tests' CUDA emulation (cuda_runtime.h) runs the very
 // text that nvcc would hand to ptxas. Header-only; no dependency on cuda_runtime.h (the
 // conversions between float and the 16-bit float formats come from half_bits.h, shared with the
-// host shims cuda_fp16.h and cuda_bf16.h; the warp collectives mma and bar.sync from
-// warp_scheduler.h, which runs a block's threads as fibers).
+// host shims cuda_fp16.h and cuda_bf16.h).
 //
 // A program is parsed once (parse_ptx): a tokenizer, then one statement at a time through a table
 // of opcodes (opcodes() below); registers, labels and the asm operands %0..%N are resolved to
@@ -26,13 +25,6 @@
 //   ld[.global][.nc][cache hints][.v2|.v4].T d, [base(+|-)offset]      T of 16 or 32 bits; d: r or {r, ...}
 //   st[.global][cache hints][.v2|.v4].T [base(+|-)offset], s           (.shared, .local...: abort)
 //   griddepcontrol.wait                         a no-op: the emulation runs kernels in order
-//   mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32    {d0,d1,d2,d3}, {a0,a1}, {b0}, {c0,c1,c2,c3}
-//   mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32  the same operands; a, b: 32-bit registers of
-//   mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32  two halves (low first) or one tf32; c, d: f32
-//                                               the warp's 32 lanes execute it together (combine_mma:
-//                                               the PTX ISA's fragment layouts, products exact, sums
-//                                               in double rounded once: compare with a tolerance)
-//   bar.sync 0;  barrier.sync[.aligned] 0;      __syncthreads (warp_scheduler.h's block barrier)
 // 16-bit types (.b16 .u16 .s16 .f16, and .bf16 as an instruction type: ptxas declares no .bf16
 // register) only in mov (an integer immediate for .b16, .u16 and .s16; none for .f16), the pack
 // and unpack forms, cvt, and ld and st of .b16, .u16 or .s16 (.f16 and .bf16 are no ld/st types in
@@ -51,11 +43,6 @@
 // E = 2 or 4), as a GPU faults otherwise. Optional bounds (set_memory_bounds) restrict loads to
 // the given read-only and read-write ranges, ld.*.nc to the read-only one, and stores to the
 // read-write one.
-//
-// mma and bar.sync are collectives: they need the thread to run inside an emulated block
-// (warp_scheduler.h's run_blocks, as cuda_runtime.h's launches do), where each thread has its own
-// registers while it waits (frame_for), and abort outside one or when the warp or block cannot
-// complete them (a lane missing or exited, the warp diverged: see warp_scheduler.h).
 //
 // Anything else aborts the process with a message naming the statement: an unknown opcode,
 // modifier or directive (cvt: another rounding, .ftz, .sat, another pair of types); an undeclared
@@ -83,7 +70,6 @@
 #include <vector>
 
 #include "half_bits.h"
-#include "warp_scheduler.h"
 
 namespace spmmc_emulation {
 
@@ -140,14 +126,11 @@ inline bool fits(PtxType instruction, PtxType reg) {
 
 enum class Op : uint8_t {
   kMov, kMovPack, kMovUnpack, kAdd, kSub, kMulLo, kMulWide, kMadLo, kMadWide, kFAdd, kFSub, kFMul, kFma, kSetp, kBra,
-  kLd, kSt, kCvt, kWait, kMma, kBar
+  kLd, kSt, kCvt, kWait
 };
 // The conversions of cvt: destination from source.
 enum class Cvt : uint8_t { kF32FromF16, kF16FromF32, kF32FromBF16, kBF16FromF32 };
 enum class Cmp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
-// The warp-level matrix multiply-accumulates: m16n8k8 of .f16 or .bf16, m16n8k4 of .tf32, all
-// with .f32 accumulators (see combine_mma).
-enum class MmaKind : uint8_t { kM16N8K8F16, kM16N8K8BF16, kM16N8K4TF32 };
 
 // A value operand: a register slot, an asm operand %N or an immediate.
 struct Src {
@@ -171,7 +154,6 @@ struct Instr {
   Cmp cmp = Cmp::kEq;
   Cvt cvt = Cvt::kF32FromF16;
   int32_t target = -1;   // bra: index of the next instruction to run
-  int32_t aux = -1;      // mma: index of its operands in Program::mma
   std::string text;      // the statement, for messages
   int32_t line = 0;      // 1-based line of the statement in the asm text
 };
@@ -181,24 +163,21 @@ struct RegisterInfo {
   PtxType type;
 };
 
-// The register slots of an mma's operands: {d0..d3}, {a0, a1}, {b0}, {c0..c3}.
-struct MmaOperands {
-  MmaKind kind = MmaKind::kM16N8K8F16;
-  int32_t d[4] = {-1, -1, -1, -1}, a[2] = {-1, -1}, b = -1, c[4] = {-1, -1, -1, -1};
-};
-
 struct Program {
   std::vector<Instr> code;
   std::vector<RegisterInfo> registers;
   std::vector<uint8_t> param_bits;  // sizes of %0..%N
   std::string head;                 // the first characters of the text, for messages
-  std::vector<MmaOperands> mma;     // of the mma instructions (Instr::aux)
-  bool has_collective = false;      // an mma or bar.sync: an execution may be suspended (see execute)
 };
 
 // ---------------------------------------------------------------------------------------------
-// Failure: fail() (warp_scheduler.h) prints a message on stderr, then aborts, as a GPU's fault ends
-// the process.
+// Failure: a message on stderr, then abort(), as a GPU's fault ends the process.
+
+[[noreturn]] inline void fail(const std::string& message) {
+  std::fprintf(stderr, "spmmc_emulation: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
 
 inline std::string one_line(const std::string& s) {
   std::string out;
@@ -308,7 +287,6 @@ class Parser {
   void register_list(const RawOperand& o, PtxType type, int32_t count, Instr& in, bool destination);
   uint64_t immediate(const std::string& word, bool negative, PtxType type, const char* role) const;
   void branch_to(const std::string& label);
-  Program& program() { return program_; }
 
  private:
   struct Declared {
@@ -977,68 +955,6 @@ inline void cvt(Parser& p, Instr& in, std::vector<std::string>& mods, std::vecto
   in.src[0] = p.source(ops[1], src, "the source");
 }
 
-// mma.sync.aligned.SHAPE.row.col.f32.T.T.f32 {d0,d1,d2,d3}, {a0,a1}, {b0}, {c0,c1,c2,c3}; where
-// SHAPE.T is m16n8k8.f16, m16n8k8.bf16 or m16n8k4.tf32. The a and b registers are 32-bit (two
-// packed 16-bit values, low first, or one .tf32 in a .b32), c and d .f32 (or .b32). A warp
-// collective: the 32 lanes of the warp execute it together (combine_mma).
-inline void mma(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
-  in.op = Op::kMma;
-  std::string joined;
-  for (const std::string& m : mods) joined += "." + m;
-  MmaOperands m;
-  if (joined == ".sync.aligned.m16n8k8.row.col.f32.f16.f16.f32") {
-    m.kind = MmaKind::kM16N8K8F16;
-  } else if (joined == ".sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32") {
-    m.kind = MmaKind::kM16N8K8BF16;
-  } else if (joined == ".sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32") {
-    m.kind = MmaKind::kM16N8K4TF32;
-  } else {
-    p.error("mma" + joined + " is not emulated (only mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32, "
-            "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 and mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32)");
-  }
-  arity(p, ops, 4, "mma");
-  const PtxType f32{Kind::kFloat, 32}, b32{Kind::kBits, 32};
-  const auto registers = [&](const RawOperand& o, size_t count, const char* role, bool destination, PtxType type, int32_t* slots) {
-    if (o.form != RawOperand::kVector && !(count == 1 && o.form == RawOperand::kWord))
-      p.error(std::string("mma's ") + role + " must be {" + std::to_string(count) + (count == 1 ? " register}" : " registers}"));
-    if (o.words.size() != count)
-      p.error(std::string("mma's ") + role + " must be {" + std::to_string(count) + (count == 1 ? " register}" : " registers}") +
-              ", not " + std::to_string(o.words.size()));
-    for (size_t i = 0; i < count; ++i) {
-      RawOperand one;
-      one.words = {o.words[i]};
-      if (destination) {
-        slots[i] = p.dst_register(one, type, role);
-      } else {
-        const Src src = p.source(one, type, role);
-        if (src.what != Src::kReg) p.error(std::string("mma's ") + role + " must be registers");
-        slots[i] = src.index;
-      }
-    }
-  };
-  registers(ops[0], 4, "destination d", true, f32, m.d);
-  registers(ops[1], 2, "multiplicand a", false, b32, m.a);
-  registers(ops[2], 1, "multiplicand b", false, b32, &m.b);
-  registers(ops[3], 4, "accumulator c", false, f32, m.c);
-  in.type = f32;
-  in.aux = static_cast<int32_t>(p.program().mma.size());
-  p.program().mma.push_back(m);
-  p.program().has_collective = true;
-}
-
-// bar.sync 0; barrier.sync 0; barrier.sync.aligned 0: __syncthreads (barrier 0, all the block's
-// threads; no thread count).
-inline void bar(Parser& p, Instr& in, std::vector<std::string>& mods, std::vector<RawOperand>& ops) {
-  in.op = Op::kBar;
-  if (!take(mods, "sync")) p.error("only bar.sync and barrier.sync are emulated");
-  take(mods, "aligned");
-  no_more(p, mods, "bar.sync");
-  if (ops.size() != 1) p.error("bar.sync takes one operand, barrier 0 (a thread count is not emulated)");
-  if (ops[0].form != RawOperand::kWord || ops[0].negative || ops[0].words[0] != "0")
-    p.error("bar.sync: only barrier 0 (the immediate 0) is emulated");
-  p.program().has_collective = true;
-}
-
 inline void ld(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<RawOperand>& o) { memory_access(p, in, m, o, true); }
 inline void st(Parser& p, Instr& in, std::vector<std::string>& m, std::vector<RawOperand>& o) { memory_access(p, in, m, o, false); }
 
@@ -1048,8 +964,7 @@ inline const std::map<std::string, OpcodeParser>& opcodes() {
   static const std::map<std::string, OpcodeParser> kTable = {
       {"mov", opcode::mov}, {"add", opcode::add},   {"sub", opcode::sub}, {"mul", opcode::mul}, {"mad", opcode::mad},
       {"fma", opcode::fma}, {"setp", opcode::setp}, {"bra", opcode::bra}, {"ld", opcode::ld},   {"st", opcode::st},
-      {"cvt", opcode::cvt}, {"griddepcontrol", opcode::griddepcontrol}, {"mma", opcode::mma},
-      {"bar", opcode::bar}, {"barrier", opcode::bar}};
+      {"cvt", opcode::cvt}, {"griddepcontrol", opcode::griddepcontrol}};
   return kTable;
 }
 
@@ -1132,95 +1047,9 @@ inline uint64_t from_f64(double d) {
   return bits;
 }
 
-// The operands of one lane of an mma, and its results.
-struct MmaLane {
-  MmaKind kind = MmaKind::kM16N8K8F16;
-  uint32_t a[2] = {}, b = 0, c[4] = {}, d[4] = {};
-};
-
-// A .tf32 operand: a .b32 register holding a float, of which the hardware ignores the 13 low
-// mantissa bits (the emulation truncates them: a NaN whose payload lies only there becomes an
-// infinity, as it would).
-inline double tf32_value(uint32_t bits) { return static_cast<double>(as_f32(bits & 0xffffe000u)); }
-
-inline double half_value(uint32_t bits16, MmaKind kind) {
-  const uint16_t h = static_cast<uint16_t>(bits16);
-  return static_cast<double>(as_f32(kind == MmaKind::kM16N8K8BF16 ? bf16_bits_to_f32_bits(h) : f16_bits_to_f32_bits(h)));
-}
-
-// The warp's mma: D = A x B + C from the 32 lanes' fragments, with the layouts of the PTX ISA,
-// section 9.7.14.5 ("Matrix Fragments for mma.m16n8k8", 9.7.14.5.7, and "for mma.m16n8k4",
-// 9.7.14.5.6; docs.nvidia.com/cuda/parallel-thread-execution/#warp-level-matrix-fragment-mma-1688
-// and -1684): with g = lane >> 2 (groupID) and t = lane % 4 (threadID_in_group),
-//   m16n8k8 .f16/.bf16: a0 = {A[g][2t], A[g][2t+1]} (two halves, low first), a1 = {A[g+8][2t],
-//     A[g+8][2t+1]}; b0 = {B[2t][g], B[2t+1][g]};
-//   m16n8k4 .tf32: a0 = A[g][t], a1 = A[g+8][t]; b0 = B[t][g];
-//   C and D (.f32, both shapes): c0, c1 = C[g][2t], C[g][2t+1]; c2, c3 = C[g+8][2t], C[g+8][2t+1].
-// Arithmetic: each product of two 16-bit or tf32 inputs is exact in double (and in float, short
-// of a bf16 or tf32 product's exponent range); D[i][j] = C[i][j] + the K products of row i, added
-// in double in order of k, then rounded once to float (to nearest even). The tensor cores'
-// order and width of accumulation are not documented, so results may differ from a GPU's in the
-// last bits: tests must compare mma results with a tolerance, not bit for bit.
-inline void combine_mma(WarpCollective* const* lanes, uint32_t /*mask*/) {
-  const MmaKind kind = static_cast<const MmaLane*>(lanes[0]->data)->kind;
-  const int k_size = kind == MmaKind::kM16N8K4TF32 ? 4 : 8;
-  double a[16][8] = {}, b[8][8] = {}, c[16][8] = {};
-  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-    const MmaLane& l = *static_cast<const MmaLane*>(lanes[lane]->data);
-    const unsigned g = lane >> 2, t = lane % 4;
-    if (kind == MmaKind::kM16N8K4TF32) {
-      a[g][t] = tf32_value(l.a[0]);
-      a[g + 8][t] = tf32_value(l.a[1]);
-      b[t][g] = tf32_value(l.b);
-    } else {
-      a[g][2 * t] = half_value(l.a[0] & 0xffffu, kind);
-      a[g][2 * t + 1] = half_value(l.a[0] >> 16, kind);
-      a[g + 8][2 * t] = half_value(l.a[1] & 0xffffu, kind);
-      a[g + 8][2 * t + 1] = half_value(l.a[1] >> 16, kind);
-      b[2 * t][g] = half_value(l.b & 0xffffu, kind);
-      b[2 * t + 1][g] = half_value(l.b >> 16, kind);
-    }
-    c[g][2 * t] = as_f32(l.c[0]);
-    c[g][2 * t + 1] = as_f32(l.c[1]);
-    c[g + 8][2 * t] = as_f32(l.c[2]);
-    c[g + 8][2 * t + 1] = as_f32(l.c[3]);
-  }
-  float d[16][8];
-  for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 8; ++j) {
-      double sum = c[i][j];
-      for (int k = 0; k < k_size; ++k) sum += a[i][k] * b[k][j];
-      d[i][j] = static_cast<float>(sum);
-    }
-  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
-    MmaLane& l = *static_cast<MmaLane*>(lanes[lane]->data);
-    const unsigned g = lane >> 2, t = lane % 4;
-    l.d[0] = static_cast<uint32_t>(from_f32(d[g][2 * t]));
-    l.d[1] = static_cast<uint32_t>(from_f32(d[g][2 * t + 1]));
-    l.d[2] = static_cast<uint32_t>(from_f32(d[g + 8][2 * t]));
-    l.d[3] = static_cast<uint32_t>(from_f32(d[g + 8][2 * t + 1]));
-  }
-}
-
-// The registers of an execution. A program without collectives runs start to end without a
-// switch to another emulated thread, so one frame per host thread serves them all; one with an
-// mma or bar.sync may be suspended there while the block's other threads run the same or another
-// program, so inside a block (run_blocks) each emulated thread has its own frame.
-inline Frame& frame_for(const Program& p) {
-  thread_local Frame shared;
-  if (!p.has_collective) return shared;
-  const int t = current_thread();
-  if (t < 0) return shared;
-  thread_local std::vector<std::unique_ptr<Frame>> per_thread;
-  if (per_thread.size() <= static_cast<size_t>(t)) per_thread.resize(static_cast<size_t>(t) + 1);
-  std::unique_ptr<Frame>& f = per_thread[static_cast<size_t>(t)];
-  if (!f) f.reset(new Frame);
-  return *f;
-}
-
 // Runs `p` with operands %i = params[i] (zero-extended to 64 bits).
 inline void execute(const Program& p, const uint64_t* params) {
-  Frame& f = frame_for(p);
+  thread_local Frame f;
   if (f.value.size() < p.registers.size()) {
     f.value.resize(p.registers.size());
     f.written.resize(p.registers.size(), 0);
@@ -1346,25 +1175,6 @@ inline void execute(const Program& p, const uint64_t* params) {
       }
       case Op::kBra: pc = static_cast<size_t>(in.target); break;
       case Op::kWait: break;
-      case Op::kMma: {
-        const MmaOperands& m = p.mma[static_cast<size_t>(in.aux)];
-        MmaLane lane;
-        lane.kind = m.kind;
-        for (int i = 0; i < 2; ++i) lane.a[i] = static_cast<uint32_t>(read_reg(m.a[i], in));
-        lane.b = static_cast<uint32_t>(read_reg(m.b, in));
-        for (int i = 0; i < 4; ++i) lane.c[i] = static_cast<uint32_t>(read_reg(m.c[i], in));
-        WarpCollective op;
-        op.op = WarpOp::kMma;
-        op.mask = 0xffffffffu;  // .aligned: the whole warp, at this very instruction
-        op.site = &in;
-        op.name = in.text.c_str();
-        op.combine = combine_mma;
-        op.data = &lane;
-        warp_collective(op);
-        for (int i = 0; i < 4; ++i) write(m.d[i], lane.d[i]);
-        break;
-      }
-      case Op::kBar: block_barrier(BlockOp::kSync, 0, in.text.c_str()); break;
       case Op::kLd:
       case Op::kSt: {
         const uintptr_t addr = static_cast<uintptr_t>(read(in.src[0], in) + static_cast<uint64_t>(in.offset));
