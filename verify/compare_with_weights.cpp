@@ -49,6 +49,7 @@ class Comparison {
 
   void run() {
     out_.weights_nnz = w_.nnz();
+    out_.weights_sha256 = weights_sha256(w_);
     if (!code_.analyzed) {
       for (const CodeDiagnostic& d : code_.errors) report(d.where, d.message);
       if (code_.errors.empty()) report({code_.file, 0, 0}, "the code could not be analysed");
@@ -187,7 +188,7 @@ class Comparison {
                                          code_.dtype == DType::kFp32 ? ""
                                                                      : fmt::format(" ({})", dtype_c_type(code_.dtype))));
     }
-    const std::string hash = weights_sha256(w_);
+    const std::string& hash = out_.weights_sha256;
     if (!info.weights_sha256.value) {
       report(info.where, "cannot read the info object's weights_sha256");
     } else if (*info.weights_sha256.value != hash) {
@@ -709,6 +710,7 @@ WeightsComparison compare_with_weights(const EmittedKernelAnalysis& code, const 
     round_values_to_dtype(rounded, code.dtype, options.weights_name);
   } catch (const UserError& e) {
     out.weights_nnz = weights.nnz();
+    out.weights_sha256 = weights_sha256(weights);
     out.total_differences = 1;
     const CodeLocation& at = code.info.dtype.where;
     out.differences.push_back({at.file.empty() ? CodeLocation{code.file, 0, 0} : at,

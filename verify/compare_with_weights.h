@@ -34,6 +34,7 @@ struct WeightsComparison {
   int64_t total_differences = 0;
   int64_t rows_differing = 0;     // rows of C with at least one difference
   int64_t weights_nnz = 0;        // non-zeros of the weights (rounded to the code's dtype)
+  std::string weights_sha256;     // their hash (weights_sha256 of compiler/common/sha256.h)
   int64_t code_nnz = 0;           // products the code sums into stored rows (each row's lowest stored lane once)
   int64_t rows_written = 0;       // rows of C stored at least once (in some lane)
 };

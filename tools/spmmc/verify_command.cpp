@@ -9,9 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "compiler/common/diagnostics.h"
 #include "compiler/common/dtype.h"
-#include "compiler/common/sha256.h"
 #include "compiler/formats/read_matrix.h"
 #include "tools/spmmc/commands.h"
 #include "verify/analyze_emitted_kernel.h"
@@ -102,14 +100,6 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
   put("cols_per_thread", info.cols_per_thread);
   put("a_tiles", info.a_tiles);
   put("weights_sha256", info.weights_sha256);
-  // The weights as the code holds them: rounded to its dtype (A's values beyond the dtype's range
-  // are a difference reported above; then the shape is the weights' own).
-  Csr rounded = a;
-  try {
-    round_values_to_dtype(rounded, code.dtype, weights);
-  } catch (const UserError&) {
-    rounded = a;
-  }
   return {
       {"schema", "spmmc.verify/1"},
       {"file", cu},
@@ -118,7 +108,8 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       {"parsed", code.parsed},
       {"analyzed", code.analyzed},
       {"dtype", dtype_name(code.dtype)},
-      {"weights_shape", {{"rows", rounded.rows}, {"cols", rounded.cols}, {"nnz", rounded.nnz()}, {"sha256", weights_sha256(rounded)}}},
+      // The weights as compared: rounded to the code's dtype (compare_with_weights).
+      {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", result.weights_nnz}, {"sha256", result.weights_sha256}}},
       {"kernel", code.kernel},  // the first kernel launched (compatibility: see "kernels")
       {"entry_point", code.entry_point},
       {"grid_x", code.grid_x},  // blocks along x over all launches
