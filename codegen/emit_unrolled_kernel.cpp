@@ -15,6 +15,7 @@
 #include "codegen/fill_template.h"
 #include "codegen/generic_launch.h"
 #include "codegen/kernel_program.h"
+#include "codegen/print_tensor_core.h"
 #include "codegen/print_tile_ptx.h"
 #include "compiler/common/diagnostics.h"
 #include "compiler/planning/tiling_stats.h"
@@ -110,13 +111,17 @@ std::vector<std::string> unrolled_nvrtc_options() { return {fmt::format("--ptxas
 EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const TileCandidate& tile,
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
-  SPMMC_CHECK(!options.generic_only || options.k_parts == 1, "the generic family has no split along K");
+  SPMMC_CHECK(!(options.generic_only && options.tensor_core), "one family: generic or tensor-core");
+  SPMMC_CHECK(!options.tensor_core || !options.nvrtc_form, "the tensor-core family has no NVRTC form (it is not timed by the tuner)");
+  // The generic and tensor-core families have no unrolled code.
+  const bool no_unrolled = options.generic_only || options.tensor_core;
+  SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
   SPMMC_CHECK(options.dtype == DType::kFp32 || options.k_parts == 1, "the split along K needs float32 B and C");
   // The generic family has no unrolled code: an empty program (no tiles, no kernels), K whole.
   const KernelProgram program =
-      options.generic_only ? KernelProgram{} : build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
-  const std::vector<int32_t> k_part_begin = options.generic_only ? std::vector<int32_t>{0, a.cols} : program.k_part_begin;
-  const int32_t v = options.generic_only ? 1 : program.launch.cols_per_thread;
+      no_unrolled ? KernelProgram{} : build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
+  const std::vector<int32_t> k_part_begin = no_unrolled ? std::vector<int32_t>{0, a.cols} : program.k_part_begin;
+  const int32_t v = no_unrolled ? 1 : program.launch.cols_per_thread;
   EmittedKernel k;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
@@ -143,7 +148,15 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.fmas = program.fmas();
   k.loads = program.loads();
   k.stores = a.rows;
-  if (!options.generic_only) {
+  TensorCoreCode tc;
+  if (options.tensor_core) {
+    tc = print_tensor_core(a, tiling, options.dtype);
+    k.tc_windows = tc.windows;
+    k.tc_blocks = tc.blocks;
+    k.tc_vectors = tc.vectors;
+    k.tc_padded = tc.padded;
+  }
+  if (!no_unrolled) {
     k.nvcc_options = unrolled_nvcc_options();
     k.nvrtc_options = unrolled_nvrtc_options();
   }
@@ -170,12 +183,14 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.h = fill_template(embedded_template("kernel.h"), header_values, "kernel.h");
   const std::map<std::string, std::string> device_values = {
       {"HEADER_COMMENT", ""},
-      // The generic family's info: M1 = 1, N1 = the generic kernel's 128 threads, V = 1, 0 A-tiles.
-      {"M1", std::to_string(options.generic_only ? 1 : program.launch.m1)},
-      {"THREADS", std::to_string(options.generic_only ? 128 : program.launch.threads)},
-      {"V", std::to_string(v)},
-      {"MIN_BLOCKS", std::to_string(options.generic_only ? 1 : program.launch.min_blocks_per_sm)},
-      {"A_TILES", std::to_string(k.tiles)},
+      // The generic family's info: M1 = 1, N1 = the generic kernel's 128 threads, V = 1, 0 A-tiles;
+      // the tensor-core family's: M1 = 8 (a window), N1 = 64 columns per warp (V = 8 per lane of
+      // its 8 lanes per row), the windows as A-tiles.
+      {"M1", std::to_string(options.tensor_core ? 8 : options.generic_only ? 1 : program.launch.m1)},
+      {"THREADS", std::to_string(options.tensor_core ? 8 : options.generic_only ? 128 : program.launch.threads)},
+      {"V", std::to_string(options.tensor_core ? 8 : v)},
+      {"MIN_BLOCKS", std::to_string(no_unrolled ? 1 : program.launch.min_blocks_per_sm)},
+      {"A_TILES", std::to_string(options.tensor_core ? tc.windows : k.tiles)},
       {"TILE_FUNCTIONS", tiles},
       {"KERNELS", kernels},
   };
@@ -206,16 +221,22 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"GENERIC_ONLY", options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
                                               "// kernel only; the unrolled path below is compiled out.\n"
                                               "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
-                                            : ""},
+                       : options.tensor_core ? "// The tensor-core family (spmmc compile chose it, docs/emitted-code.md): A's 8 x 1 vectors and the\n"
+                                               "// tensor-core kernel, with A's CSR arrays and the generic kernel for the calls it does not take;\n"
+                                               "// the unrolled path below is compiled out.\n"
+                                               "#define SPMMC_TENSOR_CORE 1\n"
+                                               "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
+                                             : ""},
       {"DTYPE_CODE", dtype_code},
       {"DEVICE_CODE", device_code},
       {"GENERIC_CODE", generic_code},
+      {"TENSOR_CORE_CODE", tc.code},
       {"DTYPE", dtype_info_name(options.dtype)},
       // Compiled out in the generic family (no kernels): a table of one null entry.
       {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
-      {"KERNEL_POINTERS", options.generic_only ? "nullptr" : pointers},
-      {"KERNEL_TILES", options.generic_only ? "0" : tile_counts},
-      {"A_FORMAT", options.generic_only ? "csr-constants" : "unrolled-constants"},
+      {"KERNEL_POINTERS", no_unrolled ? "nullptr" : pointers},
+      {"KERNEL_TILES", no_unrolled ? "0" : tile_counts},
+      {"A_FORMAT", options.tensor_core ? "vector-blocks-constants" : options.generic_only ? "csr-constants" : "unrolled-constants"},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"K", std::to_string(a.cols)},

@@ -49,6 +49,11 @@ struct EmitOptions {
   // no unrolled code: for layers whose unrolled launch leaves the GPU short of warps. Needs
   // k_parts == 1; `tile` is not used, `tiling` gives the order of the generic kernel's rows.
   bool generic_only = false;
+  // The tensor-core family (docs/design/precision.md; fp16 or bf16): the file holds A's 8 x 1
+  // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
+  // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.
+  // `tiling` must have M1 = 8 (the windows); `tile` is not used. Excludes generic_only.
+  bool tensor_core = false;
   // Loads of B printed this many columns ahead of their FMAs (print_tile_ptx; 0: each load just
   // before its FMAs, left to ptxas's scheduling).
   int32_t loads_ahead = kDefaultLoadsAhead;
@@ -73,6 +78,9 @@ struct EmittedKernel {
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
+  // The tensor-core family: its windows of 8 rows, blocks of 8 vectors, vectors and padding vectors.
+  int32_t tc_windows = 0;
+  int64_t tc_blocks = 0, tc_vectors = 0, tc_padded = 0;
   // The options the file is meant to be built with, beyond -arch: for nvcc ({"-Xptxas", "-O1"}
   // for the unrolled family, none for the generic one; spmmc compile writes them to
   // NAME.nvcc-options for nvcc --options-file) and the same for NVRTC ({"--ptxas-options=-O1"}).

@@ -11,7 +11,7 @@
 #   MATRIX              the weights the kernel was compiled from
 #   N                   columns of B and C
 #   --name NAME         the entry point (default: NAME from NAME.cu or libNAME.so)
-#   --seed S, --values KIND   reader options, as given to spmmc compile
+#   --seed S, --values KIND, --dtype T   reader options, as given to spmmc compile
 #   --out DIR           raw output (ncu report, raw CSV, details page, logs) and the table
 #                       (default $SPMMC_BUILD_DIR/profile/NAME)
 #   --kernel-regex RE   kernels ncu profiles (default NAME_kernel; ncu's regex: is a substring match)
@@ -46,7 +46,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) help_text; exit 0 ;;
     --name) [ $# -ge 2 ] || usage_error "$1 needs a value"; name=$2; shift ;;
-    --seed|--values) [ $# -ge 2 ] || usage_error "$1 needs a value"; read_flags+=("$1" "$2"); shift ;;
+    --seed|--values|--dtype) [ $# -ge 2 ] || usage_error "$1 needs a value"; read_flags+=("$1" "$2"); shift ;;
     --out) [ $# -ge 2 ] || usage_error "$1 needs a value"; out_dir=$2; shift ;;
     --kernel-regex) [ $# -ge 2 ] || usage_error "$1 needs a value"; kernel_regex=$2; shift ;;
     --launch-skip) [ $# -ge 2 ] || usage_error "$1 needs a value"; launch_skip=$2; shift ;;

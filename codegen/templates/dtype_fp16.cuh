@@ -25,3 +25,10 @@ __device__ __forceinline__ void spmmc_store_c4(spmmc_elem* __restrict__ at, cons
   *reinterpret_cast<uint2*>(at) = q;
 }
 __device__ __forceinline__ void spmmc_store_c1(spmmc_elem* __restrict__ at, float c) { *at = __float2half_rn(c); }
+
+// Two sums rounded to nearest even as one word of two halves, `lo` in the low 16 bits (the tensor-core
+// family's stores).
+__device__ __forceinline__ unsigned spmmc_pack2(float lo, float hi) {
+  return static_cast<unsigned>(__half_as_ushort(__float2half_rn(lo))) |
+         (static_cast<unsigned>(__half_as_ushort(__float2half_rn(hi))) << 16);
+}

@@ -12,6 +12,7 @@ namespace {
 /*@*/
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
+/*@TENSOR_CORE_CODE*//*@*/
 // The launch of the generic path: V = 4 where n >= 128 is a multiple of 4 and B and C are aligned
 // to four elements, else 1 (the tuner launches the generic family by the same rule, codegen/generic_launch.h;
 // the tests' host emulation checks that the two agree).
@@ -263,7 +264,12 @@ cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spm
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
   void* args[] = {const_cast<spmmc_elem**>(&B), &C, &n};
-#ifndef SPMMC_GENERIC_ONLY
+#if defined(SPMMC_TENSOR_CORE)
+  // The tensor-core kernel takes 8 columns per lane with 16-byte loads and stores.
+  const auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  if (n % 8 == 0 && aligned16(B) && aligned16(C)) return spmmc_launch_tc(args, n, stream);
+  return spmmc_launch_generic(args, B, C, n, stream);
+#elif !defined(SPMMC_GENERIC_ONLY)
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (sizeof(spmmc_elem) * spmmc_v) == 0; };
   if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) return spmmc_launch_generic(args, B, C, n, stream);
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;

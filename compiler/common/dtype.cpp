@@ -99,7 +99,10 @@ float from_half_bits(uint16_t bits, DType d) {
 double dtype_unit_roundoff(DType d) { return d == DType::kFp16 ? 0x1p-11 : d == DType::kBf16 ? 0x1p-8 : 0x1p-24; }
 
 double dtype_error_bound(DType d, int64_t row_nnz, double abs_sum, double exact) {
-  const double accumulation = 1.01 * static_cast<double>(row_nnz) * 0x1p-24 * abs_sum;
+  // Half precision may sum on the tensor cores, whose additions align to the largest exponent and
+  // truncate (docs/design/precision.md): four times the fused multiply-add's term.
+  const double per_product = d == DType::kFp32 ? 0x1p-24 : 0x1p-22;
+  const double accumulation = 1.01 * static_cast<double>(row_nnz) * per_product * abs_sum;
   const double half_subnormal = d == DType::kFp16 ? 0x1p-25 : d == DType::kBf16 ? 0x1p-134 : 0x1p-150;
   const double u = dtype_unit_roundoff(d);
   return accumulation + u * (std::fabs(exact) + accumulation) + half_subnormal;

@@ -41,7 +41,8 @@ double dtype_unit_roundoff(DType d);
 // The bound on |C_ij - exact| for a kernel of dtype `d` (docs/design/precision.md): `exact` is the
 // float64 sum of the row's products of A's values (rounded to d) and B's (of d), `row_nnz` its
 // products, `abs_sum` the sum of their absolute values. The float32 sum adds at most
-// row_nnz x 2^-24 x abs_sum (fma: one rounding per product, with 1% slack), the store's rounding
+// row_nnz x 2^-24 x abs_sum (fma: one rounding per product, with 1% slack; for fp16 and bf16
+// 2^-22, which covers the tensor cores' truncating additions too), the store's rounding
 // to d its unit roundoff x |C| and, below d's normal range, half its smallest subnormal.
 double dtype_error_bound(DType d, int64_t row_nnz, double abs_sum, double exact);
 

@@ -24,6 +24,13 @@ int64_t busiest_sm_columns(int64_t a_tiles, int64_t n, int64_t n1, int64_t block
   return *std::max_element(sm_columns.begin(), sm_columns.end());
 }
 
+int64_t tensor_core_warps(const Csr& a, int64_t n) {
+  int64_t non_empty = 0;
+  for (int32_t r = 0; r < a.rows; ++r) non_empty += a.row_ptr[r + 1] > a.row_ptr[r];
+  const int64_t windows = (non_empty + 7) / 8 + (a.rows - non_empty + 7) / 8;
+  return windows * ((n + 63) / 64);
+}
+
 double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile, const Target& target) {
   const int64_t wave = std::max<int64_t>(target.sm_count, 1) * std::max<int32_t>(tile.min_blocks_per_sm, 1);
   a_tiles = std::max<int64_t>(a_tiles, 1);

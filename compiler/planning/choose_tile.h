@@ -74,4 +74,16 @@ double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile,
 constexpr double kGenericBelowWaveFill = 0.75;
 constexpr int64_t kGenericMinNonZeros = 32768;
 
+// The warps of the tensor-core family's launch for A at width n (codegen/templates/
+// kernel_tensor_core.cuh): one per window of 8 rows (the non-empty rows, then the empty ones) and
+// 64 columns of C.
+int64_t tensor_core_warps(const Csr& a, int64_t n);
+// `spmmc compile --family auto` with --dtype fp16|bf16 on sm_80 and later takes the tensor-core
+// family where its launch has at least kTensorCoreMinWarpsPerSm warps per SM, the CUDA-core rule
+// above elsewhere. Measured on an H200 (docs/benchmarks.md, "Half precision"): on 123 shared layers
+// and graphs the tensor-core kernel ran 1.43x cuSPARSE FP16 (geomean); the six ResNet-50 final
+// layers at n = 32 (125 windows x 1 column block: under one warp per SM) ran 0.22-0.35x, while a
+// graph with 678 warps (cora at n = 128, 5 per SM) ran 1.77x.
+constexpr int64_t kTensorCoreMinWarpsPerSm = 4;
+
 }  // namespace spmmc

@@ -9,7 +9,8 @@ usage: scripts/studies/geomeans.py [--table] CASES TABLE.md [TABLE.md ...]
             read each matrix's shape for its sparsity (1 - nnz / (M K))
   TABLE.md  kernel-study's Markdown output (or a document holding its table rows)
 Prints, over the timed layers of CASES: the geomean of x best peer (cuSPARSE best-of and Sputnik)
-and of x SGEMM by family (tr_, rn_, mbnet_ label prefixes) and sparsity band, the layers below
+and of x SGEMM (x the dense GEMM of the case's dtype: HGEMM for fp16) by family (tr_, rn_, mbnet_,
+graph_ label prefixes) and, over the DNN layers, sparsity band, the layers below
 0.8x the best peer, and the cases of CASES with no timed row.
 """
 import math
@@ -19,7 +20,14 @@ import sys
 
 
 def shape_of(path):
-    """(M, K) of a .smtx (first line 'M, K, nnz') or a 2-D .npy (header only)."""
+    """(M, K) of a .smtx (first line 'M, K, nnz'), a Matrix Market file (its size line) or a 2-D .npy
+    (header only)."""
+    if path.endswith(".mtx"):
+        with open(path) as f:
+            for line in f:
+                if not line.startswith("%") and line.strip():
+                    m, k = [int(x) for x in line.split()[:2]]
+                    return m, k
     if path.endswith(".smtx"):
         with open(path) as f:
             m, k = [int(x) for x in f.readline().split(",")[:2]]
@@ -89,11 +97,14 @@ def main():
                   f"  x SGEMM {geomean([r['sgemm'] for r in group]):.2f}")
 
     line("all", timed)
-    for prefix in ("tr_", "rn_", "mbnet_"):
+    for prefix in ("tr_", "rn_", "mbnet_", "graph_"):
         line(prefix + "*", [r for r in timed if r["label"].startswith(prefix)])
-    line("sparsity >= 0.9", [r for r in timed if r["sparsity"] >= 0.895])
-    line("sparsity 0.7-0.8", [r for r in timed if 0.695 <= r["sparsity"] < 0.85])
-    line("sparsity < 0.7", [r for r in timed if r["sparsity"] < 0.695])
+    dnn = [r for r in timed if not r["label"].startswith("graph_")]
+    line("DNN sparsity >= 0.95", [r for r in dnn if r["sparsity"] >= 0.945])
+    line("DNN sparsity >= 0.9", [r for r in dnn if r["sparsity"] >= 0.895])
+    line("DNN sparsity 0.9-0.95", [r for r in dnn if 0.895 <= r["sparsity"] < 0.945])
+    line("DNN sparsity 0.7-0.8", [r for r in dnn if 0.695 <= r["sparsity"] < 0.85])
+    line("DNN sparsity < 0.7", [r for r in dnn if r["sparsity"] < 0.695])
     low = sorted((r for r in timed if r["peer"] < 0.8), key=lambda r: r["peer"])
     print(f"below 0.8x the best peer: {len(low)}")
     for r in low:

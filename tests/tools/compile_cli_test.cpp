@@ -271,7 +271,9 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
            {"fp16", "__half", "cuda_fp16.h", "float16"}, {"bf16", "__nv_bfloat16", "cuda_bf16.h", "bfloat16"}}) {
     INFO(dtype);
     const fs::path out = dir.path / dtype;
-    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "h", "-o", out.string(), "--dtype", dtype, "--reproducible",
+    // n = 4224: 8 windows x 66 blocks of 64 columns = 528 warps, the 4 per SM of the H100's 132 SMs
+    // that the tensor-core family needs to be the default.
+    const auto r = run_spmmc({"compile", a, "--n", "4224", "--name", "h", "-o", out.string(), "--dtype", dtype, "--reproducible",
                               "--quiet"});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
@@ -282,8 +284,18 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
     const std::string cu = test::read_file(out / "h.cu");
     CHECK_THAT(cu, Catch::Contains("\"" + info + "\","));  // NAME_info()->dtype
     CHECK_THAT(cu, Catch::Contains("--dtype " + dtype));    // the regenerate line
-    CHECK_THAT(cu, Catch::Contains(".b16"));                 // 16-bit loads and stores in the tiles
+    // The default family of half precision: the tensor cores' MMA of the dtype (8 x 1 vectors).
+    CHECK_THAT(cu, Catch::Contains(std::string("#define SPMMC_TC_MMA SPMMC_MMA_M16N8K8_") + (dtype == "fp16" ? "F16" : "BF16")));
+    CHECK_THAT(cu, Catch::Contains("\"vector-blocks-constants\""));  // NAME_info()->a_format
     const auto j = nlohmann::json::parse(test::read_file(out / "h.json"));
+    CHECK(j["choice"]["family"] == "tensor-core");
+    CHECK(j["kernel"]["tensor_core"]["vectors"].get<int64_t>() > 0);
+    // The unrolled family on request: 16-bit loads and stores in the tiles.
+    const auto u = run_spmmc({"compile", a, "--n", "64", "--name", "u", "-o", out.string(), "--dtype", dtype, "--family",
+                              "unrolled", "--quiet"});
+    INFO(u.err);
+    REQUIRE(u.exit_code == 0);
+    CHECK_THAT(test::read_file(out / "u.cu"), Catch::Contains(".b16"));
     CHECK(j["options"]["dtype"] == dtype);
     CHECK(j["options"]["tune"] == "none");  // auto: the tuners time float32 kernels only
     CHECK(j["kernel"]["layout"]["dtype"] == info);
@@ -309,6 +321,25 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
   refused({"--dtype", "bf16", "--target", "rtx2080ti"}, a, 64, "--dtype bf16 needs a target of sm_80 or later");
   refused({"--dtype", "fp16", "--tune", "model"}, a, 64, "--tune model times or ranks float32 kernels only");
   refused({"--dtype", "fp16", "--k-parts", "2", "--tune", "none"}, a, 64, "which --dtype fp16 would round between the ranges");
+  refused({"--family", "tensor-core"}, a, 64, "--family tensor-core multiplies on FP16 or BF16 tensor cores: give --dtype fp16 or bf16");
+  refused({"--family", "tensor-core", "--dtype", "fp16", "--target", "rtx2080ti"}, a, 64,
+          "--family tensor-core needs a target of sm_80 or later");
+  refused({"--family", "tensor-core", "--dtype", "fp16", "--tile", "8x64"}, a, 64, "--family tensor-core has no tile to fix");
+  // Fewer warps than that (n = 4160: 520): the CUDA-core kernels, and the report says why.
+  const auto few = run_spmmc({"compile", a, "--n", "4160", "--name", "k", "-o", (dir.path / "w").string(), "--dtype", "fp16",
+                              "--quiet"});
+  INFO(few.err);
+  REQUIRE(few.exit_code == 0);
+  const auto fj = nlohmann::json::parse(test::read_file(dir.path / "w" / "k.json"));
+  CHECK(fj["choice"]["family"] == "unrolled");
+  CHECK_THAT(fj["choice"]["family_why"].get<std::string>(),
+             Catch::Contains("not the tensor cores: their launch would have 520 warps, fewer than 4 per SM on the 132 SMs"));
+  // Before sm_80 half precision keeps the CUDA-core kernels.
+  const auto old_gpu = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "o").string(), "--dtype", "fp16",
+                                  "--target", "rtx2080ti", "--quiet"});
+  INFO(old_gpu.err);
+  REQUIRE(old_gpu.exit_code == 0);
+  CHECK(nlohmann::json::parse(test::read_file(dir.path / "o" / "k.json"))["choice"]["family"] == "unrolled");
   // A value beyond fp16's range is named by row and column (1-based); bf16 takes it.
   const fs::path big = dir.path / "big.mtx";
   test::write_file(big, "%%MatrixMarket matrix coordinate real general\n3 4 3\n1 1 0.5\n2 3 70000\n3 4 -1e-9\n");

@@ -99,8 +99,8 @@ int run_compile(const Args& args) {
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
   const Target target = target_from(args);
   const std::string family = args.get_or("--family", "auto");
-  if (family != "auto" && family != "unrolled" && family != "generic")
-    fail_usage("--family {}: expected auto (default), unrolled or generic", family);
+  if (family != "auto" && family != "unrolled" && family != "generic" && family != "tensor-core")
+    fail_usage("--family {}: expected auto (default), unrolled, generic or tensor-core", family);
   // B's and C's elements (docs/design/precision.md); A's values are rounded to it after reading.
   DType dtype = DType::kFp32;
   if (!parse_dtype(args.get_or("--dtype", "fp32"), dtype))
@@ -108,6 +108,17 @@ int run_compile(const Args& args) {
   if (dtype_min_sm(dtype) > 0 && target_sm(target.arch) < dtype_min_sm(dtype))
     fail_usage("--dtype {} needs a target of sm_{} or later (its conversions); the target {} is {}", dtype_name(dtype),
                dtype_min_sm(dtype), target.name, target.arch);
+  // The tensor-core family (docs/design/precision.md): half precision, MMA of sm_80 and later; what
+  // --family auto may take for fp16 and bf16 where the tile is not forced (decided after reading A:
+  // kTensorCoreMinWarpsPerSm).
+  const bool tensor_core_asked = family == "tensor-core";
+  const bool tensor_core_possible = family == "auto" && dtype != DType::kFp32 && target_sm(target.arch) >= 80 &&
+                                    !args.has("--tile") && !args.has("--k-parts");
+  if (tensor_core_asked && dtype == DType::kFp32)
+    fail_usage("--family tensor-core multiplies on FP16 or BF16 tensor cores: give --dtype fp16 or bf16");
+  if (tensor_core_asked && target_sm(target.arch) < 80)
+    fail_usage("--family tensor-core needs a target of sm_80 or later (its MMA instructions); the target {} is {}", target.name,
+               target.arch);
   int64_t k_parts = 1;  // the split along K
   if (auto kp = args.get("--k-parts"))
     if (!parse_int64(*kp, k_parts) || k_parts < 1 || k_parts > 64)
@@ -126,7 +137,7 @@ int run_compile(const Args& args) {
     fail_usage("--k-parts {} stores partial sums in C, which --dtype {} would round between the ranges; use --dtype fp32",
                k_parts, dtype_name(dtype));
   if (tune_auto) {
-    if (args.has("--tile") || family == "generic" || k_parts > 1 || dtype != DType::kFp32) {
+    if (args.has("--tile") || family == "generic" || tensor_core_asked || k_parts > 1 || dtype != DType::kFp32) {
       tune = "none";
     } else {
       gpu = usable_gpu_for(target);
@@ -143,8 +154,8 @@ int run_compile(const Args& args) {
   if (args.has("--top-k") && tune != "rank") fail_usage("--top-k is the number of candidates --tune rank times; give --tune rank");
   const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
-  if (family == "generic" && (args.has("--tile") || tune != "none"))
-    fail_usage("--family generic has no tile to {}: it cannot be combined with {}", args.has("--tile") ? "fix" : "tune",
+  if ((family == "generic" || tensor_core_asked) && (args.has("--tile") || tune != "none"))
+    fail_usage("--family {} has no tile to {}: it cannot be combined with {}", family, args.has("--tile") ? "fix" : "tune",
                args.has("--tile") ? "--tile" : "--tune " + tune);
   PlanOptions plan_options = planning_options_from(args);
   plan_options.n = args.get_int("--n", 0, 1, kMaxIndex);
@@ -153,7 +164,8 @@ int run_compile(const Args& args) {
   const bool reproducible = args.has("--reproducible");
   const TuningSettings tuning_settings =
       tuning_settings_from(args, tune == "rank" ? kDefaultRankFinalists : kDefaultRealFinalists);
-  if (k_parts > 1 && family == "generic") fail_usage("--k-parts {} splits the unrolled code; the generic family has none", k_parts);
+  if (k_parts > 1 && (family == "generic" || tensor_core_asked))
+    fail_usage("--k-parts {} splits the unrolled code; the {} family has none", k_parts, family);
   if (k_parts > 1 && tune != "none")
     fail_usage("--k-parts {} needs --tune none: the tuners time candidates without the split along K", k_parts);
   if (k_parts > 1 && !has_dependent_launch(target.arch))
@@ -180,6 +192,10 @@ int run_compile(const Args& args) {
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path),
                     rounding.to_zero > 0 ? fmt::format("every value of A rounds to zero in {}: there is nothing to compile", dtype_name(dtype))
                                          : std::string("the matrix has no non-zeros: there is nothing to compile"));
+  // --family auto in half precision: the tensor cores where their launch has warps enough.
+  const int64_t tc_warps = tensor_core_possible ? tensor_core_warps(m.csr, plan_options.n) : 0;
+  const bool tensor_core_by_rule = tensor_core_possible && tc_warps >= kTensorCoreMinWarpsPerSm * target.sm_count;
+  const bool tensor_core = tensor_core_asked || tensor_core_by_rule;
   const bool auto_split = args.get_or("--fmas-per-kernel", "auto") == "auto";
   int64_t fmas_per_kernel =
       auto_split ? default_fmas_per_kernel(m.csr.nnz(), plan_options.n, target.arch) : args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
@@ -204,7 +220,7 @@ int run_compile(const Args& args) {
   };
   // The family rule of --tune none for a tile (auto): generic where the unrolled launch leaves the GPU
   // short of warps and A is large, or where the unrolled code would exceed the compile-time limit.
-  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1;
+  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1 && !tensor_core_by_rule;
   const auto family_by_rule = [&](const PlannedCandidate& c, std::string& rule_why) {
     const double fill = unrolled_wave_fill(plan.for_m1(c.tile.m1).tiling.num_blocks(), plan_options.n, c.tile, target);
     const bool by_fill = fill < kGenericBelowWaveFill && m.csr.nnz() >= kGenericMinNonZeros;
@@ -304,7 +320,13 @@ int run_compile(const Args& args) {
   // The family: generic when asked; with a timed search, the kernel it decided for real; else (auto,
   // the tile not forced) --tune none's rule for the chosen tile.
   bool generic = family == "generic";
-  std::string family_why = generic ? "--family generic" : family == "unrolled" ? "--family unrolled" : "";
+  std::string family_why = generic                ? "--family generic"
+                           : family == "unrolled"  ? "--family unrolled"
+                           : tensor_core_by_rule   ? fmt::format("auto: --dtype {} on the tensor cores, whose launch has {} warps "
+                                                                 "(at least {} per SM on the {} SMs)", dtype_name(dtype), tc_warps,
+                                                                 kTensorCoreMinWarpsPerSm, target.sm_count)
+                           : tensor_core           ? "--family tensor-core"
+                                                   : "";
   if (tuned && decision && family_auto) {
     generic = decision->generic;
     family_why = decision->why;
@@ -316,25 +338,35 @@ int run_compile(const Args& args) {
   } else if (family_why.empty()) {
     family_why = args.has("--tile") ? "--tile" : "--k-parts";
   }
+  if (tensor_core_possible && !tensor_core_by_rule)
+    family_why += fmt::format("; not the tensor cores: their launch would have {} warps, fewer than {} per SM on the {} SMs",
+                              tc_warps, kTensorCoreMinWarpsPerSm, target.sm_count);
   // The automatic split is made finer (more kernels, less nvcc time) where the layer would
   // otherwise exceed the compile-time limit, or have kernels beyond the loads the size guard's
   // model was fitted on.
   SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
-  while (!generic && auto_split && fmas_per_kernel > kMinFmasPerKernel &&
+  // Neither the generic nor the tensor-core family has unrolled code (no size guard, no split).
+  const bool unrolled = !generic && !tensor_core;
+  while (unrolled && auto_split && fmas_per_kernel > kMinFmasPerKernel &&
          (estimate.nvcc_seconds > limits.max_nvcc_seconds || estimate.kernel_loads > kMaxLoadsPerKernel)) {
     fmas_per_kernel = std::max(kMinFmasPerKernel, fmas_per_kernel / 2);
     estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
   }
-  if (!generic && family_auto && estimate.nvcc_seconds > limits.max_nvcc_seconds) {
+  if (unrolled && family_auto && estimate.nvcc_seconds > limits.max_nvcc_seconds) {
     generic = true;
     family_why = fmt::format("auto: the unrolled code of tile {} would take about {:.0f} s of nvcc, above the limit of {:.0f} s",
                              chosen->tile.label(), estimate.nvcc_seconds, limits.max_nvcc_seconds);
   }
-  if (!generic) check_size_guard(estimate, limits, path);
-  if (generic) fmas_per_kernel = 0;
+  if (!generic && !tensor_core) check_size_guard(estimate, limits, path);
+  if (generic || tensor_core) fmas_per_kernel = 0;
   const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic) : SgemmComparison{};
   // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
   const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
+  // The tensor-core family's windows of 8 rows: --reorder's method, by default the one that makes
+  // the fewest 8 x 1 vectors (grow: docs/design/precision.md).
+  const ReorderMethod window_method = args.has("--reorder") ? plan_options.reorder : ReorderMethod::kGrow;
+  const RowTiling windows = tensor_core ? tile_rows(m.csr, 8, window_method) : RowTiling{};
+  const std::string family_name = tensor_core ? "tensor-core" : generic ? "generic" : "unrolled";
 
   EmitOptions emit;
   emit.name = *name;
@@ -343,6 +375,7 @@ int run_compile(const Args& args) {
   emit.fmas_per_kernel = fmas_per_kernel;
   emit.k_parts = static_cast<int32_t>(k_parts);
   emit.generic_only = generic;
+  emit.tensor_core = tensor_core;
   emit.loads_ahead = loads_ahead;
   emit.dtype = dtype;
   emit.provenance = fmt::format(
@@ -351,18 +384,19 @@ int run_compile(const Args& args) {
       "A: {} x {}, {} non-zeros, weights SHA-256 {}\n"
       "C = A * B; B row-major K x n, C row-major M x n, {}.",
       *name, SPMMC_VERSION, std::filesystem::path(path).filename().string(), std::filesystem::path(path).filename().string(),
-      plan_options.n, *name, generic ? std::string("--family generic") : "--tile " + chosen->tile.label(),
-      generic || chosen->tile.min_blocks_per_sm == min_blocks_for_register_budget(chosen->tile.threads_per_block(), target.registers_per_sm)
+      plan_options.n, *name, !unrolled ? "--family " + family_name : "--tile " + chosen->tile.label(),
+      !unrolled || chosen->tile.min_blocks_per_sm == min_blocks_for_register_budget(chosen->tile.threads_per_block(), target.registers_per_sm)
           ? std::string()
           : fmt::format(" --min-blocks-per-sm {}", chosen->tile.min_blocks_per_sm),
-      auto_split || generic ? std::string() : fmt::format(" --fmas-per-kernel {}", fmas_per_kernel),
+      auto_split || !unrolled ? std::string() : fmt::format(" --fmas-per-kernel {}", fmas_per_kernel),
       k_parts > 1 ? fmt::format(" --k-parts {}", k_parts) : std::string(),
-      loads_ahead != kDefaultLoadsAhead && !generic ? fmt::format(" --loads-ahead {}", loads_ahead) : std::string(), reorder_method_name(plan_options.reorder), target.name,
+      loads_ahead != kDefaultLoadsAhead && unrolled ? fmt::format(" --loads-ahead {}", loads_ahead) : std::string(),
+      reorder_method_name(tensor_core ? window_method : plan_options.reorder), target.name,
       dtype == DType::kFp32 ? std::string() : fmt::format(" --dtype {}", dtype_name(dtype)), m.csr.rows, m.csr.cols, m.csr.nnz(),
       emit.weights_sha256,
       dtype == DType::kFp32 ? std::string("float32")
                             : fmt::format("{} (A rounded to it; products summed in float32)", dtype_info_name(dtype)));
-  const EmittedKernel kernel = emit_unrolled_kernel(m.csr, rows_plan.tiling, chosen->tile, emit);
+  const EmittedKernel kernel = emit_unrolled_kernel(m.csr, tensor_core ? windows : rows_plan.tiling, chosen->tile, emit);
   seconds["emit"] = seconds_since(clock);
 
   const MatrixStats stats = compute_matrix_stats(m.csr);
@@ -404,7 +438,7 @@ int run_compile(const Args& args) {
         {"cols_per_thread", chosen->tile.cols_per_thread},
         {"threads_per_block", chosen->tile.threads_per_block()},
         {"min_blocks_per_sm", chosen->tile.min_blocks_per_sm},
-        {"family", generic ? "generic" : "unrolled"},
+        {"family", family_name},
         {"family_why", family_why},
         {"why", why},
         {"constraints", chosen->verdict.accepted() ? "all passed" : chosen->verdict.reason},
@@ -416,16 +450,23 @@ int run_compile(const Args& args) {
         {"kernels", kernel.kernel_symbols.size()},
         {"fmas_per_kernel", fmas_per_kernel},
         {"k_parts", k_parts},
-        {"loads_ahead", generic ? 0 : loads_ahead},
+        {"loads_ahead", unrolled ? loads_ahead : 0},
         {"k_part_begin", kernel.k_part_begin},
         {"fmas", kernel.fmas},
         {"loads_per_thread", kernel.loads},
         {"stores_per_thread", kernel.stores},
         {"source_bytes", kernel.cu.size()},
-        {"estimate", generic ? Json(nullptr) : Json{{"source_bytes", estimate.source_bytes}, {"nvcc_seconds", estimate.nvcc_seconds}}},
+        {"estimate", !unrolled ? Json(nullptr) : Json{{"source_bytes", estimate.source_bytes}, {"nvcc_seconds", estimate.nvcc_seconds}}},
         {"size_limit", {{"max_nvcc_seconds", limits.max_nvcc_seconds}}}}},
       {"build", {{"nvcc_options", kernel.nvcc_options}, {"options_file", *name + ".nvcc-options"}}},
   };
+  if (tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
+    report["kernel"]["tensor_core"] = {{"windows", kernel.tc_windows},
+                                       {"reorder", std::string(reorder_method_name(window_method))},
+                                       {"vectors", kernel.tc_vectors},
+                                       {"padding_vectors", kernel.tc_padded},
+                                       {"blocks", kernel.tc_blocks},
+                                       {"nnz_per_vector", static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tc_vectors)}};
   if (dtype != DType::kFp32)  // what rounding A to the dtype did (docs/design/precision.md)
     report["input"]["rounded_to_dtype"] = {{"dtype", dtype_name(dtype)},
                                            {"values_changed", rounding.changed},
@@ -477,7 +518,14 @@ int run_compile(const Args& args) {
     }
   }
   if (!args.has("--quiet")) {
-    if (generic)
+    if (tensor_core)
+      std::fprintf(stderr,
+                   "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, tensor-core family (%s: %d windows of "
+                   "8 rows, %lld 8 x 1 vectors, %.2f non-zeros each), %.1f MB of CUDA\n",
+                   base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), dtype_name(dtype),
+                   kernel.tc_windows, static_cast<long long>(kernel.tc_vectors),
+                   static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tc_vectors), static_cast<double>(kernel.cu.size()) / 1e6);
+    else if (generic)
       std::fprintf(stderr,
                    "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, generic family (A as CSR constants; %s), "
                    "%.1f MB of CUDA\n",
@@ -537,7 +585,9 @@ Command compile_command() {
        "unrolled launch leaves the GPU short of warps) or auto (default: with --tune proxy|exhaustive the faster one, "
        "the generic kernel timed beside the candidates; with --tune none generic where the unrolled tile's launch "
        "fills less than 75% of a wave of blocks and A has at least 32768 non-zeros; generic where the unrolled code "
-       "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts)"},
+       "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts) or tensor-core (--dtype "
+       "fp16|bf16 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default grow; "
+       "what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given; docs/design/precision.md)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
        "products summed in float32; the heuristic chooses the tile: docs/design/precision.md)"},
       {"--k-parts", "S", "split K into S ranges of about equal non-zeros: each tile becomes one per range, and the tiles "
