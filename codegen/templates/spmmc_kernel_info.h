@@ -13,7 +13,7 @@ typedef struct spmmc_kernel_info {
   int64_t m;                  /* rows of A and C */
   int64_t k;                  /* columns of A, rows of B */
   int64_t nnz;                /* non-zeros of A baked into the code */
-  const char* a_format;       /* "unrolled-constants" or "csr-constants": A is compiled in */
+  const char* a_format;       /* "unrolled-constants", "csr-constants" or "vector-blocks-constants": A is compiled in */
   const char* b_layout;       /* "row-major": B is K x n, element (i, j) at B[i * n + j] */
   const char* c_layout;       /* "row-major": C is M x n, element (i, j) at C[i * n + j] */
   const char* dtype;          /* B's and C's elements: "float32", "float16" or "bfloat16" (A rounded to it) */
