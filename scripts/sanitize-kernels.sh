@@ -65,7 +65,7 @@ while IFS='|' read -r label matrix n flags _; do
   if [ ! -f "$dir/lib$label.so" ]; then
     for _ in $tools; do row+=" not built |"; done; echo "$row"; dirty=$((dirty + 1)); continue
   fi
-  read_flags=$(grep -oE -- '--(seed|values|threshold|tensor) [^ ]+' <<<"$flags" | tr '\n' ' ')
+  read_flags=$(grep -oE -- '--(seed|values|threshold|tensor|dtype) [^ ]+' <<<"$flags" | tr '\n' ' ')
   for t in $tools; do
     # shellcheck disable=SC2086
     "$sanitizer" --tool "$t" --error-exitcode 99 --print-limit 20 \
