@@ -4,6 +4,11 @@ kernel into a PyTorch custom-operator library, load it, and check it against flo
 and dense matmul on the GPU.
 
 usage: run_example.py [--spmmc PATH] [--work DIR] [--weights FILE] [--method auto|manual|cpp_extension]
+                      [--dtype fp32|fp16|bf16]
+
+--dtype fp16|bf16 compiles the layer in half precision (B and C torch.half / torch.bfloat16, A rounded
+to the dtype, the tensor-core family at n = 4096) and checks it against float64 of the rounded
+operands within 4 units of the dtype's roundoff (docs/design/precision.md gives the exact bound).
 
 Building needs no network, no ninja and no Python headers: by default ("manual") nvcc compiles the
 emitted .cu, the C++ compiler compiles spmm_op.cpp against torch's headers, and nvcc links both
@@ -59,13 +64,16 @@ def read_matrix_market(path):
     return rows, cols, entries
 
 
+DTYPE_DEFINES = {"fp32": [], "fp16": ["-DSPMMC_EXAMPLE_FP16"], "bf16": ["-DSPMMC_EXAMPLE_BF16"]}
+
+
 def kernel_build(nvcc, arch, work, kernel_o):
     """nvcc for the emitted kernel, with the options spmmc wrote beside it (NAME.nvcc-options)."""
     return [nvcc, "-O3", f"-arch={arch}", "--options-file", work / f"{NAME}.nvcc-options", "-Xcompiler", "-fPIC", "-c",
             work / f"{NAME}.cu", "-o", kernel_o]
 
 
-def build_manual(torch, work, nvcc, cxx, arch, log):
+def build_manual(torch, work, nvcc, cxx, arch, log, dtype):
     import torch.utils.cpp_extension as ext
     # torch's own folders only (the defaults); the CUDA headers are those of our nvcc.
     includes = [i for i in ext.include_paths() if Path(i).exists()]
@@ -79,6 +87,7 @@ def build_manual(torch, work, nvcc, cxx, arch, log):
     compiled = False
     for std in ("c++20", "c++17"):
         command = [cxx, f"-std={std}", "-O2", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-I", work, "-I", cuda_include]
+        command += DTYPE_DEFINES[dtype]
         for i in includes:
             command += ["-I", i]
         if run(command + ["-c", HERE / "spmm_op.cpp", "-o", op_o], log):
@@ -94,7 +103,7 @@ def build_manual(torch, work, nvcc, cxx, arch, log):
     return library if run(link, log) else None
 
 
-def build_cpp_extension(work, nvcc, arch, log):
+def build_cpp_extension(work, nvcc, arch, log, dtype):
     import torch.utils.cpp_extension as ext
     kernel_o = work / f"{NAME}.o"
     if not run(kernel_build(nvcc, arch, work, kernel_o), log):
@@ -102,7 +111,7 @@ def build_cpp_extension(work, nvcc, arch, log):
     cuda = Path(nvcc).resolve().parent.parent
     try:
         return ext.load(name="spmmc_torch_example", sources=[str(HERE / "spmm_op.cpp")],
-                        extra_include_paths=[str(work), str(cuda / "include")],
+                        extra_include_paths=[str(work), str(cuda / "include")], extra_cflags=DTYPE_DEFINES[dtype],
                         extra_ldflags=[str(kernel_o), f"-L{cuda / 'lib64'}", "-lcudart_static", "-lrt", "-ldl",
                                        "-lc10_cuda", "-Wl,--exclude-libs,ALL"],
                         build_directory=str(work), is_python_module=False, with_cuda=False, verbose=False)
@@ -120,6 +129,7 @@ def main():
     parser.add_argument("--method", choices=["auto", "manual", "cpp_extension"], default="auto")
     parser.add_argument("--nvcc", default=os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc")
     parser.add_argument("--cxx", default=os.environ.get("CXX") or "g++")
+    parser.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], default="fp32", help="B's and C's element type")
     args = parser.parse_args()
     try:
         import torch
@@ -138,7 +148,10 @@ def main():
                                       "--seed", 3, "--quiet", "-o", weights], log):
         say(f"spmmc gen failed:\n{tail(log)}")
         return 1
-    if not run([args.spmmc, "compile", weights, "--n", 256, "--name", NAME, "-o", work, "--quiet"], log):
+    # Half precision is compiled for n = 4096, where the default is the tensor-core family (enough warps).
+    compile_n = 256 if args.dtype == "fp32" else 4096
+    if not run([args.spmmc, "compile", weights, "--n", compile_n, "--name", NAME, "-o", work, "--dtype", args.dtype, "--quiet"],
+               log):
         say(f"spmmc compile failed:\n{tail(log)}")
         return 1
 
@@ -148,9 +161,9 @@ def main():
     started = time.time()
     library, method = None, None
     if args.method in ("auto", "manual"):
-        library, method = build_manual(torch, work, args.nvcc, args.cxx, arch, log), "nvcc + c++ by hand"
+        library, method = build_manual(torch, work, args.nvcc, args.cxx, arch, log, args.dtype), "nvcc + c++ by hand"
     if library is None and (args.method == "cpp_extension" or (args.method == "auto" and shutil.which("ninja"))):
-        library, method = build_cpp_extension(work, args.nvcc, arch, log), "torch.utils.cpp_extension.load"
+        library, method = build_cpp_extension(work, args.nvcc, arch, log, args.dtype), "torch.utils.cpp_extension.load"
     if library is None:
         say(f"building the operator library failed (log: {log}):\n{tail(log)}")
         print("pytorch example: FAIL: the operator library did not build")
@@ -165,12 +178,14 @@ def main():
 
     # 3. The checks.
     torch.backends.cuda.matmul.allow_tf32 = False
+    elem = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    roundoff = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}[args.dtype]
     rows, cols, entries = read_matrix_market(weights)
     index = torch.tensor([[r for r, _, _ in entries], [c for _, c, _ in entries]], dtype=torch.int64)
     values = torch.tensor([v for _, _, v in entries], dtype=torch.float32)
     a32 = torch.sparse_coo_tensor(index, values, (rows, cols)).coalesce().cuda()
-    a_csr = a32.to_sparse_csr()
-    a_dense = a32.to_dense()
+    a_dense = a32.to_dense().to(elem)  # A as the kernel holds it: rounded to the dtype
+    a_csr = a_dense.to_sparse_csr()
     a64 = a_dense.double()
     generator = torch.Generator(device="cuda").manual_seed(0)
     results = []  # (check, n, error spmmc, error torch.sparse, error dense, passed, note)
@@ -179,15 +194,22 @@ def main():
         c = run_op(b)
         torch.cuda.synchronize()
         ref = a64 @ b.double()
-        tolerance = 1e-4 * (1.0 + ref.abs().max().item())
-        errors = [(c.double() - ref).abs().max().item(), (torch.sparse.mm(a_csr, b).double() - ref).abs().max().item(),
-                  (a_dense @ b).double().sub(ref).abs().max().item()]
-        ok = tuple(c.shape) == (rows, b.shape[1]) and errors[0] <= tolerance
+        # float32: the former fixed 1e-4; half: 4 units of the dtype's roundoff (the store's rounding dominates).
+        tolerance = (1e-4 if args.dtype == "fp32" else 4 * roundoff) * (1.0 + ref.abs().max().item())
+
+        def error_of(fn):
+            try:
+                return (fn().double() - ref).abs().max().item()
+            except RuntimeError:  # e.g. no torch.sparse kernel for this dtype
+                return None
+        errors = [(c.double() - ref).abs().max().item(), error_of(lambda: torch.sparse.mm(a_csr, b)),
+                  error_of(lambda: a_dense @ b)]
+        ok = tuple(c.shape) == (rows, b.shape[1]) and c.dtype == elem and errors[0] <= tolerance
         results.append((label, b.shape[1], *errors, ok, f"tolerance {tolerance:.1e}"))
 
     for n in (1, 77, 256, 4096):
-        check("contiguous B", torch.randn(cols, n, device="cuda", generator=generator), op)
-    check("transposed (non-contiguous) B", torch.randn(100, cols, device="cuda", generator=generator).t(), op)
+        check("contiguous B", torch.randn(cols, n, device="cuda", generator=generator).to(elem), op)
+    check("transposed (non-contiguous) B", torch.randn(100, cols, device="cuda", generator=generator).to(elem).t(), op)
     side = torch.cuda.Stream()
 
     def on_side_stream(b):
@@ -196,11 +218,11 @@ def main():
             c = op(b)
         torch.cuda.current_stream().wait_stream(side)
         return c
-    check("on a side stream", torch.randn(cols, 300, device="cuda", generator=generator), on_side_stream)
+    check("on a side stream", torch.randn(cols, 304, device="cuda", generator=generator).to(elem), on_side_stream)
     for label, bad, expected in (("float64 B is refused", torch.randn(cols, 8, device="cuda", dtype=torch.float64),
-                                  "float32"),
-                                 ("B of the wrong height is refused", torch.randn(cols + 1, 8, device="cuda"), "x n"),
-                                 ("a CPU B is refused", torch.randn(cols, 8), "CPU")):
+                                  "must be"),
+                                 ("B of the wrong height is refused", torch.randn(cols + 1, 8, device="cuda").to(elem), "x n"),
+                                 ("a CPU B is refused", torch.randn(cols, 8).to(elem), "CPU")):
         try:
             op(bad)
             results.append((label, bad.shape[1], None, None, None, False, "no error raised"))
@@ -221,13 +243,16 @@ def main():
             stop.synchronize()
             times.append(start.elapsed_time(stop))
         return sorted(times)[len(times) // 2]
-    b = torch.randn(cols, 4096, device="cuda", generator=generator)
-    timing = {"spmmc": median_ms(op, b), "torch.sparse.mm (CSR)": median_ms(lambda x: torch.sparse.mm(a_csr, x), b),
-              "dense matmul (FP32)": median_ms(lambda x: a_dense @ x, b)}
+    b = torch.randn(cols, 4096, device="cuda", generator=generator).to(elem)
+    timing = {"spmmc": median_ms(op, b), f"dense matmul ({args.dtype})": median_ms(lambda x: a_dense @ x, b)}
+    try:
+        timing["torch.sparse.mm (CSR)"] = median_ms(lambda x: torch.sparse.mm(a_csr, x), b)
+    except RuntimeError:
+        pass
 
     def fmt(x):
         return "-" if x is None else f"{x:.1e}"
-    print(f"### PyTorch example: {rows} x {cols} layer, {len(entries)} non-zeros "
+    print(f"### PyTorch example: {rows} x {cols} layer, {len(entries)} non-zeros, {args.dtype} "
           f"({torch.cuda.get_device_name()}, PyTorch {torch.__version__}, built with {method})\n")
     print("| check | n | error spmmc | error torch.sparse | error dense | result | note |")
     print("|---|--:|--:|--:|--:|---|---|")
