@@ -3,8 +3,9 @@
 // kernels compute: which kernels the entry point launches and with how many blocks, which tile
 // function each thread block of each kernel runs, how a thread's V columns of B and C follow
 // from its indices, and for every row of C and lane (column col + l of the thread) it stores, the
-// (column, value) products summed into it. Also the generic path's CSR arrays and the info
-// object. An independent oracle of the emitter: it shares no code with codegen/.
+// (column, value) products summed into it. Also the generic path's CSR arrays, the tensor-core
+// family's arrays and MMAs, and the info object. An independent oracle of the emitter: it shares
+// no code with codegen/.
 //
 // The parts (docs/verify.md, "How"): analyze_emitted_kernel.cpp runs Clang; walk_kernel_ast.h
 // walks the translation unit (the kernels, their dispatch, the tiles); read_launch.h reads the
@@ -145,6 +146,39 @@ struct GenericPath {
   IntegerArray order;                          // spmmc_generic_order: the rows in the order the kernel takes them
 };
 
+// A file-scope integer constant of the tensor-core family (`constexpr int spmmc_tc_windows = 5;`).
+struct IntegerConstant {
+  bool found = false;
+  InfoField<int64_t> field;  // its value (none: not a constant) and the place of its initialiser
+  CodeLocation where;        // its definition
+};
+
+// An inline-PTX `mma` of the tensor-core kernel (SPMMC_TC_MMA as expanded in the file): its opcode
+// ("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32") and where the asm statement is.
+struct MmaStatement {
+  std::string opcode;
+  std::string function;  // the function whose body holds it
+  CodeLocation where;
+};
+
+// The tensor-core family's data (a_format "vector-blocks-constants", codegen's
+// kernel_tensor_core.cuh): A's rows in windows of 8, each window's 8 x 1 vectors (its non-empty
+// columns, zero vectors padding its last block) 8 to a block, the values as the m16n8k8 MMA's
+// operand, 32 words per block. Read element by element, with each element's place.
+struct TensorCorePath {
+  IntegerConstant windows;      // spmmc_tc_windows
+  IntegerConstant warps;        // spmmc_tc_warps: windows per thread block
+  IntegerConstant threads;      // spmmc_tc_threads: its threads (32 per warp)
+  IntegerConstant cols_per_warp;  // spmmc_tc_cols_per_warp: the columns of C a warp computes
+  IntegerArray window_block;    // spmmc_tc_window_block: window w owns blocks [w], .. [w + 1] - 1
+  IntegerArray window_rows;     // spmmc_tc_window_rows: 8 per window, -1 for none
+  // spmmc_tc_cols, an array of int2: element i's x at 2i, its y at 2i + 1, so that vector j of
+  // block b (the row of B it multiplies) is values[8b + j].
+  IntegerArray cols;
+  IntegerArray a;               // spmmc_tc_a: 32 words per block, lane 4g + t's word at 32b + 4g + t
+  std::vector<MmaStatement> mmas;  // every asm statement of the file whose PTX is an mma
+};
+
 // How a thread of an unrolled kernel finds its columns, read from the kernel and its launch:
 // for (bt = blockIdx.y; bt < (n + b_tile_columns - 1) / b_tile_columns; bt += gridDim.y) with
 // col = bt * n1 + threadIdx.x * cols_per_thread, B + col and C + col passed to the tiles; the
@@ -206,6 +240,11 @@ struct EmittedKernelAnalysis {
   // The generic family (a_format "csr-constants"): no unrolled code; the generic path's arrays
   // and the info object are all there is to check.
   bool generic_only = false;
+  // The tensor-core family (a_format "vector-blocks-constants"): no unrolled code; the tensor-core
+  // arrays (A rebuilt from them), the generic path's arrays (the calls the tensor-core kernel does
+  // not take) and the info object are what is checked; its __global__ functions must be the
+  // tensor-core kernel and the two generic kernels, its MMAs of the file's dtype.
+  bool tensor_core = false;
   // B's and C's elements (spmmc compile --dtype): float, __half or __nv_bfloat16. The info object's
   // dtype when it names one of the three ("float32", "float16", "bfloat16"; dtype_from_info), else
   // the element type of the first __global__ function's B. Every kernel, tile function and the
@@ -229,6 +268,7 @@ struct EmittedKernelAnalysis {
   std::vector<AnalyzedBlock> blocks;   // the blocks along x of every launch of an unrolled kernel, in launch order
   KernelInfoFields info;
   GenericPath generic;
+  TensorCorePath tc;
   int64_t source_bytes = 0;
   double parse_seconds = 0.0;          // Clang (preprocess, parse, semantic analysis)
   double analyze_seconds = 0.0;        // the walk of the AST and the PTX
@@ -241,7 +281,9 @@ struct EmittedKernelAnalysis {
 // dispatch, the launch loop (which kernel each iteration launches, its grid.x, the block size),
 // each tile function's inline PTX (loads of B rows into registers,
 // FMAs with an immediate weight, stores of C rows, lane by lane), the spmmc_kernel_info
-// initialiser and the generic path's arrays. Never throws for bad content: parse errors and
+// initialiser and the generic path's arrays; in a file of the tensor-core family (a_format
+// "vector-blocks-constants") its arrays, constants, __global__ functions and the opcodes of its
+// inline-PTX MMAs instead of unrolled kernels. Never throws for bad content: parse errors and
 // unrecognised constructs come back in `errors`. A missing or unreadable file is a UserError
 // (ExitCode::kNoInput).
 EmittedKernelAnalysis analyze_emitted_kernel(const std::string& cu_path);

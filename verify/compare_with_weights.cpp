@@ -1,6 +1,7 @@
 #include "verify/compare_with_weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -24,6 +25,38 @@ uint32_t bits_of(float f) {
   uint32_t b = 0;
   std::memcpy(&b, &f, sizeof b);
   return b;
+}
+
+// The tensor-core family's fixed shape (kernel_tensor_core.cuh, the m16n8k8 MMA): windows of 8 rows,
+// blocks of 8 vectors, 32 lanes per warp each holding one word of a block's values, 64 columns of
+// C per warp, 8 per lane.
+constexpr int64_t kTcWindowRows = 8;
+constexpr int64_t kTcBlockVectors = 8;
+constexpr int64_t kTcWordsPerBlock = 32;
+constexpr int64_t kTcColsPerWarp = 64;
+constexpr int64_t kTcColsPerLane = 8;
+
+// The value of 16 bits of a half-precision dtype, decoded here rather than with
+// compiler/common/dtype.h's from_half_bits, which the emitter's encoding shares a file with:
+// float16 is 1 sign, 5 exponent (bias 15) and 10 fraction bits, bfloat16 the top half of a float.
+float half_value(uint32_t bits, DType d) {
+  if (d == DType::kBf16) {
+    const uint32_t word = bits << 16;
+    float f = 0.0f;
+    std::memcpy(&f, &word, sizeof f);
+    return f;
+  }
+  const bool negative = (bits & 0x8000u) != 0;
+  const int exponent = static_cast<int>((bits >> 10) & 0x1fu);
+  const uint32_t fraction = bits & 0x3ffu;
+  float magnitude = 0.0f;
+  if (exponent == 0x1f)
+    magnitude = fraction ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else if (exponent == 0)
+    magnitude = std::ldexp(static_cast<float>(fraction), -24);  // subnormal: fraction x 2^-24
+  else
+    magnitude = std::ldexp(static_cast<float>(fraction | 0x400u), exponent - 25);  // 1.fraction x 2^(e - 15)
+  return negative ? -magnitude : magnitude;
 }
 
 // One store of a lane of a row of C by one block.
@@ -56,6 +89,17 @@ class Comparison {
       return;
     }
     lanes_ = code_.columns.found ? std::max<int64_t>(1, code_.columns.cols_per_thread) : 1;
+    if (code_.tensor_core) {  // the tensor-core family: A rebuilt from its arrays, and the generic path beside it
+      check_info();
+      check_generic_path();
+      check_tensor_core();
+      if (sha_difference_ < out_.differences.size())
+        out_.differences[sha_difference_].message += out_.total_differences == 1
+                                                         ? " (the arrays match the weights: the info object was edited)"
+                                                         : ": the code was generated for other weights, or edited";
+      out_.match = out_.total_differences == 0;
+      return;
+    }
     if (code_.generic_only) {  // the generic family: the info object and the arrays the generic kernel reads
       check_info();
       check_generic_path();
@@ -136,7 +180,18 @@ class Comparison {
     check_count(info.m, "m", w_.rows, fmt::format("{} has {} rows", weights, w_.rows));
     check_count(info.k, "k", w_.cols, fmt::format("{} has {} columns", weights, w_.cols));
     check_count(info.nnz, "nnz", w_.nnz(), fmt::format("{} has {} non-zeros", weights, w_.nnz()));
-    if (code_.generic_only) {
+    if (code_.tensor_core) {
+      // The tensor-core family's shape (kernel_tensor_core.cuh): a window of 8 rows per warp, 64
+      // columns of C per warp, 8 per lane of a row; its A-tiles are the windows the kernel loops over.
+      const InfoField<int64_t>& windows = code_.tc.windows.field;
+      if (windows.value)
+        check_count(info.a_tiles, "a_tiles", *windows.value,
+                    fmt::format("the tensor-core kernel has {} windows (spmmc_tc_windows)", *windows.value));
+      check_count(info.m1, "m1", kTcWindowRows, "a window of the tensor-core family has 8 rows");
+      check_count(info.n1, "n1", kTcColsPerWarp, "a warp of the tensor-core kernel computes 64 columns of C");
+      check_count(info.cols_per_thread, "cols_per_thread", kTcColsPerLane,
+                  "each lane of the tensor-core kernel stores 8 adjacent columns of its rows");
+    } else if (code_.generic_only) {
       check_count(info.a_tiles, "a_tiles", 0, "the generic family has no A-tiles");
     } else {
       check_count(info.a_tiles, "a_tiles", code_.grid_x,
@@ -172,7 +227,8 @@ class Comparison {
     // the type the kernels take (the info object's dtype when it names one, else the code's).
     const char* dtype = dtype_info_name(code_.dtype);
     const std::pair<const InfoField<std::string>*, std::pair<const char*, const char*>> described[] = {
-        {&info.a_format, {"a_format", code_.generic_only ? "csr-constants" : "unrolled-constants"}},
+        {&info.a_format,
+         {"a_format", code_.tensor_core ? "vector-blocks-constants" : code_.generic_only ? "csr-constants" : "unrolled-constants"}},
         {&info.b_layout, {"b_layout", "row-major"}},
         {&info.c_layout, {"c_layout", "row-major"}},
         {&info.dtype, {"dtype", dtype}}};
@@ -184,7 +240,10 @@ class Comparison {
         report(field->where, fmt::format("the info object says {} = '{}', but the code is '{}' (A's weights are {}, B "
                                          "and C row-major {}{})",
                                          what.first, *field->value, what.second,
-                                         code_.generic_only ? "CSR arrays" : "immediates", dtype,
+                                         code_.tensor_core    ? "8 x 1 vector blocks"
+                                         : code_.generic_only ? "CSR arrays"
+                                                              : "immediates",
+                                         dtype,
                                          code_.dtype == DType::kFp32 ? ""
                                                                      : fmt::format(" ({})", dtype_c_type(code_.dtype))));
     }
@@ -409,6 +468,313 @@ class Comparison {
       std::memcpy(&f, &b, sizeof f);
       return fmt::format("0x{:08x} ({})", b, hex_float(f));
     });
+  }
+
+  // ---- the tensor-core family ------------------------------------------------------------------
+
+  CodeLocation element_at(const IntegerArray& array, size_t i) const {
+    return {code_.file, array.lines[i], array.columns[i]};
+  }
+
+  // "spmmc_tc_cols[13].y": vector v (8 per block) is the x or y of pair v / 2.
+  static std::string cols_element(size_t v) { return fmt::format("spmmc_tc_cols[{}].{}", v / 2, v % 2 ? "y" : "x"); }
+
+  // "spmmc_tc_a[37], high half (block 1, lane 5)": where value (g, j) of block b is.
+  static std::string a_element(size_t word, int half) {
+    return fmt::format("spmmc_tc_a[{}], {} half (block {}, lane {})", word, half ? "high" : "low",
+                       word / kTcWordsPerBlock, word % kTcWordsPerBlock);
+  }
+
+  // One value of A the tensor-core arrays hold: A(row, col) = value, at spmmc_tc_a[word]'s half.
+  struct TcEntry {
+    int64_t g = 0;    // the window's row slot
+    int64_t col = 0;
+    float value = 0.0f;
+    uint32_t bits = 0;
+    size_t word = 0;
+    int half = 0;
+  };
+
+  // The constants the tensor-core kernel's launch and lane mapping are built on: its blocks of
+  // spmmc_tc_warps warps (32 threads each: the kernel takes threadIdx.x / 32 as the warp, so other
+  // block sizes would skip or repeat windows) and 64 columns of C per warp (8 lanes of 8 columns
+  // per row of the MMA's output: another step would leave columns out or compute them twice).
+  void check_tc_launch_constants() {
+    const TensorCorePath& tc = code_.tc;
+    const auto value = [&](const IntegerConstant& c, const char* name) -> std::optional<int64_t> {
+      if (!c.found) report(whole_file(), fmt::format("no {} (a constant of the tensor-core kernel) in the code", name));
+      else if (!c.field.value) report(c.where, fmt::format("cannot evaluate {}", name));
+      return c.found ? c.field.value : std::nullopt;
+    };
+    const std::optional<int64_t> warps = value(tc.warps, "spmmc_tc_warps");
+    const std::optional<int64_t> threads = value(tc.threads, "spmmc_tc_threads");
+    const std::optional<int64_t> cols = value(tc.cols_per_warp, "spmmc_tc_cols_per_warp");
+    if (warps && *warps < 1)
+      report(tc.warps.field.where, fmt::format("spmmc_tc_warps is {}, but a block of the tensor-core kernel needs at "
+                                               "least one warp",
+                                               *warps));
+    if (warps && threads && *threads != 32 * *warps)
+      report(tc.threads.field.where,
+             fmt::format("spmmc_tc_threads is {}, but a block of spmmc_tc_warps = {} warps has {} threads: the "
+                         "tensor-core kernel takes window blockIdx.y * {} + threadIdx.x / 32, so windows would be {}",
+                         *threads, *warps, 32 * *warps, *warps, *threads < 32 * *warps ? "skipped" : "computed twice"));
+    if (cols && *cols != kTcColsPerWarp)
+      report(tc.cols_per_warp.field.where,
+             fmt::format("spmmc_tc_cols_per_warp is {}, but a warp of the tensor-core kernel computes {} columns of C "
+                         "(8 lanes of 8 columns per row of the m16n8k8 MMAs): columns of C would be {}",
+                         *cols, kTcColsPerWarp, *cols > kTcColsPerWarp ? "never computed" : "computed twice"));
+  }
+
+  // The arrays' sizes agree with each other and with spmmc_tc_windows, and spmmc_tc_window_block
+  // splits the blocks into the windows in order. False (after one report) where they do not: the
+  // arrays cannot then be read as windows of blocks.
+  bool check_tc_shape() {
+    const TensorCorePath& tc = code_.tc;
+    bool found = true;
+    const std::pair<const IntegerArray*, std::pair<const char*, const char*>> arrays[] = {
+        {&tc.window_block, {"spmmc_tc_window_block", "the first block of each window"}},
+        {&tc.window_rows, {"spmmc_tc_window_rows", "the 8 rows of each window"}},
+        {&tc.cols, {"spmmc_tc_cols", "the columns of each block's 8 x 1 vectors"}},
+        {&tc.a, {"spmmc_tc_a", "A's values, 32 words per block"}}};
+    for (const auto& [array, what] : arrays)
+      if (!array->found) {
+        report(whole_file(), fmt::format("no {} ({} of the tensor-core family) in the code", what.first, what.second));
+        found = false;
+      }
+    if (!tc.windows.found) {
+      report(whole_file(), "no spmmc_tc_windows (the windows the tensor-core kernel loops over) in the code");
+      found = false;
+    } else if (!tc.windows.field.value) {
+      report(tc.windows.where, "cannot evaluate spmmc_tc_windows");
+      found = false;
+    }
+    if (!found) return false;
+    const std::vector<int64_t>& first = tc.window_block.values;
+    if (first.size() < 2) {
+      report(tc.window_block.where, fmt::format("spmmc_tc_window_block has {} element{}, but a window needs two (its "
+                                                "first block and the next window's)",
+                                                first.size(), first.size() == 1 ? "" : "s"));
+      return false;
+    }
+    const int64_t windows = static_cast<int64_t>(first.size()) - 1;
+    if (*tc.windows.field.value != windows) {
+      report(tc.windows.field.where,
+             fmt::format("spmmc_tc_windows is {}, but spmmc_tc_window_block has {} elements ({} windows): the "
+                         "tensor-core kernel would {}",
+                         *tc.windows.field.value, first.size(), windows,
+                         *tc.windows.field.value < windows ? "never compute the last windows"
+                                                           : "read past the end of the windows' arrays"));
+      return false;
+    }
+    if (static_cast<int64_t>(tc.window_rows.values.size()) != kTcWindowRows * windows) {
+      report(tc.window_rows.where, fmt::format("spmmc_tc_window_rows has {} elements, but {} windows of 8 rows need {}",
+                                               tc.window_rows.values.size(), windows, kTcWindowRows * windows));
+      return false;
+    }
+    if (tc.cols.values.size() % kTcBlockVectors != 0) {
+      report(tc.cols.where, fmt::format("spmmc_tc_cols has {} pairs, not 4 per block (8 columns: one per 8 x 1 vector)",
+                                        tc.cols.values.size() / 2));
+      return false;
+    }
+    const int64_t blocks = static_cast<int64_t>(tc.cols.values.size()) / kTcBlockVectors;
+    if (static_cast<int64_t>(tc.a.values.size()) != kTcWordsPerBlock * blocks) {
+      report(tc.a.where, fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} (32 words "
+                                     "per block, one per lane)",
+                                     tc.a.values.size(), blocks, kTcWordsPerBlock * blocks));
+      return false;
+    }
+    for (size_t w = 0; w < first.size(); ++w) {
+      const bool wrong = w == 0 ? first[0] != 0 : first[w] < first[w - 1] || first[w] > blocks;
+      if (!wrong && (w + 1 < first.size() || first[w] == blocks)) continue;
+      report(element_at(tc.window_block, w),
+             w == 0 ? fmt::format("spmmc_tc_window_block[0] is {}, but the first window starts at block 0", first[0])
+             : first[w] < first[w - 1]
+                 ? fmt::format("spmmc_tc_window_block[{}] is {}, below spmmc_tc_window_block[{}] = {}: the windows' "
+                               "blocks must follow each other in order",
+                               w, first[w], w - 1, first[w - 1])
+                 : fmt::format("spmmc_tc_window_block[{}] is {}, but spmmc_tc_cols and spmmc_tc_a hold {} blocks{}", w,
+                               first[w], blocks,
+                               w + 1 == first.size() ? " (the last element ends the last window's blocks)" : ""));
+      return false;
+    }
+    out_.tc_windows = windows;
+    out_.tc_blocks = blocks;
+    return true;
+  }
+
+  // A rebuilt from the tensor-core arrays against the weights (rounded to the dtype): every row of A
+  // in exactly one window (rows with non-zeros in a window with blocks), every column within K,
+  // a window's vectors of distinct columns (a repeated column is padding: all its values zero),
+  // and every value, decoded from its 16 bits as the dtype's, A's value there.
+  void check_tensor_core() {
+    check_tc_launch_constants();
+    if (!check_tc_shape()) return;
+    const TensorCorePath& tc = code_.tc;
+    const std::string& weights = options_.weights_name;
+    const std::vector<int64_t>& first = tc.window_block.values;
+    const std::vector<int64_t>& rows = tc.window_rows.values;
+    const std::vector<int64_t>& cols = tc.cols.values;
+    const int64_t windows = out_.tc_windows;
+
+    // The rows: each of A's exactly once, -1 for none.
+    std::vector<int64_t> slot_of(static_cast<size_t>(w_.rows), -1);  // the element of spmmc_tc_window_rows
+    std::vector<bool> valid_slot(rows.size(), false);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int64_t r = rows[i], w = static_cast<int64_t>(i) / kTcWindowRows;
+      if (r == -1) continue;
+      if (r < 0 || r >= w_.rows) {
+        report(element_at(tc.window_rows, i),
+               fmt::format("spmmc_tc_window_rows[{}] (row {} of window {}) is {}, but {} has rows 0 to {} (-1: none)", i,
+                           static_cast<int64_t>(i) % kTcWindowRows, w, r, weights, w_.rows - 1));
+        continue;
+      }
+      const int64_t before = slot_of[static_cast<size_t>(r)];
+      if (before >= 0) {
+        report(element_at(tc.window_rows, i),
+               before / kTcWindowRows == w
+                   ? fmt::format("spmmc_tc_window_rows[{}] is row {} again in window {} (also element {}): the "
+                                 "tensor-core kernel would store two rows of its output to row {} of C",
+                                 i, r, w, before, r)
+                   : fmt::format("spmmc_tc_window_rows[{}] (window {}) is row {} again (also element {}, window {}): the "
+                                 "tensor-core kernel would write row {} of C twice",
+                                 i, w, r, before, before / kTcWindowRows, r));
+        continue;
+      }
+      slot_of[static_cast<size_t>(r)] = static_cast<int64_t>(i);
+      valid_slot[i] = true;
+    }
+    for (int32_t r = 0; r < w_.rows; ++r)
+      if (slot_of[static_cast<size_t>(r)] < 0) {
+        report(tc.window_rows.where,
+               fmt::format("row {} of A is in no window (spmmc_tc_window_rows): the tensor-core kernel never writes row {} "
+                           "of C{}",
+                           r, r,
+                           w_.row_length(r) ? fmt::format(" (row {} of A has {} non-zeros in {})", r, w_.row_length(r), weights)
+                                            : std::string()));
+        ++out_.rows_differing;
+      }
+
+    // The columns: within K, padding vectors included (the kernel loads B's row for every vector).
+    std::vector<bool> valid_col(cols.size(), false);
+    for (int64_t w = 0; w < windows; ++w)
+      for (int64_t b = first[static_cast<size_t>(w)]; b < first[static_cast<size_t>(w) + 1]; ++b)
+        for (int64_t j = 0; j < kTcBlockVectors; ++j) {
+          const size_t v = static_cast<size_t>(b * kTcBlockVectors + j);
+          if (cols[v] >= 0 && cols[v] < w_.cols) {
+            valid_col[v] = true;
+            continue;
+          }
+          report(element_at(tc.cols, v),
+                 fmt::format("{} (vector {} of block {}, window {}) is {}, but B has {} rows (A has {} columns in {}): "
+                             "the tensor-core kernel would load outside B",
+                             cols_element(v), j, b, w, cols[v], w_.cols, w_.cols, weights));
+        }
+
+    // The values, vector by vector: lane 4g + t's word holds vectors 2t (low half) and 2t + 1 (high
+    // half) for the window's row g.
+    std::vector<std::vector<TcEntry>> by_row(static_cast<size_t>(w_.rows));
+    for (int64_t w = 0; w < windows; ++w) {
+      // Column -> the window's first vector with a non-zero value for it, and the row slots that
+      // have one in some vector of that column.
+      std::map<int64_t, std::pair<size_t, uint32_t>> holder;
+      for (int64_t b = first[static_cast<size_t>(w)]; b < first[static_cast<size_t>(w) + 1]; ++b)
+        for (int64_t j = 0; j < kTcBlockVectors; ++j) {
+          const size_t v = static_cast<size_t>(b * kTcBlockVectors + j);
+          const int half = static_cast<int>(j % 2);
+          std::vector<TcEntry> values;  // the vector's non-zero values
+          for (int64_t g = 0; g < kTcWindowRows; ++g) {
+            const size_t word = static_cast<size_t>(b * kTcWordsPerBlock + 4 * g + j / 2);
+            const uint32_t bits = static_cast<uint32_t>(static_cast<uint64_t>(tc.a.values[word]) >> (16 * half)) & 0xffffu;
+            const float value = half_value(bits, code_.dtype);
+            if (value == 0.0f) continue;  // +0 or -0: no entry (a product that adds nothing)
+            values.push_back({g, cols[v], value, bits, word, half});
+          }
+          if (values.empty()) {
+            ++out_.tc_padding;
+            continue;
+          }
+          ++out_.tc_vectors;
+          if (!valid_col[v]) continue;
+          auto [it, fresh] = holder.emplace(cols[v], std::make_pair(v, 0u));
+          uint32_t& held = it->second.second;
+          if (!fresh) {
+            // A window's vectors are its distinct columns: a repeat is padding, all zeros. Its values
+            // for rows the column's first vector leaves zero still count as A's (so that they are not
+            // also reported missing); those for rows it holds already would be summed twice.
+            const auto twice = std::find_if(values.begin(), values.end(), [&](const TcEntry& e) { return held >> e.g & 1u; });
+            const TcEntry& e = twice != values.end() ? *twice : values.front();
+            report(element_at(tc.cols, v),
+                   fmt::format("{} (vector {} of block {}) is column {} again in window {} (also {}): a repeated column "
+                               "must be a padding vector of zeros, but {} is 0x{:04x} ({}, row {} of the window){}",
+                               cols_element(v), j, b, cols[v], w, cols_element(it->second.first),
+                               a_element(e.word, e.half), e.bits, hex_float(e.value), e.g,
+                               twice != values.end()
+                                   ? fmt::format(": the kernel would sum column {} of that row twice", cols[v])
+                                   : std::string()));
+          }
+          for (const TcEntry& e : values) {
+            const size_t slot = static_cast<size_t>(w * kTcWindowRows + e.g);
+            if (held >> e.g & 1u) continue;  // summed twice: reported above
+            held |= 1u << e.g;
+            if (rows[slot] == -1) {
+              report(element_at(tc.a, e.word),
+                     fmt::format("{} is 0x{:04x} ({}), a value of column {} for row {} of window {}, which has no row "
+                                 "(spmmc_tc_window_rows[{}] is -1): a weight of no row of A",
+                                 a_element(e.word, e.half), e.bits, hex_float(e.value), cols[v], e.g, w, slot));
+              continue;
+            }
+            if (!valid_slot[slot]) continue;  // a row out of range or repeated: reported above
+            by_row[static_cast<size_t>(rows[slot])].push_back(e);
+          }
+        }
+    }
+
+    // Row by row against the weights.
+    for (int32_t r = 0; r < w_.rows; ++r) {
+      const int64_t slot = slot_of[static_cast<size_t>(r)];
+      if (slot < 0) continue;
+      ++out_.rows_written;
+      const int64_t before = out_.total_differences;
+      std::vector<TcEntry>& entries = by_row[static_cast<size_t>(r)];
+      out_.code_nnz += static_cast<int64_t>(entries.size());
+      const int64_t w = slot / kTcWindowRows;
+      const CodeLocation row_at = element_at(tc.window_rows, static_cast<size_t>(slot));
+      if (first[static_cast<size_t>(w)] == first[static_cast<size_t>(w) + 1] && w_.row_length(r) > 0) {
+        report(row_at, fmt::format("row {} of A has {} non-zeros in {}, but its window {} (spmmc_tc_window_rows[{}]) has no "
+                                   "blocks (spmmc_tc_window_block[{}] = spmmc_tc_window_block[{}] = {}): the tensor-core "
+                                   "kernel stores row {} of C as zeros",
+                                   r, w_.row_length(r), weights, w, slot, w, w + 1, first[static_cast<size_t>(w)], r));
+        ++out_.rows_differing;
+        continue;
+      }
+      std::stable_sort(entries.begin(), entries.end(), [](const TcEntry& a, const TcEntry& b) { return a.col < b.col; });
+      size_t i = 0;
+      int32_t p = w_.row_ptr[r];
+      const int32_t end = w_.row_ptr[r + 1];
+      while (i < entries.size() || p < end) {
+        if (p == end || (i < entries.size() && entries[i].col < w_.col_idx[p])) {
+          const TcEntry& extra = entries[i++];
+          report(element_at(tc.a, extra.word),
+                 fmt::format("A({}, {}) = {} is in the code ({} is 0x{:04x}) but not in {}", r, extra.col,
+                             hex_float(extra.value), a_element(extra.word, extra.half), extra.bits, weights));
+          continue;
+        }
+        if (i == entries.size() || w_.col_idx[p] < entries[i].col) {
+          report(row_at, fmt::format("missing: A({}, {}) = {} ({}) is in no vector of window {}, the window of row {} "
+                                     "(spmmc_tc_window_rows[{}])",
+                                     r, w_.col_idx[p], hex_float(w_.values[p]), weights, w, r, slot));
+          ++p;
+          continue;
+        }
+        const TcEntry& e = entries[i++];
+        if (!same_bits(e.value, w_.values[p]))
+          report(element_at(tc.a, e.word),
+                 fmt::format("A({}, {}) is {} in the code ({} is 0x{:04x}) but {} in {}", r, e.col, hex_float(e.value),
+                             a_element(e.word, e.half), e.bits, hex_float(w_.values[p]), weights));
+        ++p;
+      }
+      if (out_.total_differences != before) ++out_.rows_differing;
+    }
   }
 
   // Loads of the tiles the blocks run: rows within B, lanes within the thread's columns.

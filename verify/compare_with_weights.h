@@ -9,7 +9,10 @@
 // after the first waiting for the one before); each kernel's column mapping (B-tiles, block
 // size, V) covering the columns of C; the generic path's CSR arrays equal to the weights; and the
 // info object's m, k, nnz, m1, n1, cols_per_thread, a_tiles, name and weights SHA-256
-// (compiler/common/sha256.h) agreeing with the matrix and the code.
+// (compiler/common/sha256.h) agreeing with the matrix and the code. For the tensor-core family
+// (EmittedKernelAnalysis::tensor_core), A rebuilt from its windows, blocks, columns and values
+// (each value decoded from its 16 bits as the dtype's) against the weights, every row of A in
+// exactly one window, and the generic path's arrays and the info object as above.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,9 @@ struct WeightsComparison {
   std::string weights_sha256;     // their hash (weights_sha256 of compiler/common/sha256.h)
   int64_t code_nnz = 0;           // products the code sums into stored rows (each row's lowest stored lane once)
   int64_t rows_written = 0;       // rows of C stored at least once (in some lane)
+  // The tensor-core family, as rebuilt from its arrays: windows (spmmc_tc_window_block), blocks,
+  // 8 x 1 vectors with a non-zero value and padding vectors (all values zero).
+  int64_t tc_windows = 0, tc_blocks = 0, tc_vectors = 0, tc_padding = 0;
 };
 
 // Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no

@@ -33,6 +33,11 @@ constexpr int64_t kMaxBlocks = int64_t{1} << 21;
 constexpr const char* kLaunchDependents = "SPMMC_LAUNCH_DEPENDENTS";
 constexpr const char* kWaitForPrevious = "SPMMC_WAIT_FOR_PREVIOUS_KERNEL";
 
+// The tensor-core family (kernel_tensor_core.cuh): its a_format and its one __global__ function
+// besides the generic kernels. Spelled here, not taken from codegen/, which verify checks.
+constexpr const char* kVectorBlocksFormat = "vector-blocks-constants";
+constexpr const char* kTensorCoreKernel = "spmmc_tc_kernel";
+
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
  public:
@@ -74,8 +79,13 @@ class BodyScan : public clang::RecursiveASTVisitor<BodyScan> {
     if (u->isIncrementDecrementOp() || u->getOpcode() == clang::UO_AddrOf) note_write(u->getSubExpr());
     return true;
   }
+  bool VisitGCCAsmStmt(clang::GCCAsmStmt* a) {
+    asms.push_back(a);
+    return true;
+  }
   std::vector<clang::SwitchStmt*> switches;
   std::vector<clang::CallExpr*> calls;
+  std::vector<clang::GCCAsmStmt*> asms;
   std::set<const clang::VarDecl*> written;  // assigned, incremented or whose address is taken
 
  private:
@@ -112,10 +122,15 @@ class KernelWalker {
     top.TraverseDecl(ctx_.getTranslationUnitDecl());
     read_info(top.variables);
     read_generic_path(top.variables);
+    read_tensor_core_path(top.variables);
     choose_dtype(top.functions);
     if (!check_element_types(top.functions)) return;
     if (out_.info.a_format.value && *out_.info.a_format.value == "csr-constants") {
       read_generic_only(top.functions);
+      return;
+    }
+    if (out_.info.a_format.value && *out_.info.a_format.value == kVectorBlocksFormat) {
+      read_tensor_core_only(top.functions);
       return;
     }
     const std::vector<const clang::FunctionDecl*> kernels = find_kernels(top.functions);
@@ -236,6 +251,61 @@ class KernelWalker {
         error({}, fmt::format("the info object says a_format = 'csr-constants' (the generic family), but the file has {} "
                               "__global__ {} (expected one)",
                               count, name));
+  }
+
+  // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision only;
+  // its __global__ functions are the tensor-core kernel and the two generic kernels, one each (any
+  // other would run unchecked); every inline-PTX mma of the file (SPMMC_TC_MMA as expanded) is the
+  // m16n8k8 MMA of the file's dtype with float32 accumulators, since that dtype is how
+  // compare_with_weights decodes the bits of spmmc_tc_a and how the kernel's MMA reads them.
+  void read_tensor_core_only(const std::vector<clang::FunctionDecl*>& functions) {
+    out_.tensor_core = true;
+    if (out_.dtype != DType::kFp16 && out_.dtype != DType::kBf16) {
+      const CodeLocation& at = out_.info.a_format.where;
+      out_.errors.push_back({at.file.empty() ? out_.info.where : at,
+                             fmt::format("the info object says a_format = '{}' (the tensor-core family), but {}: its MMAs "
+                                         "take float16 or bfloat16 elements, not {}",
+                                         kVectorBlocksFormat, dtype_origin_, dtype_info_name(out_.dtype))});
+      return;
+    }
+    std::map<std::string, int> expected = {{kTensorCoreKernel, 0}, {kGenericKernelV4, 0}, {kGenericKernelV1, 0}};
+    for (const clang::FunctionDecl* f : functions) {
+      if (f->hasAttr<clang::CUDAGlobalAttr>()) {
+        const auto found = expected.find(f->getNameAsString());
+        if (found != expected.end()) ++found->second;
+        else
+          error(f->getLocation(), fmt::format("the info object says a_format = '{}' (the tensor-core family), but the file "
+                                              "has the __global__ function {} besides the tensor-core and generic kernels",
+                                              kVectorBlocksFormat, f->getNameAsString()));
+      }
+      BodyScan scan;
+      scan.TraverseStmt(f->getBody());
+      for (const clang::GCCAsmStmt* a : scan.asms) {
+        const std::string text = a->getAsmString()->getString().str();
+        const size_t first = text.find_first_not_of(" \t\n");
+        const std::string opcode =
+            first == std::string::npos ? std::string() : text.substr(first, text.find_first_of(" \t\n{", first) - first);
+        if (opcode.rfind("mma", 0) == 0)
+          out_.tc.mmas.push_back({opcode, f->getNameAsString(), locator_.at(a->getBeginLoc())});
+      }
+    }
+    for (const auto& [name, count] : expected)
+      if (count != 1)
+        error({}, fmt::format("the info object says a_format = '{}' (the tensor-core family), but the file has {} "
+                              "__global__ {} (expected one)",
+                              kVectorBlocksFormat, count, name));
+    const char* half = out_.dtype == DType::kFp16 ? "f16" : "bf16";
+    const std::string want = fmt::format("mma.sync.aligned.m16n8k8.row.col.f32.{}.{}.f32", half, half);
+    if (out_.tc.mmas.empty())
+      error({}, fmt::format("the info object says a_format = '{}' (the tensor-core family), but no asm statement of the "
+                            "file is an mma (expected {})",
+                            kVectorBlocksFormat, want));
+    for (const MmaStatement& m : out_.tc.mmas)
+      if (m.opcode != want)
+        out_.errors.push_back(
+            {m.where, fmt::format("the MMA in {} is '{}', but {}: expected '{}' (spmmc_tc_a holds A's values as {} bits, "
+                                  "8 x 1 vectors of the m16n8k8 shape, summed in float32)",
+                                  m.function, m.opcode, dtype_origin_, want, dtype_info_name(out_.dtype))});
   }
 
   // Device functions that read as tile functions but that no case calls: kept to explain rows
@@ -766,34 +836,129 @@ class KernelWalker {
                                                          {"spmmc_generic_order", &out_.generic.order}};
     for (const clang::VarDecl* v : variables) {
       const auto it = arrays.find(v->getNameAsString());
-      if (it == arrays.end()) continue;
-      IntegerArray& array = *it->second;
-      if (array.found) {
-        error(v->getLocation(), fmt::format("a second {}", it->first));
-        continue;
-      }
-      array.found = true;
-      array.where = locator_.at(v->getLocation());
-      const auto* list = v->hasInit() ? llvm::dyn_cast<clang::InitListExpr>(v->getInit()->IgnoreImplicit()) : nullptr;
-      const auto* type = ctx_.getAsConstantArrayType(v->getType());
-      if (!list || !type || !type->getElementType()->isIntegerType() || !v->getType().isConstQualified()) {
-        error(v->getLocation(), fmt::format("{} is not a const array of integer constants", it->first));
-        continue;
-      }
-      const uint64_t size = type->getSize().getZExtValue();
-      for (uint64_t i = 0; i < size; ++i) {
-        const clang::Expr* init = i < list->getNumInits() ? list->getInit(static_cast<unsigned>(i)) : nullptr;
-        const std::optional<int64_t> value = init ? integer_constant(init, ctx_) : std::optional<int64_t>(0);
-        if (!value) {
-          error(init->getBeginLoc(), fmt::format("cannot evaluate element {} of {}", i, it->first));
-          break;
+      if (it != arrays.end()) read_integer_array(*v, it->first, *it->second);
+    }
+  }
+
+  // The tensor-core family's constants and arrays (whatever the a_format: compare_with_weights
+  // reads them only in that family). spmmc_tc_a must hold 32-bit words (two half-precision values
+  // each) and spmmc_tc_cols int2 pairs: other element types would change what the kernel reads.
+  void read_tensor_core_path(const std::vector<clang::VarDecl*>& variables) {
+    TensorCorePath& tc = out_.tc;
+    const std::map<std::string, IntegerConstant*> constants = {{"spmmc_tc_windows", &tc.windows},
+                                                               {"spmmc_tc_warps", &tc.warps},
+                                                               {"spmmc_tc_threads", &tc.threads},
+                                                               {"spmmc_tc_cols_per_warp", &tc.cols_per_warp}};
+    const std::map<std::string, IntegerArray*> arrays = {{"spmmc_tc_window_block", &tc.window_block},
+                                                         {"spmmc_tc_window_rows", &tc.window_rows},
+                                                         {"spmmc_tc_a", &tc.a}};
+    for (const clang::VarDecl* v : variables) {
+      const std::string name = v->getNameAsString();
+      if (const auto c = constants.find(name); c != constants.end()) {
+        IntegerConstant& constant = *c->second;
+        if (constant.found) {
+          error(v->getLocation(), fmt::format("a second {}", name));
+          continue;
         }
-        const CodeLocation at = locator_.at(init ? init->getBeginLoc() : v->getLocation());
+        constant.found = true;
+        constant.where = locator_.at(v->getLocation());
+        constant.field.where = constant.where;
+        if (!v->hasInit() || !v->getType().isConstQualified() || !v->getType()->isIntegerType()) {
+          error(v->getLocation(), fmt::format("{} is not an integer constant", name));
+          continue;
+        }
+        constant.field.where = locator_.at(v->getInit()->getBeginLoc());
+        constant.field.value = integer_constant(v->getInit(), ctx_);
+      } else if (const auto a = arrays.find(name); a != arrays.end()) {
+        if (!read_integer_array(*v, name, *a->second) || name != "spmmc_tc_a") continue;
+        const auto* type = ctx_.getAsConstantArrayType(v->getType());
+        if (ctx_.getTypeSize(type->getElementType()) != 32)
+          error(v->getLocation(), fmt::format("the elements of spmmc_tc_a are {}-bit {}, but each must be one 32-bit word "
+                                              "of two 16-bit values (what a lane holds of the MMA's operand)",
+                                              ctx_.getTypeSize(type->getElementType()),
+                                              type->getElementType().getAsString()));
+      } else if (name == "spmmc_tc_cols") {
+        read_pair_array(*v, name, tc.cols);
+      }
+    }
+  }
+
+  // `v`, a const array of integer constants, element by element into `array` (missing trailing
+  // elements are 0, as C++ initialises them). False, with an error at `v`, otherwise.
+  bool read_integer_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array) {
+    if (array.found) {
+      error(v.getLocation(), fmt::format("a second {}", name));
+      return false;
+    }
+    array.found = true;
+    array.where = locator_.at(v.getLocation());
+    const auto* list = v.hasInit() ? llvm::dyn_cast<clang::InitListExpr>(v.getInit()->IgnoreImplicit()) : nullptr;
+    const auto* type = ctx_.getAsConstantArrayType(v.getType());
+    if (!list || !type || !type->getElementType()->isIntegerType() || !v.getType().isConstQualified()) {
+      error(v.getLocation(), fmt::format("{} is not a const array of integer constants", name));
+      return false;
+    }
+    const uint64_t size = type->getSize().getZExtValue();
+    for (uint64_t i = 0; i < size; ++i) {
+      const clang::Expr* init = i < list->getNumInits() ? list->getInit(static_cast<unsigned>(i)) : nullptr;
+      const std::optional<int64_t> value = init ? integer_constant(init, ctx_) : std::optional<int64_t>(0);
+      if (!value) {
+        error(init->getBeginLoc(), fmt::format("cannot evaluate element {} of {}", i, name));
+        return false;
+      }
+      const CodeLocation at = locator_.at(init ? init->getBeginLoc() : v.getLocation());
+      array.values.push_back(*value);
+      array.lines.push_back(static_cast<int32_t>(at.line));
+      array.columns.push_back(static_cast<int32_t>(at.column));
+    }
+    return true;
+  }
+
+  // `v`, a const array of int2 ({x, y} pairs of integer constants), flattened into `array`: element
+  // i's x at 2i, its y at 2i + 1, each with its own place.
+  bool read_pair_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array) {
+    if (array.found) {
+      error(v.getLocation(), fmt::format("a second {}", name));
+      return false;
+    }
+    array.found = true;
+    array.where = locator_.at(v.getLocation());
+    const auto* list = v.hasInit() ? llvm::dyn_cast<clang::InitListExpr>(v.getInit()->IgnoreImplicit()) : nullptr;
+    const auto* type = ctx_.getAsConstantArrayType(v.getType());
+    const clang::RecordDecl* pair = type ? type->getElementType()->getAsRecordDecl() : nullptr;
+    std::vector<const clang::FieldDecl*> fields;
+    if (pair)
+      for (const clang::FieldDecl* f : pair->fields()) fields.push_back(f);
+    const bool int2 = pair && pair->getName() == "int2" && fields.size() == 2 && fields[0]->getName() == "x" &&
+                      fields[1]->getName() == "y" && fields[0]->getType()->isIntegerType() &&
+                      fields[1]->getType()->isIntegerType();
+    if (!list || !int2 || !v.getType().isConstQualified()) {
+      error(v.getLocation(), fmt::format("{} is not a const array of int2 constants", name));
+      return false;
+    }
+    const uint64_t size = type->getSize().getZExtValue();
+    for (uint64_t i = 0; i < size; ++i) {
+      const clang::Expr* init = i < list->getNumInits() ? list->getInit(static_cast<unsigned>(i)) : nullptr;
+      if (init && llvm::isa<clang::ImplicitValueInitExpr>(init)) init = nullptr;  // {0, 0}, as C++ initialises it
+      const auto* members = init ? llvm::dyn_cast<clang::InitListExpr>(init->IgnoreImplicit()) : nullptr;
+      if (init && !members) {
+        error(init->getBeginLoc(), fmt::format("cannot evaluate element {} of {} (expected {{x, y}})", i, name));
+        return false;
+      }
+      for (unsigned m = 0; m < 2; ++m) {
+        const clang::Expr* member = members && m < members->getNumInits() ? members->getInit(m) : nullptr;
+        const std::optional<int64_t> value = member ? integer_constant(member, ctx_) : std::optional<int64_t>(0);
+        if (!value) {
+          error(member->getBeginLoc(), fmt::format("cannot evaluate element {}.{} of {}", i, m ? "y" : "x", name));
+          return false;
+        }
+        const CodeLocation at = locator_.at(member ? member->getBeginLoc() : init ? init->getBeginLoc() : v.getLocation());
         array.values.push_back(*value);
         array.lines.push_back(static_cast<int32_t>(at.line));
         array.columns.push_back(static_cast<int32_t>(at.column));
       }
     }
+    return true;
   }
 
   clang::ASTContext& ctx_;

@@ -8,7 +8,9 @@
 //   - their launch loop in the host code (read_launch.h), and from it the blocks of every launch;
 //   - each called tile function's one inline-PTX asm statement, its operands' roles (b, c, ld)
 //     and constraints, then read_tile_ptx.h reads the PTX;
-//   - the spmmc_kernel_info initialiser field by field, and the generic path's CSR arrays.
+//   - the spmmc_kernel_info initialiser field by field, and the generic path's CSR arrays;
+//   - in a file of the tensor-core family, its constants and arrays (spmmc_tc_*), its __global__
+//     functions and the opcode of every inline-PTX mma.
 // Unrecognised constructs become errors at their place; nothing throws out of it.
 #pragma once
 

@@ -33,7 +33,7 @@ constexpr int spmmc_tc_threads = 32 * spmmc_tc_warps;
 constexpr int spmmc_tc_cols_per_warp = 64;
 // Window w owns blocks spmmc_tc_window_block[w] .. spmmc_tc_window_block[w + 1] - 1 (none: rows of C that are zero).
 __device__ const int spmmc_tc_window_block[] = {/*@WINDOW_BLOCK*/0, 0/*@*/};
-// The 8 rows of C of each window (-1: none, the last window's rows past the end).
+// The 8 rows of C of each window (-1: none, in a window of fewer than 8 rows).
 __device__ const int spmmc_tc_window_rows[] = {/*@WINDOW_ROWS*/0, -1, -1, -1, -1, -1, -1, -1/*@*/};
 // The row of B of each vector of each block, as 4 pairs per block (pair t: vectors 2t and 2t + 1).
 __device__ const int2 spmmc_tc_cols[] = {/*@COLS*/{0, 0}, {0, 0}, {0, 0}, {0, 0}/*@*/};

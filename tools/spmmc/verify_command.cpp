@@ -108,6 +108,7 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       {"parsed", code.parsed},
       {"analyzed", code.analyzed},
       {"dtype", dtype_name(code.dtype)},
+      {"family", code.tensor_core ? "tensor-core" : code.generic_only ? "generic" : "unrolled"},
       // The weights as compared: rounded to the code's dtype (compare_with_weights).
       {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", result.weights_nnz}, {"sha256", result.weights_sha256}}},
       {"kernel", code.kernel},  // the first kernel launched (compatibility: see "kernels")
@@ -123,6 +124,12 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
        {{"row_ptr", code.generic.row_ptr.values.size()},
         {"col_idx", code.generic.col_idx.values.size()},
         {"weight_bits", code.generic.weight_bits.values.size()}}},
+      // The tensor-core family's A as rebuilt from its arrays (null for the other families).
+      {"tensor_core", code.tensor_core ? Json{{"windows", result.tc_windows},
+                                              {"blocks", result.tc_blocks},
+                                              {"vectors", result.tc_vectors},
+                                              {"padding_vectors", result.tc_padding}}
+                                       : Json(nullptr)},
       {"info", info_json},
       {"code_nnz", result.code_nnz},
       {"rows_written", result.rows_written},
@@ -188,7 +195,11 @@ int run_verify(const Args& args) {
     if (args.has("--per-tile") && code.analyzed) print_per_tile(code);
     const size_t tiles = code.tiles.size();
     const std::string stats =
-        code.analyzed && code.generic_only ? std::string("; the generic family (A's CSR arrays, checked element by element)")
+        code.analyzed && code.tensor_core
+            ? fmt::format("; the tensor-core family ({} windows of 8 rows, {} blocks of 8 x 1 vectors: {} vectors and {} "
+                          "padding; and the generic path's CSR arrays; checked element by element)",
+                          result.tc_windows, result.tc_blocks, result.tc_vectors, result.tc_padding)
+        : code.analyzed && code.generic_only ? std::string("; the generic family (A's CSR arrays, checked element by element)")
         : code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
                                     code.columns.cols_per_thread, code.columns.cols_per_thread == 1 ? "" : "s",
                                     range_text("statements", range_of(code.tiles, &AnalyzedTile::statements), tiles),
@@ -236,10 +247,12 @@ Command verify_command() {
       "order; every row of C written exactly once (empty rows store +0); every tile dispatched by exactly one\n"
       "case of one kernel, the launch tables, every kernel after the first waiting for its predecessor; the\n"
       "thread-to-column mapping; the generic path's CSR arrays; and NAME_info()'s m, k, nnz, m1, n1,\n"
-      "cols_per_thread, a_tiles, name and weights_sha256. Reports per tile function the PTX instructions,\n"
-      "global loads and FMAs, and (--json) the kernels in launch order. Indices in messages are 0-based, as\n"
-      "in the code. Exit 0 on a match; 65 when the code differs, does not parse or is not recognised (the\n"
-      "first differences are named, file:line:column); 66 when a file is missing. See docs/verify.md.";
+      "cols_per_thread, a_tiles, name and weights_sha256. Files of the tensor-core family (--dtype fp16|bf16)\n"
+      "have A rebuilt from their windows, 8 x 1 vectors and half-precision values, each row of A in one window.\n"
+      "Reports per tile function the PTX instructions, global loads and FMAs, and (--json) the kernels in\n"
+      "launch order. Indices in messages are 0-based, as in the code. Exit 0 on a match; 65 when the code\n"
+      "differs, does not parse or is not recognised (the first differences are named, file:line:column); 66\n"
+      "when a file is missing. See docs/verify.md.";
   c.options = {
       {"--against", "WEIGHTS", "the matrix file the kernel claims to compute (required)"},
       {"--json", "", "print a JSON report (schema spmmc.verify/1) instead of the summary"},

@@ -82,6 +82,15 @@ __host__ __device__ float4 make_float4(float x, float y, float z, float w);
 struct __attribute__((aligned(8))) uint2 {
   unsigned int x, y;
 };
+/* The tensor-core family (kernel_tensor_core.cuh): its columns as int2 pairs, its 16-byte loads of
+   B and stores of C as uint4 (eight half-precision elements). */
+struct __attribute__((aligned(8))) int2 {
+  int x, y;
+};
+struct __attribute__((aligned(16))) uint4 {
+  unsigned int x, y, z, w;
+};
+__host__ __device__ uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w);
 
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
@@ -89,6 +98,9 @@ __device__ float4 __ldg(const float4* p);
 __device__ int __ldg(const int* p);
 __device__ unsigned __ldg(const unsigned* p);
 __device__ uint2 __ldg(const uint2* p);
+__device__ int2 __ldg(const int2* p);
+__device__ uint4 __ldg(const uint4* p);
+__device__ unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);
 __device__ float __uint_as_float(unsigned int x);

@@ -1,0 +1,692 @@
+// spmmc verify of the tensor-core family (spmmc compile --family tensor-core, --dtype fp16|bf16):
+// files written by the spmmc binary match their weights rounded to the dtype, A rebuilt from
+// spmmc_tc_window_block, spmmc_tc_window_rows, spmmc_tc_cols and spmmc_tc_a; edited copies are
+// refused at the array element concerned: a flipped bit of a value, a row twice (in one window or
+// two), a row in no window, a row with non-zeros in a window without blocks, a column outside K
+// (padding included), a column repeated with non-zero values, a value for a row slot of -1, the
+// arrays' sizes, the launch constants, the info object, the MMA of the other dtype, another
+// __global__ function, the generic path's arrays. The tests find their way around the arrays by
+// reading the initialisers' text themselves (not through the verifier's reading of them).
+#include <cstdint>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "compiler/common/dtype.h"
+#include "compiler/formats/write_matrix.h"
+#include "tests/test_util.h"
+#include "tests/verify/verify_test_util.h"
+
+namespace spmmc {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_spmmc;
+
+// A(4, 0) = 0.1: neither a float16 nor a bfloat16. A(3, 5) = 1e-9: dropped in fp16, kept in bf16.
+constexpr float kTenth = 0.1f;
+constexpr float kTiny = 1e-9f;
+constexpr int32_t kRows = 48, kCols = 40, kEmptyRow = 10;
+
+// 48 x 40, about a quarter dense, row 10 empty (a window without blocks where the rows are
+// reordered), values of many magnitudes.
+Csr tc_weights() {
+  return test::make_matrix(kRows, kCols, [](int32_t r, int32_t c) -> float {
+    if (r == 4 && c == 0) return kTenth;
+    if (r == 3 && c == 5) return kTiny;
+    if (r == kEmptyRow || (r * 131 + c * 71 + r * c * 7) % 11 >= 3) return 0.0f;
+    return static_cast<float>((r * 31 + c * 17) % 97 - 48) / 7.3f;
+  });
+}
+
+// The integer literals of an initialiser `declaration = { ... }` in order (nested braces
+// flattened: an int2 array gives x, y, x, y, ...), as (offset, length) in the text.
+std::vector<std::pair<size_t, size_t>> initializer_numbers(const std::string& text, const std::string& declaration) {
+  const size_t start = text.find(declaration);
+  INFO("looking for '" << declaration << "'");
+  REQUIRE(start != std::string::npos);
+  size_t i = text.find('{', start + declaration.size() - 1);
+  REQUIRE(i != std::string::npos);
+  std::vector<std::pair<size_t, size_t>> numbers;
+  const std::string number_chars = "-0123456789abcdefABCDEFxXuU";
+  for (int depth = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{') ++depth;
+    else if (c == '}' && --depth == 0) break;
+    else if (number_chars.find(c) != std::string::npos) {
+      const size_t end = text.find_first_not_of(number_chars, i);
+      numbers.emplace_back(i, end - i);
+      i = end - 1;
+    }
+  }
+  return numbers;
+}
+
+int64_t literal_value(const std::string& literal) {
+  std::string digits = literal;
+  while (!digits.empty() && (digits.back() == 'u' || digits.back() == 'U')) digits.pop_back();
+  return std::stoll(digits, nullptr, 0);
+}
+
+std::vector<int64_t> initializer_values(const std::string& text, const std::string& declaration) {
+  std::vector<int64_t> values;
+  for (const auto& [at, length] : initializer_numbers(text, declaration)) values.push_back(literal_value(text.substr(at, length)));
+  return values;
+}
+
+constexpr const char* kWindowBlock = "spmmc_tc_window_block[] = {";
+constexpr const char* kWindowRows = "spmmc_tc_window_rows[] = {";
+constexpr const char* kCols_ = "spmmc_tc_cols[] = {";
+constexpr const char* kA = "spmmc_tc_a[] = {";
+
+// The arrays of a tensor-core file, read from its text.
+struct TcArrays {
+  std::vector<int64_t> window_block, window_rows, cols, a;
+
+  explicit TcArrays(const std::string& text)
+      : window_block(initializer_values(text, kWindowBlock)),
+        window_rows(initializer_values(text, kWindowRows)),
+        cols(initializer_values(text, kCols_)),
+        a(initializer_values(text, kA)) {}
+
+  int64_t windows() const { return static_cast<int64_t>(window_block.size()) - 1; }
+  // The element of spmmc_tc_window_rows holding row r (-1: none).
+  int64_t slot_of(int64_t r) const {
+    for (size_t i = 0; i < window_rows.size(); ++i)
+      if (window_rows[i] == r) return static_cast<int64_t>(i);
+    return -1;
+  }
+  uint32_t half_bits(size_t word, int half) const {
+    return static_cast<uint32_t>(static_cast<uint64_t>(a[word]) >> (16 * half)) & 0xffffu;
+  }
+};
+
+// Where A(r, c)'s value is in spmmc_tc_a: the word and its half, and the vector (8 per block).
+struct ValuePlace {
+  size_t word = 0;
+  int half = 0;
+  size_t vector = 0;
+};
+
+ValuePlace find_value(const TcArrays& t, int64_t r, int64_t c) {
+  const int64_t slot = t.slot_of(r);
+  REQUIRE(slot >= 0);
+  const int64_t w = slot / 8, g = slot % 8;
+  for (int64_t b = t.window_block[static_cast<size_t>(w)]; b < t.window_block[static_cast<size_t>(w) + 1]; ++b)
+    for (int64_t j = 0; j < 8; ++j) {
+      const size_t v = static_cast<size_t>(8 * b + j);
+      const size_t word = static_cast<size_t>(32 * b + 4 * g + j / 2);
+      if (t.cols[v] == c && t.half_bits(word, static_cast<int>(j % 2)) != 0) return {word, static_cast<int>(j % 2), v};
+    }
+  FAIL("A(" << r << ", " << c << ") is in no vector");
+  return {};
+}
+
+// `text` with the `index`-th literal of the initialiser `declaration` replaced by `literal`; `at`
+// gets that literal's offset.
+std::string set_element(const std::string& text, const std::string& declaration, size_t index, const std::string& literal,
+                        size_t* at = nullptr) {
+  const auto numbers = initializer_numbers(text, declaration);
+  REQUIRE(index < numbers.size());
+  const auto [offset, length] = numbers[index];
+  if (at) *at = offset;
+  return text.substr(0, offset) + literal + text.substr(offset + length);
+}
+
+std::string word_literal(uint32_t word) { return fmt::format("0x{:08x}u", word); }
+
+struct TcFile {
+  test::TempDir dir;
+  fs::path weights, cu, h;
+  Csr a;
+  DType dtype = DType::kFp16;
+  nlohmann::json report;
+
+  std::string text() const { return test::read_file(cu); }
+  fs::path edited() const { return cu.parent_path() / "layer0_edited.cu"; }
+  // `text` written beside NAME.cu (NAME.h stays the header it includes), verified in-process.
+  test::Verified verify(const std::string& text) const {
+    test::write_file(edited(), text);
+    return test::verify_file(edited(), a);
+  }
+  // "weights.mtx rounded to fp16", as messages name the reference.
+  std::string weights_name() const { return fmt::format("weights.mtx rounded to {}", dtype_name(dtype)); }
+  // Row r's non-zeros in A rounded to the dtype (the reference).
+  int32_t rounded_row_length(int64_t r) const {
+    Csr rounded = a;
+    round_values_to_dtype(rounded, dtype, "a.mtx");
+    return rounded.row_length(static_cast<int32_t>(r));
+  }
+};
+
+void compile_tc(TcFile& f, DType dtype, const std::vector<std::string>& extra = {}) {
+  f.dtype = dtype;
+  f.a = tc_weights();
+  f.weights = f.dir.path / "a.mtx";
+  write_matrix(f.a, f.weights.string(), MatrixFormat::kMatrixMarket, "tests/verify/tensor_core_test.cpp");
+  std::vector<std::string> args = {"compile", f.weights.string(), "--n", "64", "--name", "layer0", "--dtype",
+                                   dtype_name(dtype), "--family", "tensor-core", "-o", (f.dir.path / "out").string(),
+                                   "--quiet", "--reproducible"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const auto r = run_spmmc(args);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  f.cu = f.dir.path / "out" / "layer0.cu";
+  f.h = f.dir.path / "out" / "layer0.h";
+  f.report = nlohmann::json::parse(test::read_file(f.dir.path / "out" / "layer0.json"));
+  REQUIRE(f.report["choice"]["family"] == "tensor-core");
+}
+
+// The one difference of `v` (which must be the only one), at `offset` of `text`.
+void check_one_difference(const test::Verified& v, const std::string& text, size_t offset, const std::string& message) {
+  INFO(v.messages);
+  REQUIRE(v.code.analyzed);
+  CHECK_FALSE(v.result.match);
+  REQUIRE(v.result.differences.size() == 1);
+  const CodeDiagnostic& d = v.result.differences[0];
+  CHECK(d.message == message);
+  CHECK(d.where.line == test::line_of(text, offset));
+  CHECK(d.where.column == test::column_of(text, offset));
+}
+
+const CodeDiagnostic* find_message(const test::Verified& v, const std::string& part) {
+  for (const CodeDiagnostic& d : v.result.differences)
+    if (d.message.find(part) != std::string::npos) return &d;
+  for (const CodeDiagnostic& d : v.code.errors)
+    if (d.message.find(part) != std::string::npos) return &d;
+  return nullptr;
+}
+
+TEST_CASE("verify tensor-core: fp16 and bf16 files match their weights rounded to the dtype", "[verify][tensor-core]") {
+  for (const DType dtype : {DType::kFp16, DType::kBf16})
+    for (const std::string reorder : {"grow", "none"}) {
+      INFO(dtype_name(dtype) << " --reorder " << reorder);
+      TcFile f;
+      compile_tc(f, dtype, {"--reorder", reorder});
+      const test::Verified v = test::verify_file(f.cu, f.a);
+      for (const auto& e : v.code.errors) INFO(e.where.str() << ": " << e.message);
+      INFO(v.messages);
+      REQUIRE(v.code.analyzed);
+      CHECK(v.result.match);
+      CHECK(v.code.tensor_core);
+      CHECK_FALSE(v.code.generic_only);
+      CHECK(v.code.dtype == dtype);
+      REQUIRE(v.code.tc.mmas.size() == 1);
+      CHECK(v.code.tc.mmas[0].function == "spmmc_tc_mma4");
+      // The reference is A rounded to the dtype: float16 drops the 1e-9, bfloat16 keeps it.
+      const int64_t kept = f.a.nnz() - (dtype == DType::kFp16 ? 1 : 0);
+      CHECK(v.result.weights_nnz == kept);
+      CHECK(v.result.code_nnz == kept);
+      CHECK(v.result.rows_written == kRows);
+      // The counts of A rebuilt agree with what the emitter reported.
+      const nlohmann::json& tc = f.report["kernel"]["tensor_core"];
+      CHECK(v.result.tc_windows == tc["windows"].get<int64_t>());
+      CHECK(v.result.tc_blocks == tc["blocks"].get<int64_t>());
+      CHECK(v.result.tc_vectors == tc["vectors"].get<int64_t>());
+      CHECK(v.result.tc_padding == tc["padding_vectors"].get<int64_t>());
+      CHECK(v.result.tc_padding > 0);  // padding vectors repeat a column of their window, with zeros
+      // Reordered, the empty row has a window without blocks.
+      const TcArrays t(f.text());
+      const int64_t w = t.slot_of(kEmptyRow) / 8;
+      if (reorder == "grow") CHECK(t.window_block[static_cast<size_t>(w)] == t.window_block[static_cast<size_t>(w) + 1]);
+      // The CLI agrees: exit 0, the family in the summary and the JSON report.
+      const auto r = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string()});
+      INFO(r.err);
+      CHECK(r.exit_code == 0);
+      CHECK_THAT(r.out, Catch::StartsWith("spmmc verify: " + f.cu.string() + " matches a.mtx: 48 x 40, "));
+      CHECK_THAT(r.out, Catch::Contains(fmt::format("the tensor-core family ({} windows of 8 rows",
+                                                    tc["windows"].get<int64_t>())));
+      const auto j = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string(), "--json"});
+      CHECK(j.exit_code == 0);
+      const auto report = nlohmann::json::parse(j.out);
+      CHECK(report["family"] == "tensor-core");
+      CHECK(report["dtype"] == dtype_name(dtype));
+      CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
+      CHECK(report["tensor_core"]["padding_vectors"] == tc["padding_vectors"]);
+    }
+}
+
+TEST_CASE("verify tensor-core: without NAME.h beside it the prelude stands in", "[verify][tensor-core]") {
+  TcFile f;
+  compile_tc(f, DType::kBf16);
+  fs::remove(f.h);
+  const test::Verified v = test::verify_file(f.cu, f.a);
+  INFO(v.messages);
+  CHECK(v.result.match);
+  REQUIRE(v.code.notes.size() == 1);
+  CHECK_THAT(v.code.notes[0], Catch::Contains("layer0.h is not beside"));
+}
+
+TEST_CASE("verify tensor-core rejects: a flipped bit of a value in spmmc_tc_a", "[verify][tensor-core][corrupt]") {
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    INFO(dtype_name(dtype));
+    TcFile f;
+    compile_tc(f, dtype);
+    const std::string cu = f.text();
+    const TcArrays t(cu);
+    const ValuePlace p = find_value(t, 4, 0);
+    const uint32_t bits = t.half_bits(p.word, p.half);
+    CHECK(from_half_bits(static_cast<uint16_t>(bits), dtype) == round_to_dtype(kTenth, dtype));
+    // The lowest bit (one ulp of the dtype) and the sign bit.
+    for (const uint32_t flip : {1u, 0x8000u}) {
+      INFO("flip " << flip);
+      const uint32_t wrong = bits ^ flip;
+      const uint32_t word = static_cast<uint32_t>(t.a[p.word]) ^ (flip << (16 * p.half));
+      size_t at = 0;
+      const std::string text = set_element(cu, kA, p.word, word_literal(word), &at);
+      const test::Verified v = f.verify(text);
+      check_one_difference(
+          v, text, at,
+          fmt::format("A(4, 0) is {} in the code (spmmc_tc_a[{}], {} half (block {}, lane {}) is 0x{:04x}) but {} in {}",
+                      hex_float(from_half_bits(static_cast<uint16_t>(wrong), dtype)), p.word, p.half ? "high" : "low",
+                      p.word / 32, p.word % 32, wrong, hex_float(round_to_dtype(kTenth, dtype)), f.weights_name()));
+      CHECK(v.result.rows_differing == 1);
+      // The CLI exits 65 naming the file, the array and the element.
+      const auto r = run_spmmc({"verify", f.edited().string(), "--against", f.weights.string()});
+      CHECK(r.exit_code == 65);
+      CHECK_THAT(r.err, Catch::Contains(fmt::format("{}:{}:{}: error: A(4, 0) is ", f.edited().string(),
+                                                    test::line_of(text, at), test::column_of(text, at))));
+      CHECK_THAT(r.err, Catch::Contains(fmt::format("spmmc_tc_a[{}]", p.word)));
+    }
+  }
+}
+
+TEST_CASE("verify tensor-core rejects: a value where A has none, and one for a row slot of -1",
+          "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  // 1.0 (0x3c00) for a row of A at a column of its window where A has no value (not a padding
+  // vector: those repeat a column of their window, and their zeros stay zeros).
+  size_t word = 0;
+  int half = 0;
+  int64_t row = -1, col = -1;
+  for (int64_t w = 0; w < t.windows() && row < 0; ++w) {
+    std::set<int64_t> seen;
+    for (int64_t b = t.window_block[static_cast<size_t>(w)]; b < t.window_block[static_cast<size_t>(w) + 1] && row < 0; ++b)
+      for (int64_t j = 0; j < 8 && row < 0; ++j) {
+        const int64_t c = t.cols[static_cast<size_t>(8 * b + j)];
+        if (!seen.insert(c).second) continue;
+        for (int64_t g = 0; g < 8 && row < 0; ++g) {
+          const size_t candidate = static_cast<size_t>(32 * b + 4 * g + j / 2);
+          const int64_t r = t.window_rows[static_cast<size_t>(8 * w + g)];
+          if (r >= 0 && t.half_bits(candidate, static_cast<int>(j % 2)) == 0)
+            word = candidate, half = static_cast<int>(j % 2), row = r, col = c;
+        }
+      }
+  }
+  REQUIRE(row >= 0);
+  size_t at = 0;
+  std::string text = set_element(cu, kA, word, word_literal(static_cast<uint32_t>(t.a[word]) | (0x3c00u << (16 * half))), &at);
+  check_one_difference(f.verify(text), text, at,
+                       fmt::format("A({}, {}) = 0x1p+0 is in the code (spmmc_tc_a[{}], {} half (block {}, lane {}) is "
+                                   "0x3c00) but not in {}",
+                                   row, col, word, half ? "high" : "low", word / 32, word % 32, f.weights_name()));
+  // A row slot of -1 in a window with blocks (47 rows have non-zeros: the last window of them has
+  // one): a value there belongs to no row of A.
+  int64_t empty_slot = -1;
+  for (int64_t ww = 0; ww < t.windows() && empty_slot < 0; ++ww) {
+    if (t.window_block[static_cast<size_t>(ww)] == t.window_block[static_cast<size_t>(ww) + 1]) continue;
+    for (int64_t g = 0; g < 8; ++g)
+      if (t.window_rows[static_cast<size_t>(8 * ww + g)] == -1) {
+        empty_slot = 8 * ww + g;
+        break;
+      }
+  }
+  REQUIRE(empty_slot >= 0);
+  const int64_t ew = empty_slot / 8, eg = empty_slot % 8;
+  const int64_t eb = t.window_block[static_cast<size_t>(ew)];
+  const size_t eword = static_cast<size_t>(32 * eb + 4 * eg);  // vector 0 (low half)
+  REQUIRE(t.a[eword] == 0);
+  text = set_element(cu, kA, eword, word_literal(0x3c00u), &at);
+  check_one_difference(f.verify(text), text, at,
+                       fmt::format("spmmc_tc_a[{}], low half (block {}, lane {}) is 0x3c00 (0x1p+0), a value of column {} "
+                                   "for row {} of window {}, which has no row (spmmc_tc_window_rows[{}] is -1): a weight "
+                                   "of no row of A",
+                                   eword, eb, eword % 32, t.cols[static_cast<size_t>(8 * eb)], eg, ew, empty_slot));
+  // -0 is no value (a product that adds nothing): accepted where A has none.
+  text = set_element(cu, kA, eword, word_literal(0x8000u));
+  const test::Verified v = f.verify(text);
+  INFO(v.messages);
+  CHECK(v.result.match);
+}
+
+TEST_CASE("verify tensor-core rejects: a row twice, in one window or two, and a row in no window",
+          "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  const int64_t r0 = t.window_rows[0], r1 = t.window_rows[1], r8 = t.window_rows[8];
+  REQUIRE(r0 >= 0);
+  REQUIRE(r1 >= 0);
+  REQUIRE(r8 >= 0);
+  SECTION("element 1 repeats element 0's row: row r1 of A is then in no window") {
+    size_t at = 0;
+    const std::string text = set_element(cu, kWindowRows, 1, std::to_string(r0), &at);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    REQUIRE(v.result.differences.size() == 2);
+    CHECK(v.result.differences[0].message ==
+          fmt::format("spmmc_tc_window_rows[1] is row {} again in window 0 (also element 0): the tensor-core kernel would "
+                      "store two rows of its output to row {} of C",
+                      r0, r0));
+    CHECK(v.result.differences[0].where.line == test::line_of(text, at));
+    CHECK(v.result.differences[0].where.column == test::column_of(text, at));
+    CHECK(v.result.differences[1].message ==
+          fmt::format("row {} of A is in no window (spmmc_tc_window_rows): the tensor-core kernel never writes row {} of C "
+                      "(row {} of A has {} non-zeros in {})",
+                      r1, r1, r1, f.rounded_row_length(r1), f.weights_name()));
+    const size_t declaration = text.find("spmmc_tc_window_rows[]");
+    CHECK(v.result.differences[1].where.line == test::line_of(text, declaration));
+    // The CLI exits 65 with both.
+    const auto r = run_spmmc({"verify", f.edited().string(), "--against", f.weights.string()});
+    CHECK(r.exit_code == 65);
+    CHECK_THAT(r.err, Catch::Contains(fmt::format("{}:{}:{}: error: spmmc_tc_window_rows[1] is row {} again",
+                                                  f.edited().string(), test::line_of(text, at), test::column_of(text, at),
+                                                  r0)));
+  }
+  SECTION("window 1's first row repeats window 0's first") {
+    size_t at = 0;
+    const std::string text = set_element(cu, kWindowRows, 8, std::to_string(r0), &at);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    const CodeDiagnostic* d = find_message(v, "spmmc_tc_window_rows[8]");
+    REQUIRE(d != nullptr);
+    CHECK(d->message == fmt::format("spmmc_tc_window_rows[8] (window 1) is row {} again (also element 0, window 0): the "
+                                    "tensor-core kernel would write row {} of C twice",
+                                    r0, r0));
+    CHECK(d->where.line == test::line_of(text, at));
+    CHECK(d->where.column == test::column_of(text, at));
+    CHECK(find_message(v, fmt::format("row {} of A is in no window", r8)) != nullptr);
+  }
+  SECTION("a row out of range") {
+    size_t at = 0;
+    const std::string text = set_element(cu, kWindowRows, 1, "48", &at);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    const CodeDiagnostic* d = find_message(v, "spmmc_tc_window_rows[1]");
+    REQUIRE(d != nullptr);
+    CHECK(d->message == fmt::format("spmmc_tc_window_rows[1] (row 1 of window 0) is 48, but {} has rows 0 to 47 (-1: "
+                                    "none)",
+                                    f.weights_name()));
+    CHECK(d->where.column == test::column_of(text, at));
+  }
+}
+
+TEST_CASE("verify tensor-core rejects: a row with non-zeros in the window without blocks", "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kBf16);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  // Swap the empty row with row r0 (window 0's first row): r0's non-zeros are then in a window
+  // without blocks, and row 10 of A, empty, gets r0's values.
+  const int64_t empty_slot = t.slot_of(kEmptyRow), r0 = t.window_rows[0];
+  std::string text = set_element(cu, kWindowRows, static_cast<size_t>(empty_slot), std::to_string(r0));
+  size_t at = 0;
+  text = set_element(text, kWindowRows, 0, std::to_string(kEmptyRow), &at);
+  const test::Verified v = f.verify(text);
+  INFO(v.messages);
+  REQUIRE(v.code.analyzed);
+  CHECK_FALSE(v.result.match);
+  const int64_t w = empty_slot / 8;
+  const CodeDiagnostic* d = find_message(v, fmt::format("row {} of A has", r0));
+  REQUIRE(d != nullptr);
+  CHECK(d->message == fmt::format("row {} of A has {} non-zeros in {}, but its window {} (spmmc_tc_window_rows[{}]) has "
+                                  "no blocks (spmmc_tc_window_block[{}] = spmmc_tc_window_block[{}] = {}): the tensor-core "
+                                  "kernel stores row {} of C as zeros",
+                                  r0, f.rounded_row_length(r0), f.weights_name(), w, empty_slot, w, w + 1,
+                                  t.window_block[static_cast<size_t>(w)], r0));
+  CHECK(find_message(v, fmt::format("A({}, ", kEmptyRow)) != nullptr);  // r0's values, now row 10's, are not A's
+  CHECK(v.result.rows_differing == 2);
+}
+
+TEST_CASE("verify tensor-core rejects: a column outside K, padding included, and a column repeated with values",
+          "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  SECTION("spmmc_tc_cols[0].y is K") {
+    size_t at = 0;
+    const std::string text = set_element(cu, kCols_, 1, "40", &at);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    REQUIRE_FALSE(v.result.differences.empty());
+    const CodeDiagnostic& d = v.result.differences[0];
+    CHECK(d.message == fmt::format("spmmc_tc_cols[0].y (vector 1 of block 0, window 0) is 40, but B has 40 rows (A has "
+                                   "40 columns in {}): the tensor-core kernel would load outside B",
+                                   f.weights_name()));
+    CHECK(d.where.line == test::line_of(text, at));
+    CHECK(d.where.column == test::column_of(text, at));
+    // That vector's values are A's column t.cols[1], now in no vector.
+    CHECK(find_message(v, fmt::format("missing: A(")) != nullptr);
+    const auto r = run_spmmc({"verify", f.edited().string(), "--against", f.weights.string()});
+    CHECK(r.exit_code == 65);
+    CHECK_THAT(r.err, Catch::Contains(fmt::format("{}:{}:{}: error: spmmc_tc_cols[0].y", f.edited().string(),
+                                                  test::line_of(text, at), test::column_of(text, at))));
+  }
+  SECTION("a padding vector's column of -1: the kernel loads B's row for every vector") {
+    // The first padding vector: all eight values zero.
+    size_t padding = t.cols.size();
+    for (size_t v = 0; v < t.cols.size() && padding == t.cols.size(); ++v) {
+      bool zero = true;
+      for (int64_t g = 0; g < 8; ++g) zero &= t.half_bits(32 * (v / 8) + 4 * static_cast<size_t>(g) + (v % 8) / 2, static_cast<int>(v % 2)) == 0;
+      if (zero) padding = v;
+    }
+    REQUIRE(padding < t.cols.size());
+    size_t at = 0;
+    const std::string text = set_element(cu, kCols_, padding, "-1", &at);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.result.differences.size() == 1);
+    CHECK_THAT(v.result.differences[0].message,
+               Catch::StartsWith(fmt::format("spmmc_tc_cols[{}].{} (vector {} of block {}, window ", padding / 2,
+                                             padding % 2 ? "y" : "x", padding % 8, padding / 8)));
+    CHECK_THAT(v.result.differences[0].message, Catch::Contains(") is -1, but B has 40 rows"));
+    CHECK(v.result.differences[0].where.column == test::column_of(text, at));
+  }
+  SECTION("spmmc_tc_cols[0].y repeats spmmc_tc_cols[0].x with non-zero values") {
+    size_t at = 0;
+    const std::string text = set_element(cu, kCols_, 1, std::to_string(t.cols[0]), &at);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    const CodeDiagnostic* d = find_message(v, "spmmc_tc_cols[0].y");
+    REQUIRE(d != nullptr);
+    CHECK_THAT(d->message, Catch::StartsWith(fmt::format("spmmc_tc_cols[0].y (vector 1 of block 0) is column {} again in "
+                                                         "window 0 (also spmmc_tc_cols[0].x): a repeated column must be a "
+                                                         "padding vector of zeros, but spmmc_tc_a[",
+                                                         t.cols[0])));
+    CHECK(d->where.line == test::line_of(text, at));
+    CHECK(d->where.column == test::column_of(text, at));
+  }
+}
+
+TEST_CASE("verify tensor-core rejects: arrays of the wrong size, the launch constants, the info object",
+          "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  const int64_t windows = t.windows();
+  // `from` replaced by `to`; the difference is at `point` bytes into `to`.
+  struct Case {
+    std::string name, from, to, message;
+    size_t point = 0;
+  };
+  const std::vector<Case> cases = {
+      {"spmmc_tc_windows one less", fmt::format("spmmc_tc_windows = {};", windows),
+       fmt::format("spmmc_tc_windows = {};", windows - 1),
+       fmt::format("spmmc_tc_windows is {}, but spmmc_tc_window_block has {} elements ({} windows): the tensor-core kernel "
+                   "would never compute the last windows",
+                   windows - 1, windows + 1, windows),
+       19},
+      {"spmmc_tc_threads of 3 warps for 4", "spmmc_tc_threads = 32 * spmmc_tc_warps;", "spmmc_tc_threads = 96;",
+       "spmmc_tc_threads is 96, but a block of spmmc_tc_warps = 4 warps has 128 threads: the tensor-core kernel takes "
+       "window blockIdx.y * 4 + threadIdx.x / 32, so windows would be skipped",
+       19},
+      {"64 columns per warp", "spmmc_tc_cols_per_warp = 64;", "spmmc_tc_cols_per_warp = 128;",
+       "spmmc_tc_cols_per_warp is 128, but a warp of the tensor-core kernel computes 64 columns of C (8 lanes of 8 "
+       "columns per row of the m16n8k8 MMAs): columns of C would be never computed",
+       25},
+      {"the info object's m1", "    spmmc_m1,\n", "    16,\n",
+       "the info object says m1 = 16, but a window of the tensor-core family has 8 rows", 4},
+      {"the info object's cols_per_thread", "    spmmc_v,\n", "    4,\n",
+       "the info object says cols_per_thread = 4, but each lane of the tensor-core kernel stores 8 adjacent columns of "
+       "its rows",
+       4},
+      {"the info object's a_tiles", "    spmmc_a_tiles,\n", "    1,\n",
+       fmt::format("the info object says a_tiles = 1, but the tensor-core kernel has {} windows (spmmc_tc_windows)",
+                   windows),
+       4},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const size_t at = cu.find(c.from);
+    REQUIRE(at != std::string::npos);
+    const std::string text = cu.substr(0, at) + c.to + cu.substr(at + c.from.size());
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    const CodeDiagnostic* d = find_message(v, c.message);
+    REQUIRE(d != nullptr);
+    CHECK(d->message == c.message);
+    CHECK(d->where.line == test::line_of(text, at + c.point));
+    CHECK(d->where.column == test::column_of(text, at + c.point));
+  }
+  SECTION("spmmc_tc_window_block not ending at the blocks") {
+    const size_t last = t.window_block.size() - 1;
+    size_t at = 0;
+    const std::string text = set_element(cu, kWindowBlock, last, std::to_string(t.window_block[last] + 1), &at);
+    check_one_difference(f.verify(text), text, at,
+                         fmt::format("spmmc_tc_window_block[{}] is {}, but spmmc_tc_cols and spmmc_tc_a hold {} blocks (the "
+                                     "last element ends the last window's blocks)",
+                                     last, t.window_block[last] + 1, t.window_block[last]));
+  }
+  SECTION("spmmc_tc_a one word short") {
+    const auto words = initializer_numbers(cu, kA);
+    const size_t comma = cu.rfind(',', words.back().first);
+    const std::string text = cu.substr(0, comma) + cu.substr(words.back().first + words.back().second);
+    const test::Verified v = f.verify(text);
+    check_one_difference(v, text, text.find("spmmc_tc_a[] = {"),
+                         fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} (32 words per "
+                                     "block, one per lane)",
+                                     t.a.size() - 1, t.a.size() / 32, t.a.size()));
+  }
+  SECTION("the info object's a_format says csr-constants: the tensor-core kernel is an unchecked __global__ function") {
+    const std::string text = test::replace_first(cu, "\"vector-blocks-constants\",", "\"csr-constants\",");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    CHECK(find_message(v, "the __global__ function spmmc_tc_kernel besides the generic kernels") != nullptr);
+  }
+  SECTION("the info object's a_format says unrolled-constants") {
+    const std::string text = test::replace_first(cu, "\"vector-blocks-constants\",", "\"unrolled-constants\",");
+    const test::Verified v = f.verify(text);
+    CHECK_FALSE(v.result.match);
+  }
+}
+
+TEST_CASE("verify tensor-core rejects: the MMA of the other dtype, another __global__ function, the generic path's arrays",
+          "[verify][tensor-core][corrupt]") {
+  for (const DType dtype : {DType::kFp16, DType::kBf16}) {
+    INFO(dtype_name(dtype));
+    TcFile f;
+    compile_tc(f, dtype);
+    const std::string cu = f.text();
+    const bool fp16 = dtype == DType::kFp16;
+    {
+      const std::string text = test::replace_first(cu, fp16 ? "#define SPMMC_TC_MMA SPMMC_MMA_M16N8K8_F16"
+                                                            : "#define SPMMC_TC_MMA SPMMC_MMA_M16N8K8_BF16",
+                                                   fp16 ? "#define SPMMC_TC_MMA SPMMC_MMA_M16N8K8_BF16"
+                                                        : "#define SPMMC_TC_MMA SPMMC_MMA_M16N8K8_F16");
+      const test::Verified v = f.verify(text);
+      INFO(v.messages);
+      CHECK(v.code.parsed);
+      CHECK_FALSE(v.code.analyzed);
+      REQUIRE(v.code.errors.size() == 1);
+      const std::string got = fp16 ? "bf16.bf16" : "f16.f16", want = fp16 ? "f16.f16" : "bf16.bf16";
+      CHECK_THAT(v.code.errors[0].message,
+                 Catch::StartsWith(fmt::format("the MMA in spmmc_tc_mma4 is 'mma.sync.aligned.m16n8k8.row.col.f32.{}.f32', "
+                                               "but the info object says dtype = '{}'",
+                                               got, dtype_info_name(dtype))));
+      CHECK_THAT(v.code.errors[0].message,
+                 Catch::Contains(fmt::format("expected 'mma.sync.aligned.m16n8k8.row.col.f32.{}.f32'", want)));
+      const size_t use = text.find("SPMMC_TC_MMA(acc[s]");
+      REQUIRE(use != std::string::npos);
+      CHECK(v.code.errors[0].where.line == test::line_of(text, use));
+    }
+    {
+      const std::string elem = fp16 ? "__half" : "__nv_bfloat16";
+      const std::string extra = fmt::format("__global__ void layer0_extra(const {}* B, {}* C, int64_t n) {{ C[0] = B[0]; }}\n",
+                                            elem, elem);
+      const std::string text =
+          test::replace_first(cu, "extern \"C\" cudaError_t layer0(", extra + "extern \"C\" cudaError_t layer0(");
+      const test::Verified v = f.verify(text);
+      INFO(v.messages);
+      CHECK_FALSE(v.code.analyzed);
+      REQUIRE(v.code.errors.size() == 1);
+      CHECK(v.code.errors[0].message == "the info object says a_format = 'vector-blocks-constants' (the tensor-core family), "
+                                        "but the file has the __global__ function layer0_extra besides the tensor-core and "
+                                        "generic kernels");
+    }
+    {
+      // The generic path takes the calls the tensor-core kernel does not (n % 8 != 0, unaligned B or C).
+      size_t at = 0;
+      const auto bits = initializer_numbers(cu, "spmmc_weight_bits[] = {");
+      const uint32_t first = static_cast<uint32_t>(literal_value(cu.substr(bits[0].first, bits[0].second)));
+      const std::string text = set_element(cu, "spmmc_weight_bits[] = {", 0, word_literal(first ^ 1u), &at);
+      const test::Verified v = f.verify(text);
+      INFO(v.messages);
+      REQUIRE(v.result.differences.size() == 1);
+      CHECK_THAT(v.result.differences[0].message, Catch::StartsWith(fmt::format("spmmc_weight_bits[0] is 0x{:08x}", first ^ 1u)));
+      CHECK(v.result.differences[0].where.column == test::column_of(text, at));
+    }
+  }
+}
+
+TEST_CASE("verify tensor-core: the info object's dtype float32 is refused", "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16);
+  const std::string cu = f.text();
+  // B's and C's __half no longer agree with the info object: refused at the kernels' parameters.
+  const test::Verified v = f.verify(test::replace_first(cu, "\"float16\",", "\"float32\","));
+  INFO(v.messages);
+  CHECK_FALSE(v.code.analyzed);
+  CHECK(find_message(v, "the parameter B of spmmc_tc_kernel points to __half (float16) elements") != nullptr);
+}
+
+// Every function kernel_tensor_core.cuh calls is declared by the prelude, so that the template cannot
+// make verify fail to parse tensor-core files.
+TEST_CASE("verify tensor-core: the prelude declares what the tensor-core template calls", "[verify][tensor-core]") {
+  const std::string source = SPMMC_SOURCE_DIR;
+  const std::string prelude = test::read_file(source + "/verify/prelude/cuda_runtime.h");
+  const std::string text = test::read_file(source + "/codegen/templates/kernel_tensor_core.cuh");
+  const std::regex call(R"(\b((?:__|make_)\w+)\s*\()");
+  std::set<std::string> called;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it)
+    if ((*it)[1] != "__launch_bounds__" && (*it)[1] != "__attribute__") called.insert((*it)[1]);
+  CHECK(called.count("__byte_perm"));
+  for (const std::string& name : called) {
+    INFO(name);
+    CHECK(std::regex_search(prelude, std::regex("\\b" + name + "\\(")));
+  }
+  // The vector types it loads and stores.
+  for (const char* type : {"struct __attribute__((aligned(8))) int2", "struct __attribute__((aligned(16))) uint4"})
+    CHECK_THAT(prelude, Catch::Contains(type));
+}
+
+}  // namespace
+}  // namespace spmmc
