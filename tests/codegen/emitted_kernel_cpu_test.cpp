@@ -285,6 +285,49 @@ TEST_CASE("emitted kernel on the CPU: fp16 and bf16 B and C, products summed in 
   CHECK(paths.generic > 0);
 }
 
+TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", "[codegen][emulation][dtype][warp]") {
+  // --family tensor-core: A's 8 x 1 vectors and the swap-and-transpose MMA, run by the emulation's
+  // warp-synchronous scheduler (its m16n8k8 sums each element's products in k order with fmaf, one
+  // valid order of the tensor cores'), so every element of C is bit for bit the float32 sum of the
+  // row's products in column order rounded to the dtype, within the bound; for windows grown and in
+  // LO-SpMM's order, empty rows (windows without blocks), widths of whole and partial 64-column
+  // blocks, and the generic path where n is not a multiple of 8 or B or C is not 16-byte aligned.
+  test::TempDir dir;
+  // 75 rows (not a multiple of 8), every 11th from row 3 empty.
+  const Csr holes = make_matrix(75, 90, random_entries(0.12, 5, [](int32_t r, int32_t) { return r % 11 != 3; }));
+  const fs::path path = write_mtx(dir.path, "holes", holes);
+  const std::vector<int64_t> ns = {1, 8, 12, 64, 72, 100, 128, 200};
+  std::vector<KernelCase> cases;
+  for (const char* dtype : {"fp16", "bf16"})
+    for (const char* reorder : {"grow", "overlap"})
+      cases.push_back({std::string("tc_") + dtype + "_" + reorder, path, {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder},
+                       ns, 1024, reorder});
+  const std::vector<Built> built = build_all(cases, dir.path);
+  test::PathCounts paths;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const KernelCase& c = cases[i];
+    const Built& b = built[i];
+    INFO("case " << c.name);
+    check_built(c, b);
+    const DType dtype = c.name.rfind("tc_fp16", 0) == 0 ? DType::kFp16 : DType::kBf16;
+    Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
+    round_values_to_dtype(a, dtype, c.matrix.string());
+    const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
+    CHECK(report["choice"]["family"] == "tensor-core");
+    CHECK(report["kernel"]["tensor_core"]["reorder"] == c.reorder);
+    std::string error;
+    const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    CHECK(std::string(kernel->info()->a_format) == "vector-blocks-constants");
+    CHECK(kernel->info()->a_tiles == report["kernel"]["tensor_core"]["windows"].get<int32_t>());
+    paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name);
+  }
+  CHECK(paths.tensor_core > 0);
+  CHECK(paths.generic > 0);
+  CHECK(paths.unrolled == 0);
+}
+
 TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several block sizes", "[codegen][emulation]") {
   // N1 = threads x V: 64 x 1, 64 x 2, 64 x 4, 128 x 4, 32 x 2 and 256 x 4; widths that are and are
   // not multiples of V, below one B-tile and many B-tiles past grid.y.

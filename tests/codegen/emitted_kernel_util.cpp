@@ -364,6 +364,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
   REQUIRE(std::string(info.dtype) == dtype_info_name(dtype));
   const int64_t v = info.cols_per_thread;
   const bool generic_only = std::string(info.a_format) == "csr-constants";
+  const bool tensor_core = std::string(info.a_format) == "vector-blocks-constants";
   PathCounts paths;
   // A buffer of 16-bit elements starting `offset` elements past a 16-byte boundary, NaN guards around it.
   struct Buffer {
@@ -425,8 +426,17 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
       const auto aligned = [](const uint16_t* p, int64_t elements) {
         return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(2 * elements) == 0;
       };
-      const bool unrolled = !generic_only && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
-      if (unrolled) {
+      const bool unrolled = !generic_only && !tensor_core && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
+      // The tensor-core kernel: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
+      // and 64 columns, 4 warps per block (codegen/templates/kernel_tensor_core.cuh).
+      if (tensor_core && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8)) {
+        ++paths.tensor_core;
+        CHECK(chain[0] == 1);
+        CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
+        CHECK(block[0] == 128);
+        CHECK(grid[0] == static_cast<unsigned>((n + 63) / 64));
+        CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + 3) / 4)));
+      } else if (unrolled) {
         ++paths.unrolled;
         CHECK(chain[2] == static_cast<unsigned long long>(info.a_tiles));
         CHECK(block[0] == static_cast<unsigned>(info.n1 / v));

@@ -98,9 +98,10 @@ struct PathCounts {
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
   int64_t kernels = 0;  // the most kernels one unrolled run launched
   int graphs = 0;       // unrolled runs launched as one CUDA graph (several kernels)
+  int tensor_core = 0;  // runs that took the tensor-core kernel (check_emulated_half_kernel)
   PathCounts& operator+=(const PathCounts& o) {
     unrolled += o.unrolled, generic += o.generic, looped += o.looped, kernels = std::max(kernels, o.kernels);
-    graphs += o.graphs;
+    graphs += o.graphs, tensor_core += o.tensor_core;
     return *this;
   }
 };

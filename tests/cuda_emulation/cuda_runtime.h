@@ -2,18 +2,53 @@
 // (g++ -std=c++17 -x c++ -I tests/cuda_emulation NAME.cu) and run on the CPU, so that CI
 // machines without a GPU check the numbers the emitted code computes (tests/codegen).
 //
-// Just enough of the runtime for the unrolled family and its generic fallback: the
-// execution-space qualifiers are no-ops, blockIdx/threadIdx/blockDim/gridDim are thread-local
-// globals, and cudaLaunchKernel and cudaLaunchKernelExC run the kernel once per (block, thread),
-// sequentially (the several kernels of one emitted file one after the other: the overlap that
-// programmatic dependent launch allows on a GPU cannot change the result, since the kernels write
-// disjoint rows; griddepcontrol is compiled out on the host). Several kernels launched as one
-// CUDA graph (stream capture, instantiation, argument updates, graph launch) are emulated too,
-// below. There is
-// no shared memory, synchronisation or warp intrinsic: the kernels use none, and a kernel that
-// did would not compile here (or, in inline PTX, would abort in the interpreter). fmaf is the C
-// library's fused multiply-add (one rounding), bit-exact with the GPU's FFMA; the default host
-// floating point keeps subnormals, like nvcc without --use_fast_math.
+// Just enough of the runtime for the unrolled family, its generic fallback and warp-synchronous
+// kernels (the tensor-core family): the execution-space qualifiers are no-ops,
+// blockIdx/threadIdx/blockDim/gridDim are thread-local globals, and cudaLaunchKernel and
+// cudaLaunchKernelExC run the kernel synchronously, block after block (blockIdx.x fastest), each
+// block's threads as cooperative fibers (warp_scheduler.h): a thread runs until it returns or
+// reaches a collective, so a kernel without collectives runs its threads in order, each to
+// completion. A shared object whose code has no collective at all (no fiber needed) runs its blocks
+// as a plain loop in that same order, without compiling the scheduler. The several kernels of one
+// emitted file run one after the other: the overlap that programmatic dependent launch allows on a
+// GPU cannot change the result, since the kernels write disjoint rows; griddepcontrol is compiled
+// out on the host. Several kernels launched as one CUDA graph (stream capture, instantiation,
+// argument updates, graph launch) are emulated too, below. fmaf is the C library's fused
+// multiply-add (one rounding), bit-exact with the GPU's FFMA; the default host floating point keeps
+// subnormals, like nvcc without --use_fast_math.
+//
+// Warp-synchronous code (semantics and faults in warp_scheduler.h): __syncthreads and
+// __syncthreads_count/_and/_or; __syncwarp; __shfl_sync, __shfl_up_sync, __shfl_down_sync,
+// __shfl_xor_sync for CUDA's types (int, unsigned, long, unsigned long, long long, unsigned long
+// long, float, double; __half and __nv_bfloat16 in cuda_fp16.h and cuda_bf16.h); __ballot_sync,
+// __any_sync, __all_sync; warpSize; __threadfence_block and __threadfence (no-ops: the threads
+// share one host thread and switch only at collectives). Warps are 32 consecutive threads in
+// threadIdx order (x fastest). Not emulated: __activemask and __match_*/__reduce_* (which threads
+// run together is the scheduler's choice, not the GPU's), cooperative groups, dynamic shared memory
+// (`extern __shared__` does not compile; a launch asking for it is refused), atomics.
+//
+// For the tensor-core family's loads, stores and fragments: uint4 and int2 (with make_uint4,
+// make_int2), and __byte_perm. For the tests' own kernels, spmmc_emulation::launch(kernel, grid,
+// block, args...) stands for kernel<<<grid, block>>>(args...) (cudaLaunchKernel here assumes the
+// emitted kernels' signature, B, C and n).
+//
+// The tensor-core MMA: spmmc_emulation::mma_m16n8k8_f16, mma_m16n8k8_bf16 and mma_m16n8k4_tf32
+// (warp_scheduler.h), the warp collectives with the semantics of PTX mma.sync, and the macros
+// SPMMC_MMA_M16N8K8_F16, SPMMC_MMA_M16N8K8_BF16 and SPMMC_MMA_M16N8K4_TF32(d, a0, a1, b0): defined
+// here, before a kernel template's own #ifndef sees them (its inline asm), to accumulate into d[0..3]
+// in place through those functions.
+//
+// __shared__ variables are static storage shared by all threads of the running block (blocks run one
+// after another): `__shared__` is `static` with a section attribute, one linker section per
+// declaration (spmmc_shared_N, N = __COUNTER__: one section for all of them would mix variables of
+// inline functions, which are COMDAT, with others, and g++ refuses that), and every block starts with
+// this shared object's sections spmmc_shared_0..127 filled with 0xFF bytes (NaN floats, -1
+// integers), so that a kernel reading shared memory it has not written in this block reads garbage,
+// as on a GPU, rather than the previous block's values. Limits: g++ before 14 drops the section
+// attribute of a static local of a function template (GCC PR 70435), so a __shared__ variable of a
+// template kernel is not refilled (it keeps the previous block's values); so is one whose __COUNTER__
+// is past 127; and since the storage is static, kernels with __shared__ variables must not run on two
+// host threads at once.
 //
 // The tile bodies are inline PTX written through SPMMC_TILE_ASM (codegen/print_tile_ptx.h):
 // defined here, before the emitted code's own #ifndef sees it, to run the same text through the
@@ -40,9 +75,13 @@
 #include <string.h>
 
 #include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ptx_subset.h"
+#include "warp_scheduler.h"
 
 #define SPMMC_TILE_ASM(ptx) ::spmmc_emulation::run_ptx((ptx), b, c, ld)
 
@@ -52,6 +91,130 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 // __restrict__ is a g++ and clang extension already.
+
+// __shared__: see the header comment. One section per declaration, named after __COUNTER__ (the
+// number is stringized after expansion, hence the two steps).
+#define SPMMC_SHARED_IN(n) static __attribute__((section("spmmc_shared_" #n)))
+#define SPMMC_SHARED_EXPAND(n) SPMMC_SHARED_IN(n)
+#define __shared__ SPMMC_SHARED_EXPAND(__COUNTER__)
+// X(0) .. X(127), the sections whose variables are refilled.
+#define SPMMC_SHARED_TEN(X, d) X(d##0) X(d##1) X(d##2) X(d##3) X(d##4) X(d##5) X(d##6) X(d##7) X(d##8) X(d##9)
+#define SPMMC_SHARED_SLOTS(X)                                                                                \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) SPMMC_SHARED_TEN(X, 1) SPMMC_SHARED_TEN(X, 2)            \
+  SPMMC_SHARED_TEN(X, 3) SPMMC_SHARED_TEN(X, 4) SPMMC_SHARED_TEN(X, 5) SPMMC_SHARED_TEN(X, 6)                \
+  SPMMC_SHARED_TEN(X, 7) SPMMC_SHARED_TEN(X, 8) SPMMC_SHARED_TEN(X, 9) SPMMC_SHARED_TEN(X, 10)               \
+  SPMMC_SHARED_TEN(X, 11) X(120) X(121) X(122) X(123) X(124) X(125) X(126) X(127)
+// The linker's bounds of each section: hidden, so each shared object (or executable) sees its own;
+// weak, so null where the section does not exist.
+#define SPMMC_SHARED_BOUNDS(n)                                                              \
+  extern "C" char __start_spmmc_shared_##n[] __attribute__((weak, visibility("hidden"))); \
+  extern "C" char __stop_spmmc_shared_##n[] __attribute__((weak, visibility("hidden")));
+SPMMC_SHARED_SLOTS(SPMMC_SHARED_BOUNDS)
+#undef SPMMC_SHARED_BOUNDS
+
+namespace spmmc_emulation {
+
+// The bytes of the __shared__ variables of this shared object (its sections spmmc_shared_N), each
+// filled with 0xFF bytes if `fill`. Hidden, like the bounds it reads: each shared object calls its
+// own copy.
+__attribute__((visibility("hidden"))) inline size_t shared_memory(bool fill) {
+#define SPMMC_SHARED_RANGE(n) {__start_spmmc_shared_##n, __stop_spmmc_shared_##n},
+  char* const ranges[][2] = {SPMMC_SHARED_SLOTS(SPMMC_SHARED_RANGE)};
+#undef SPMMC_SHARED_RANGE
+  size_t bytes = 0;
+  for (const auto& range : ranges) {
+    if (range[0] == nullptr || range[1] <= range[0]) continue;
+    if (fill) memset(range[0], 0xff, static_cast<size_t>(range[1] - range[0]));
+    bytes += static_cast<size_t>(range[1] - range[0]);
+  }
+  return bytes;
+}
+
+}  // namespace spmmc_emulation
+
+constexpr int warpSize = 32;
+
+// The collectives are function templates whose one template parameter defaults, called as plain
+// functions: compiled only where a kernel calls them (see warp_scheduler.h's collective_scheduler).
+template <class Unused = void>
+inline void __syncthreads() {
+  spmmc_emulation::block_barrier<Unused>(spmmc_emulation::BlockOp::kSync, 0, "__syncthreads");
+}
+template <class Unused = void>
+inline int __syncthreads_count(int predicate) {
+  return spmmc_emulation::block_barrier<Unused>(spmmc_emulation::BlockOp::kCount, predicate, "__syncthreads_count");
+}
+template <class Unused = void>
+inline int __syncthreads_and(int predicate) {
+  return spmmc_emulation::block_barrier<Unused>(spmmc_emulation::BlockOp::kAnd, predicate, "__syncthreads_and");
+}
+template <class Unused = void>
+inline int __syncthreads_or(int predicate) {
+  return spmmc_emulation::block_barrier<Unused>(spmmc_emulation::BlockOp::kOr, predicate, "__syncthreads_or");
+}
+template <class Unused = void>
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  spmmc_emulation::warp_sync<Unused>(mask);
+}
+inline void __threadfence_block() {}
+inline void __threadfence() {}
+
+// The shuffles, one overload per type as CUDA declares them (a type CUDA has no shuffle for, a
+// struct say, does not compile here either).
+#define SPMMC_SHUFFLES(T)                                                                                              \
+  template <class Unused = void>                                                                                       \
+  inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {                                     \
+    using spmmc_emulation::WarpOp;                                                                                     \
+    return spmmc_emulation::warp_shuffle<T, Unused>(WarpOp::kShflIdx, mask, var, src_lane, width, "__shfl_sync");      \
+  }                                                                                                                    \
+  template <class Unused = void>                                                                                       \
+  inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {                                \
+    using spmmc_emulation::WarpOp;                                                                                     \
+    return spmmc_emulation::warp_shuffle<T, Unused>(WarpOp::kShflUp, mask, var, delta, width, "__shfl_up_sync");       \
+  }                                                                                                                    \
+  template <class Unused = void>                                                                                       \
+  inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {                              \
+    using spmmc_emulation::WarpOp;                                                                                     \
+    return spmmc_emulation::warp_shuffle<T, Unused>(WarpOp::kShflDown, mask, var, delta, width, "__shfl_down_sync");   \
+  }                                                                                                                    \
+  template <class Unused = void>                                                                                       \
+  inline T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {                                \
+    using spmmc_emulation::WarpOp;                                                                                     \
+    return spmmc_emulation::warp_shuffle<T, Unused>(WarpOp::kShflXor, mask, var, lane_mask, width, "__shfl_xor_sync"); \
+  }
+SPMMC_SHUFFLES(int)
+SPMMC_SHUFFLES(unsigned int)
+SPMMC_SHUFFLES(long)
+SPMMC_SHUFFLES(unsigned long)
+SPMMC_SHUFFLES(long long)
+SPMMC_SHUFFLES(unsigned long long)
+SPMMC_SHUFFLES(float)
+SPMMC_SHUFFLES(double)
+#undef SPMMC_SHUFFLES
+
+template <class Unused = void>
+inline unsigned __ballot_sync(unsigned mask, int predicate) {
+  return spmmc_emulation::warp_vote<Unused>(spmmc_emulation::WarpOp::kBallot, mask, predicate, "__ballot_sync");
+}
+template <class Unused = void>
+inline int __any_sync(unsigned mask, int predicate) {
+  return static_cast<int>(spmmc_emulation::warp_vote<Unused>(spmmc_emulation::WarpOp::kAny, mask, predicate, "__any_sync"));
+}
+template <class Unused = void>
+inline int __all_sync(unsigned mask, int predicate) {
+  return static_cast<int>(spmmc_emulation::warp_vote<Unused>(spmmc_emulation::WarpOp::kAll, mask, predicate, "__all_sync"));
+}
+
+// The kernel templates' MMA hooks (see the header comment): D += A B in place, a warp collective.
+#define SPMMC_MMA_M16N8K8_F16(d, a0, a1, b0)                                                                         \
+  ::spmmc_emulation::mma_in_place(::spmmc_emulation::WarpOp::kMmaF16, ::spmmc_emulation::kMmaF16Name, (d)[0], (d)[1], \
+                                  (d)[2], (d)[3], (a0), (a1), (b0))
+#define SPMMC_MMA_M16N8K8_BF16(d, a0, a1, b0)                                                                           \
+  ::spmmc_emulation::mma_in_place(::spmmc_emulation::WarpOp::kMmaBF16, ::spmmc_emulation::kMmaBF16Name, (d)[0], (d)[1], \
+                                  (d)[2], (d)[3], (a0), (a1), (b0))
+#define SPMMC_MMA_M16N8K4_TF32(d, a0, a1, b0)                                                                           \
+  ::spmmc_emulation::mma_in_place(::spmmc_emulation::WarpOp::kMmaTF32, ::spmmc_emulation::kMmaTF32Name, (d)[0], (d)[1], \
+                                  (d)[2], (d)[3], (a0), (a1), (b0))
 
 struct dim3 {
   unsigned x, y, z;
@@ -109,6 +272,26 @@ struct alignas(8) uint2 {
   unsigned int x, y;
 };
 inline uint2 make_uint2(unsigned int x, unsigned int y) { return uint2{x, y}; }
+
+// CUDA's vector types of four unsigned ints (16-byte aligned: the tensor-core family's 16-byte
+// loads and stores of B and C) and of two ints (8-byte aligned).
+struct alignas(16) uint4 {
+  unsigned int x, y, z, w;
+};
+inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return uint4{x, y, z, w}; }
+struct alignas(8) int2 {
+  int x, y;
+};
+inline int2 make_int2(int x, int y) { return int2{x, y}; }
+
+// PRMT's default mode: byte i of the result is byte (s >> 4i) & 7 of the eight bytes y:x (x's
+// bytes 0..3, y's 4..7).
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) {
+  const uint64_t bytes = static_cast<uint64_t>(y) << 32 | x;
+  unsigned int r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<unsigned int>(bytes >> (8 * ((s >> (4 * i)) & 7u)) & 0xffu) << (8 * i);
+  return r;
+}
 
 // The read-only data cache load: a plain load on the host (of a float, float4, uint2...).
 template <typename T>
@@ -185,8 +368,87 @@ inline cudaError_t spmmc_emulated_check(const void* func, dim3 grid, dim3 block,
   return cudaSuccess;
 }
 
+namespace spmmc_emulation {
+
+// One launch, for the block scheduler: the block's shape and the kernel call (a closure).
+struct LaunchBody {
+  dim3 block;
+  void (*call)(const void* closure) = nullptr;
+  const void* closure = nullptr;
+};
+
+// Thread t of the block starts or resumes: its threadIdx (x fastest).
+inline void enter_thread(void* body, unsigned t) {
+  const dim3 b = static_cast<const LaunchBody*>(body)->block;
+  threadIdx = dim3(t % b.x, t / b.x % b.y, t / (b.x * b.y));
+}
+
+inline void run_thread(void* body, unsigned /*t*/) {
+  const LaunchBody& l = *static_cast<const LaunchBody*>(body);
+  l.call(l.closure);
+}
+
+// Runs `call(closure)` over grid x block, synchronously: block after block (blockIdx.x fastest, then
+// y, then z), the __shared__ variables filled with 0xFF bytes at the start of each block, each
+// block's threads as fibers where this shared object has collectives (warp_scheduler.h's
+// fiber_hooks), else in a plain loop (threadIdx.x fastest, each thread to completion).
+inline void run_grid(dim3 grid, dim3 block, void (*call)(const void*), const void* closure) {
+  gridDim = grid;
+  blockDim = block;
+  LaunchBody body;
+  body.block = block, body.call = call, body.closure = closure;
+  BlockRun run;
+  run.enter = enter_thread, run.body = run_thread, run.context = &body;
+  const bool shared = shared_memory(false) > 0;
+  const unsigned dim[3] = {block.x, block.y, block.z};
+  const FiberHooks hooks = fiber_hooks;
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = dim3(bx, by, bz);
+        if (shared) shared_memory(true);
+        if (hooks.run_block != nullptr) {
+          const unsigned index[3] = {bx, by, bz};
+          hooks.run_block(dim, index, run);
+          continue;
+        }
+        for (unsigned tz = 0; tz < block.z; ++tz)
+          for (unsigned ty = 0; ty < block.y; ++ty)
+            for (unsigned tx = 0; tx < block.x; ++tx) {
+              threadIdx = dim3(tx, ty, tz);
+              call(closure);
+            }
+      }
+}
+
+// For the tests' own kernels: runs kernel<<<grid, block>>>(args...) synchronously (the arguments
+// converted to the kernel's parameter types and copied, as a launch copies them). Returns what a
+// GPU launch of that configuration would (cudaErrorInvalidConfiguration for an empty grid or block,
+// a block of more than 1024 threads, grid.y or grid.z above 65535).
+template <class... P, class... A>
+cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, A&&... args) {
+  static_assert(sizeof...(P) == sizeof...(A), "a launch passes one argument per kernel parameter");
+  const unsigned long long threads = 1ull * block.x * block.y * block.z;
+  if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
+    return cudaErrorInvalidConfiguration;
+  struct Closure {
+    void (*kernel)(P...);
+    std::tuple<std::decay_t<P>...> values;
+  };
+  const Closure closure{kernel, std::tuple<std::decay_t<P>...>(std::forward<A>(args)...)};
+  run_grid(grid, block, [](const void* c) {
+    const Closure& me = *static_cast<const Closure*>(c);
+    std::apply(me.kernel, me.values);
+  }, &closure);
+  return cudaSuccess;
+}
+
+}  // namespace spmmc_emulation
+
 // Runs `func`, a kernel `void(const float* B, float* C, int64_t n)` (the signature of every
-// emitted kernel), over grid x block, block by block and thread by thread, synchronously.
+// emitted kernel, whatever its element type), over grid x block, synchronously
+// (spmmc_emulation::run_grid).
 inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, void** args, size_t shared_mem,
                                       bool overlap_previous) {
   if (const cudaError_t e = spmmc_emulated_check(func, grid, block, args, shared_mem); e != cudaSuccess) return e;
@@ -211,16 +473,17 @@ inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, v
   l.grid = grid;
   l.block = block;
   ++l.launches;
-  for (unsigned bz = 0; bz < grid.z; ++bz)
-    for (unsigned by = 0; by < grid.y; ++by)
-      for (unsigned bx = 0; bx < grid.x; ++bx)
-        for (unsigned tz = 0; tz < block.z; ++tz)
-          for (unsigned ty = 0; ty < block.y; ++ty)
-            for (unsigned tx = 0; tx < block.x; ++tx) {
-              blockIdx = dim3(bx, by, bz);
-              threadIdx = dim3(tx, ty, tz);
-              kernel(b, c, n);
-            }
+  struct Call {
+    Kernel kernel;
+    const float* b;
+    float* c;
+    int64_t n;
+  };
+  const Call call{kernel, b, c, n};
+  spmmc_emulation::run_grid(grid, block, [](const void* p) {
+    const Call& k = *static_cast<const Call*>(p);
+    k.kernel(k.b, k.c, k.n);
+  }, &call);
   return cudaSuccess;
 }
 
@@ -271,7 +534,10 @@ typedef CUgraphNode_st* cudaGraphNode_t;
 struct EmulatedGraphs {
   unsigned long long streams_created = 0, captures = 0, instantiated = 0, launched = 0, node_updates = 0;
 };
-inline EmulatedGraphs emulated_graphs;
+// Hidden: each shared object counts its own (a default-visibility inline variable is a unique symbol
+// that g++ and the dynamic loader share among all the kernels loaded into one process, so the counts
+// of one kernel would include those of every kernel loaded before it).
+__attribute__((visibility("hidden"))) inline EmulatedGraphs emulated_graphs;
 
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 
@@ -453,6 +719,17 @@ extern "C" __attribute__((used, visibility("default"))) inline int spmmc_emulati
   cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
   return ran ? nodes : -1;
+}
+
+// For the tests: the block scheduler of the calling host thread (warp_scheduler.h), cumulative:
+// stats[0] blocks run on fibers, [1] threads started on them, [2] waits at collectives, [3] context
+// switches, [4] fibers (stacks) mapped, [5] the bytes of each stack, [6] the deepest any of them has
+// been used (bytes): all 0 in a shared object without collectives, whose blocks run in a plain loop;
+// [7] the bytes of this shared object's __shared__ variables (those refilled at each block's start).
+extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_scheduler_stats(unsigned long long* stats) {
+  for (int i = 0; i < 7; ++i) stats[i] = 0;
+  if (spmmc_emulation::fiber_hooks.stats != nullptr) spmmc_emulation::fiber_hooks.stats(stats);
+  stats[7] = spmmc_emulation::shared_memory(false);
 }
 
 // Restricts the PTX's loads to [read_only, +read_only_bytes) and [read_write, +read_write_bytes),
