@@ -54,7 +54,8 @@ def read_rows(paths):
                 try:
                     rows[cells[0]] = {"nnz": int(cells[1]), "n": int(cells[2]), "tile": cells[3],
                                       "nvcc": cells[4], "tflops": float(cells[9]), "peer": float(cells[10]),
-                                      "sgemm": float(cells[11]), "source": os.path.basename(path)}
+                                      "sgemm": float(cells[11]) if cells[11] != "-" else None,
+                                      "source": os.path.basename(path)}
                 except ValueError:
                     continue
     return rows
@@ -93,8 +94,9 @@ def main():
 
     def line(name, group):
         if group:
+            dense = [r["sgemm"] for r in group if r["sgemm"] is not None]  # "-": the dense GEMM was not timed
             print(f"  {name:28s} {len(group):3d} layers  x best peer {geomean([r['peer'] for r in group]):.2f}"
-                  f"  x SGEMM {geomean([r['sgemm'] for r in group]):.2f}")
+                  f"  x SGEMM {geomean(dense):.2f}" + (f" ({len(dense)} timed)" if len(dense) < len(group) else ""))
 
     line("all", timed)
     for prefix in ("tr_", "rn_", "mbnet_", "graph_"):
@@ -123,7 +125,7 @@ def main():
                 print(f"| {label} | | | | | | | | | not timed |")
                 continue
             print(f"| {label} | {r['sparsity']:.2f} | {r['nnz']} | {r['n']} | {r['tile']} | {r['nvcc']} | {r['tflops']:.2f} | "
-                  f"{r['peer']:.2f} | {r['sgemm']:.2f} | {r['source']} |")
+                  f"{r['peer']:.2f} | {'-' if r['sgemm'] is None else format(r['sgemm'], '.2f')} | {r['source']} |")
 
 
 if __name__ == "__main__":
