@@ -79,11 +79,15 @@ constexpr int64_t kGenericMinNonZeros = 32768;
 // 64 columns of C.
 int64_t tensor_core_warps(const Csr& a, int64_t n);
 // `spmmc compile --family auto` with --dtype fp16|bf16 on sm_80 and later takes the tensor-core
-// family where its launch has at least kTensorCoreMinWarpsPerSm warps per SM, the CUDA-core rule
-// above elsewhere. Measured on an H200 (docs/benchmarks.md, "Half precision"): on 123 shared layers
+// family where its launch has at least kTensorCoreMinWarpsPerSm warps per SM; below that, the
+// generic family where the CUDA-core rule above takes it, else the tensor cores again (never the
+// unrolled family). Measured on an H200 (docs/benchmarks.md, "Half precision"): on 123 shared layers
 // and graphs the tensor-core kernel ran 1.43x cuSPARSE FP16 (geomean); the six ResNet-50 final
-// layers at n = 32 (125 windows x 1 column block: under one warp per SM) ran 0.22-0.35x, while a
-// graph with 678 warps (cora at n = 128, 5 per SM) ran 1.77x.
+// layers at n = 32 (125 windows x 1 column block: under one warp per SM) ran 0.22-0.35x on the
+// tensor cores and 0.75-0.80x generic, while a graph with 678 warps (cora at n = 128, 5 per SM) ran
+// 1.77x; below the warps, where the rule gives the unrolled family (a 512 x 512 layer at n = 128,
+// 256, 512), the tensor cores ran 1.45-1.49x faster than it, and where it gives the generic family
+// 0.80-0.83x as fast as that.
 constexpr int64_t kTensorCoreMinWarpsPerSm = 4;
 
 }  // namespace spmmc

@@ -325,15 +325,32 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
   refused({"--family", "tensor-core", "--dtype", "fp16", "--target", "rtx2080ti"}, a, 64,
           "--family tensor-core needs a target of sm_80 or later");
   refused({"--family", "tensor-core", "--dtype", "fp16", "--tile", "8x64"}, a, 64, "--family tensor-core has no tile to fix");
-  // Fewer warps than that (n = 4160: 520): the CUDA-core kernels, and the report says why.
+  // Fewer warps than that (n = 4160: 520): the tensor cores still, rather than the unrolled family the
+  // CUDA-core rule gives this small layer, and the report says why.
   const auto few = run_spmmc({"compile", a, "--n", "4160", "--name", "k", "-o", (dir.path / "w").string(), "--dtype", "fp16",
                               "--quiet"});
   INFO(few.err);
   REQUIRE(few.exit_code == 0);
   const auto fj = nlohmann::json::parse(test::read_file(dir.path / "w" / "k.json"));
-  CHECK(fj["choice"]["family"] == "unrolled");
+  CHECK(fj["choice"]["family"] == "tensor-core");
   CHECK_THAT(fj["choice"]["family_why"].get<std::string>(),
-             Catch::Contains("not the tensor cores: their launch would have 520 warps, fewer than 4 per SM on the 132 SMs"));
+             Catch::Contains("rather than the unrolled family of the CUDA-core rule"));
+  CHECK_THAT(fj["choice"]["family_why"].get<std::string>(),
+             Catch::Contains("their launch has 520 warps, fewer than 4 per SM on the 132 SMs"));
+  // Where the CUDA-core rule takes the generic family (a large layer whose unrolled launch fills little
+  // of a wave: about 102k non-zeros at n = 32), the generic family stays.
+  const fs::path wide = dir.path / "wide.mtx";
+  const auto g = run_spmmc({"gen", "uniform", "--rows", "1000", "--cols", "2048", "--sparsity", "0.95", "--seed", "4", "-q", "-o",
+                            wide.string()});
+  REQUIRE(g.exit_code == 0);
+  const auto gen_few = run_spmmc({"compile", wide.string(), "--n", "32", "--name", "k", "-o", (dir.path / "g").string(), "--dtype",
+                                  "fp16", "--quiet"});
+  INFO(gen_few.err);
+  REQUIRE(gen_few.exit_code == 0);
+  const auto gj = nlohmann::json::parse(test::read_file(dir.path / "g" / "k.json"));
+  CHECK(gj["choice"]["family"] == "generic");
+  CHECK_THAT(gj["choice"]["family_why"].get<std::string>(),
+             Catch::Contains("not the tensor cores: their launch would have 125 warps, fewer than 4 per SM on the 132 SMs"));
   // Before sm_80 half precision keeps the CUDA-core kernels.
   const auto old_gpu = run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "o").string(), "--dtype", "fp16",
                                   "--target", "rtx2080ti", "--quiet"});

@@ -195,7 +195,7 @@ int run_compile(const Args& args) {
   // --family auto in half precision: the tensor cores where their launch has warps enough.
   const int64_t tc_warps = tensor_core_possible ? tensor_core_warps(m.csr, plan_options.n) : 0;
   const bool tensor_core_by_rule = tensor_core_possible && tc_warps >= kTensorCoreMinWarpsPerSm * target.sm_count;
-  const bool tensor_core = tensor_core_asked || tensor_core_by_rule;
+  bool tensor_core = tensor_core_asked || tensor_core_by_rule;  // below the warps: decided with the CUDA-core rule
   const bool auto_split = args.get_or("--fmas-per-kernel", "auto") == "auto";
   int64_t fmas_per_kernel =
       auto_split ? default_fmas_per_kernel(m.csr.nnz(), plan_options.n, target.arch) : args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
@@ -338,9 +338,17 @@ int run_compile(const Args& args) {
   } else if (family_why.empty()) {
     family_why = args.has("--tile") ? "--tile" : "--k-parts";
   }
-  if (tensor_core_possible && !tensor_core_by_rule)
+  // Below the warps the tensor cores need, the generic family where the CUDA-core rule takes it, and
+  // the tensor cores rather than the unrolled family (faster there too: compiler/planning/choose_tile.h).
+  if (tensor_core_possible && !tensor_core_by_rule && generic) {
     family_why += fmt::format("; not the tensor cores: their launch would have {} warps, fewer than {} per SM on the {} SMs",
                               tc_warps, kTensorCoreMinWarpsPerSm, target.sm_count);
+  } else if (tensor_core_possible && !tensor_core_by_rule) {
+    tensor_core = true;
+    family_why = fmt::format("auto: --dtype {} on the tensor cores, rather than the unrolled family of the CUDA-core rule ({}); "
+                             "their launch has {} warps, fewer than {} per SM on the {} SMs",
+                             dtype_name(dtype), family_why, tc_warps, kTensorCoreMinWarpsPerSm, target.sm_count);
+  }
   // The automatic split is made finer (more kernels, less nvcc time) where the layer would
   // otherwise exceed the compile-time limit, or have kernels beyond the loads the size guard's
   // model was fitted on.
