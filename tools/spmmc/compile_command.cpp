@@ -562,16 +562,16 @@ int run_compile(const Args& args) {
 Command compile_command() {
   Command c;
   c.name = "compile";
-  c.summary = "emit the CUDA kernel (NAME.cu, NAME.h, NAME.json, NAME.nvcc-options) for C = A*B: unrolled, or the generic family";
+  c.summary = "emit the CUDA kernel (NAME.cu, NAME.h, NAME.json, NAME.nvcc-options) for C = A*B: unrolled, generic or tensor-core family";
   c.usage = "spmmc compile FILE --n N --name NAME -o DIR [options]";
   c.description =
       "Reads FILE, plans its tile space (see 'spmmc plan'), picks a tile (--tile, or a documented heuristic),\n"
       "checks the size guard, and writes DIR/NAME.cu (the kernel, needing only the CUDA toolkit), DIR/NAME.h (its\n"
-      "C ABI: cudaError_t NAME(const float* B, float* C, int64_t n, cudaStream_t s) and NAME_info()),\n"
+      "C ABI: cudaError_t NAME(const T* B, T* C, int64_t n, cudaStream_t s) and NAME_info(), T of --dtype),\n"
       "DIR/NAME.json (the report) and DIR/NAME.nvcc-options (the options to build NAME.cu with, for nvcc\n"
-      "--options-file: -Xptxas -O1 for the unrolled family, none for the generic one). B is row-major K x n,\n"
-      "C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen for. Files are written\n"
-      "atomically, and the four always come from one run:\n"
+      "--options-file: -Xptxas -O1 for the unrolled family, none for the generic and tensor-core ones).\n"
+      "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
+      "for. Files are written atomically, and the four always come from one run:\n"
       "concurrent compiles of the same NAME into DIR take turns through the lock file DIR/.NAME.lock. NAME.cu\n"
       "and NAME.h are byte-identical for the same inputs and options (NAME.json too with --reproducible).\n"
       "NAME must be a C identifier that the emitted code can own: not a name of the CUDA toolkit (cu*, CU*,\n"
