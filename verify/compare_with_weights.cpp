@@ -463,10 +463,10 @@ class Comparison {
     check_array("spmmc_weight_bits", g.weight_bits, bits, "the bits of A's non-zeros", [&](size_t i) {
       return fmt::format("A({}, {}) is {} (0x{:08x})", row_of(i), w_.col_idx[i], hex_float(w_.values[i]), bits_of(w_.values[i]));
     }, [](int64_t v) {
-      const auto b = static_cast<uint32_t>(v);
+      const auto word = static_cast<uint32_t>(v);
       float f = 0.0f;
-      std::memcpy(&f, &b, sizeof f);
-      return fmt::format("0x{:08x} ({})", b, hex_float(f));
+      std::memcpy(&f, &word, sizeof f);
+      return fmt::format("0x{:08x} ({})", word, hex_float(f));
     });
   }
 

@@ -476,7 +476,7 @@ TEST_CASE("emitted kernel on the CPU: several kernels as one CUDA graph (cache a
   // (The emulation's counters are shared by the two shared objects: compare before and after.)
   std::vector<unsigned long long> counts_before(5), counts_after(5);
   plain->graph_stats(counts_before.data());
-  for (int call = 0; call < 2; ++call) {
+  for (int round = 0; round < 2; ++round) {
     pairs[2].c.assign(static_cast<size_t>(a.rows) * 64, nan);
     REQUIRE(plain->entry(pairs[2].b.data(), pairs[2].c.data(), 64, nullptr) == 0);
     CHECK(right(pairs[2], 64));
