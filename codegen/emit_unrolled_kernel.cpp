@@ -26,11 +26,7 @@ namespace {
 // "a, b, c" of `values` formatted by `format_one`, wrapped every 16 values.
 template <typename T, typename F>
 std::string joined(const std::vector<T>& values, F format_one) {
-  std::string out;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) out += i % 16 == 0 ? ",\n    " : ", ";
-    out += format_one(values[i]);
-  }
+  const std::string out = joined_items(values.size(), 16, [&](size_t i) { return format_one(values[i]); });
   return out.empty() ? std::string("0") : out;
 }
 

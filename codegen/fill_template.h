@@ -3,6 +3,7 @@
 // compiles the bare templates), and the markers name every place the emitter writes.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -13,5 +14,17 @@ namespace spmmc {
 // no span, is a bug (InternalError naming `template_name` and the key).
 std::string fill_template(std::string_view text, const std::map<std::string, std::string>& values,
                           std::string_view template_name);
+
+// The items one(0) .. one(count - 1) as a template value: "a, b, c", a new line every `per_line`
+// items (the initialisers of the arrays the emitter fills in).
+template <typename F>
+std::string joined_items(size_t count, size_t per_line, F one) {
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    if (i) out += i % per_line == 0 ? ",\n    " : ", ";
+    out += one(i);
+  }
+  return out;
+}
 
 }  // namespace spmmc

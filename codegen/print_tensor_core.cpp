@@ -11,20 +11,6 @@
 #include "compiler/planning/vector_blocks.h"
 
 namespace spmmc {
-namespace {
-
-// "a, b, c" of `count` items printed by `one(i)`, wrapped every `per_line`.
-template <typename F>
-std::string joined(size_t count, size_t per_line, F one) {
-  std::string out;
-  for (size_t i = 0; i < count; ++i) {
-    if (i) out += i % per_line == 0 ? ",\n    " : ", ";
-    out += one(i);
-  }
-  return out;
-}
-
-}  // namespace
 
 TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype) {
   SPMMC_CHECK(dtype == DType::kFp16 || dtype == DType::kBf16, "the tensor-core family takes fp16 or bf16");
@@ -42,19 +28,19 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
   out.windows = static_cast<int32_t>(window_block.size()) - 1;
   SPMMC_CHECK(out.windows >= 1 && out.blocks >= 1, "the tensor-core family needs a matrix with non-zeros");
   const auto number = [](int32_t x) { return std::to_string(x); };
-  const std::string cols = joined(v.block_cols.size() / 2, 8, [&](size_t i) {
+  const std::string cols = joined_items(v.block_cols.size() / 2, 8, [&](size_t i) {
     return fmt::format("{{{}, {}}}", v.block_cols[2 * i], v.block_cols[2 * i + 1]);
   });
   // Lane l's word: its two values (vectors 2t, 2t + 1 of row g), the first in the low half.
-  const std::string a_bits = joined(v.values.size() / 2, 8, [&](size_t i) {
+  const std::string a_bits = joined_items(v.values.size() / 2, 8, [&](size_t i) {
     const uint32_t lo = to_half_bits(v.values[2 * i], dtype), hi = to_half_bits(v.values[2 * i + 1], dtype);
     return fmt::format("0x{:08x}u", lo | (hi << 16));
   });
   out.code = fill_template(embedded_template("kernel_tensor_core.cuh"),
                            {{"HEADER_COMMENT", ""},
                             {"WINDOWS", std::to_string(out.windows)},
-                            {"WINDOW_BLOCK", joined(window_block.size(), 16, [&](size_t i) { return number(window_block[i]); })},
-                            {"WINDOW_ROWS", joined(rows.size(), 16, [&](size_t i) { return number(rows[i]); })},
+                            {"WINDOW_BLOCK", joined_items(window_block.size(), 16, [&](size_t i) { return number(window_block[i]); })},
+                            {"WINDOW_ROWS", joined_items(rows.size(), 16, [&](size_t i) { return number(rows[i]); })},
                             {"COLS", cols},
                             {"A_BITS", a_bits},
                             {"MMA", dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16"}},
