@@ -35,36 +35,58 @@ std::string database_line(const std::string& matrix, int64_t n, const PlannedCan
   return j.dump();
 }
 
-std::vector<const PlannedCandidate*> collection_candidates(const Csr& a, const Plan& plan, const Target& target,
-                                                           size_t sample, int32_t& heuristic) {
-  std::vector<const PlannedCandidate*> candidates = evenly_spaced(tunable_candidates(plan, target.warp_size).list, sample);
-  const SizeLimits limits;
-  const auto fits = [&](const PlannedCandidate& c) {
-    return estimate_unrolled_size(a, plan.for_m1(c.tile.m1).after, c.tile, kMinFmasPerKernel).nvcc_seconds <=
-           limits.max_nvcc_seconds;
+CollectionCandidates collection_candidates(const Csr& a, const Plan& plan, const Target& target, size_t sample,
+                                           int64_t fmas_per_kernel, double max_compile_seconds) {
+  const auto compile_seconds = [&](const PlannedCandidate& c, int64_t fmas) {
+    return estimate_unrolled_size(a, plan.for_m1(c.tile.m1).after, c.tile, fmas).nvcc_seconds;
   };
+  const auto within_budget = [&](const PlannedCandidate& c) {
+    return max_compile_seconds <= 0 || compile_seconds(c, fmas_per_kernel) <= max_compile_seconds;
+  };
+  CollectionCandidates out;
+  const SizeLimits limits;
   std::string why;
-  heuristic = index_adding(candidates, choose_tile_by_heuristic(plan, target, fits, why));
-  return candidates;
+  const PlannedCandidate* h = choose_tile_by_heuristic(
+      plan, target, [&](const PlannedCandidate& c) { return compile_seconds(c, kMinFmasPerKernel) <= limits.max_nvcc_seconds; },
+      why);
+  if (h != nullptr && !within_budget(*h)) {
+    out.heuristic_beyond_budget = true;
+    return out;
+  }
+  std::vector<const PlannedCandidate*> within;
+  for (const PlannedCandidate* c : tunable_candidates(plan, target.warp_size).list) {
+    if (within_budget(*c)) {
+      within.push_back(c);
+    } else {
+      ++out.beyond_budget;
+    }
+  }
+  out.list = evenly_spaced(within, sample);
+  out.heuristic = index_adding(out.list, h);
+  return out;
 }
 
-std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
-                                         const GpuContext& gpu, TuningOptions options, size_t sample) {
+CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
+                                 const GpuContext& gpu, TuningOptions options, size_t sample) {
   PlanOptions plan_options;
   plan_options.n = n;
   plan_options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
   const Plan plan = plan_tiles(a, target, plan_options);
-  int32_t heuristic = -1;
-  const std::vector<const PlannedCandidate*> candidates = collection_candidates(a, plan, target, sample, heuristic);
+  const CollectionCandidates candidates = collection_candidates(a, plan, target, sample, plan_options.fmas_per_kernel,
+                                                                options.max_real_compile_seconds);
+  CollectedProblem out;
+  out.beyond_budget = candidates.beyond_budget;
+  out.heuristic_beyond_budget = candidates.heuristic_beyond_budget;
+  if (candidates.list.empty()) return out;
   options.n = n;
   options.fmas_per_kernel = plan_options.fmas_per_kernel;
   std::vector<TileCandidate> tiles;
-  for (const auto* c : candidates) tiles.push_back(c->tile);
+  for (const auto* c : candidates.list) tiles.push_back(c->tile);
   const std::vector<Measurement> measured = measure_real_candidates(a, plan, tiles, gpu, options);
-  std::vector<std::string> lines;
-  for (size_t i = 0; i < candidates.size(); ++i)
-    lines.push_back(database_line(matrix, n, *candidates[i], measured[i], static_cast<int32_t>(i) == heuristic));
-  return lines;
+  for (size_t i = 0; i < candidates.list.size(); ++i)
+    out.lines.push_back(database_line(matrix, n, *candidates.list[i], measured[i],
+                                      static_cast<int32_t>(i) == candidates.heuristic));
+  return out;
 }
 
 std::vector<GeneratedProblem> generated_problems(int count, uint64_t seed, int64_t max_nnz) {

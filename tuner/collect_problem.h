@@ -21,19 +21,39 @@ namespace spmmc {
 std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m,
                           bool heuristic);
 
-// The candidates a problem's collection measures (issue 25): tunable_candidates(plan) (the set the
-// ranker and the tuners rank at compile time), at most `sample` of them evenly spaced in plan order
-// where `sample` > 0 (a bounded cost per problem for layers of real size), and the heuristic's pick
-// (choose_tile_by_heuristic with the size guard's default limit) always, last where it is not among
-// them. `heuristic` receives its index, or -1 where there is none.
-std::vector<const PlannedCandidate*> collection_candidates(const Csr& a, const Plan& plan, const Target& target,
-                                                           size_t sample, int32_t& heuristic);
+// The candidates a problem's collection measures (issue 25).
+struct CollectionCandidates {
+  std::vector<const PlannedCandidate*> list;
+  int32_t heuristic = -1;        // the index of the heuristic's pick in `list`, -1 where there is none
+  size_t beyond_budget = 0;      // tunable candidates left out: their real compile is beyond the budget
+  bool heuristic_beyond_budget = false;  // the heuristic's own real kernel is: `list` is empty
+};
+
+// tunable_candidates(plan) (the set the ranker and the tuners rank at compile time) whose real
+// kernel, split into kernels of `fmas_per_kernel` FMAs, compiles within `max_compile_seconds` by the
+// size guard's estimate (the budget a search spends on one real kernel: a search never compiles the
+// others, so timing them would teach the ranker nothing it uses and cost minutes per candidate;
+// 0: no budget), at most `sample` of them
+// evenly spaced in plan order where `sample` > 0, and the heuristic's pick (choose_tile_by_heuristic
+// with the size guard's default limit) always, last where it is not among them. Where the
+// heuristic's real kernel is itself beyond the budget, no candidate (a search keeps that kernel
+// unmeasured, tuner/tune_with_proxies.h).
+CollectionCandidates collection_candidates(const Csr& a, const Plan& plan, const Target& target, size_t sample,
+                                           int64_t fmas_per_kernel, double max_compile_seconds);
+
+// What a problem's collection gave: its database lines, one per measured candidate in the order
+// of collection_candidates, and what that left out.
+struct CollectedProblem {
+  std::vector<std::string> lines;
+  size_t beyond_budget = 0;
+  bool heuristic_beyond_budget = false;  // nothing measured: `lines` is empty
+};
 
 // Plans A for n on `target`, compiles the real kernel of every collection_candidates (split as spmmc
-// compile splits it: default_fmas_per_kernel) on options.pool, checks and times each (options.timing,
-// in the measuring worker of options.worker), and returns their database lines in that order.
-std::vector<std::string> collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
-                                         const GpuContext& gpu, TuningOptions options, size_t sample = 0);
+// compile splits it: default_fmas_per_kernel; the budget options.max_real_compile_seconds) on
+// options.pool, checks and times each (options.timing, in the measuring worker of options.worker).
+CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
+                                 const GpuContext& gpu, TuningOptions options, size_t sample = 0);
 
 // A generated problem of the collection: the matrix's generator options and a width.
 struct GeneratedProblem {

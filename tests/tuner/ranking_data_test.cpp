@@ -22,6 +22,8 @@
 #include "tuner/ranker_domain.h"
 #include "compiler/formats/generate_matrix.h"
 #include "compiler/planning/plan_tiles.h"
+#include "codegen/kernel_program.h"
+#include "codegen/size_guard.h"
 #include "runtime/cuda_driver.h"
 #include <sstream>
 
@@ -328,20 +330,43 @@ TEST_CASE("collect: the candidates, sampled, and the heuristic's pick always amo
   std::string why;
   const PlannedCandidate* h = choose_tile_by_heuristic(plan, h100, [](const PlannedCandidate&) { return true; }, why);
   REQUIRE(h != nullptr);
-  int32_t heuristic = -1;
-  const auto all = collection_candidates(a, plan, h100, 0, heuristic);
+  const int64_t fmas = default_fmas_per_kernel(a.nnz(), options.n, h100.arch);
+  const CollectionCandidates all = collection_candidates(a, plan, h100, 0, fmas, 0.0);
   const auto tunable = tunable_candidates(plan, h100.warp_size).list;
   REQUIRE(tunable.size() > 8);
-  REQUIRE(heuristic >= 0);
-  CHECK(all[static_cast<size_t>(heuristic)] == h);
-  CHECK(all.size() == tunable.size() + (std::find(tunable.begin(), tunable.end(), h) == tunable.end() ? 1 : 0));
-  const auto sampled = collection_candidates(a, plan, h100, 8, heuristic);
-  CHECK(sampled.size() <= 9);
-  CHECK(sampled.size() >= 8);
-  CHECK(sampled[static_cast<size_t>(heuristic)] == h);
-  CHECK(sampled.front() == tunable.front());  // evenly spaced from the first, deterministic
-  int32_t again = -1;
-  CHECK(collection_candidates(a, plan, h100, 8, again) == sampled);
+  REQUIRE(all.heuristic >= 0);
+  CHECK(all.beyond_budget == 0);
+  CHECK(all.list[static_cast<size_t>(all.heuristic)] == h);
+  CHECK(all.list.size() == tunable.size() + (std::find(tunable.begin(), tunable.end(), h) == tunable.end() ? 1 : 0));
+  const CollectionCandidates sampled = collection_candidates(a, plan, h100, 8, fmas, 0.0);
+  CHECK(sampled.list.size() <= 9);
+  CHECK(sampled.list.size() >= 8);
+  CHECK(sampled.list[static_cast<size_t>(sampled.heuristic)] == h);
+  CHECK(sampled.list.front() == tunable.front());  // evenly spaced from the first, deterministic
+  CHECK(collection_candidates(a, plan, h100, 8, fmas, 0.0).list == sampled.list);
+
+  // The compile budget (issue 25: a bounded cost per problem): candidates whose real kernel the size
+  // guard estimates beyond it are left out and counted; the heuristic's pick beyond it empties the list.
+  std::vector<double> seconds;
+  for (const PlannedCandidate* c : tunable)
+    seconds.push_back(estimate_unrolled_size(a, plan.for_m1(c->tile.m1).after, c->tile, fmas).nvcc_seconds);
+  const double h_seconds = estimate_unrolled_size(a, plan.for_m1(h->tile.m1).after, h->tile, fmas).nvcc_seconds;
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  const double budget = std::max(h_seconds, sorted[sorted.size() / 2]);
+  const auto expected_out = static_cast<size_t>(std::count_if(seconds.begin(), seconds.end(), [&](double s) { return s > budget; }));
+  REQUIRE(expected_out > 0);  // the budget must bite for this test to prove anything
+  const CollectionCandidates bounded = collection_candidates(a, plan, h100, 0, fmas, budget);
+  CHECK(bounded.beyond_budget == expected_out);
+  CHECK_FALSE(bounded.heuristic_beyond_budget);
+  REQUIRE(bounded.heuristic >= 0);
+  CHECK(bounded.list[static_cast<size_t>(bounded.heuristic)] == h);
+  for (const PlannedCandidate* c : bounded.list)
+    CHECK(estimate_unrolled_size(a, plan.for_m1(c->tile.m1).after, c->tile, fmas).nvcc_seconds <= budget);
+  const CollectionCandidates none = collection_candidates(a, plan, h100, 8, fmas, h_seconds * 0.5);
+  CHECK(none.heuristic_beyond_budget);
+  CHECK(none.list.empty());
+  CHECK(none.heuristic == -1);
 }
 
 TEST_CASE("spmmc collect: usage, and no GPU before any work", "[ranker][collect][cli]") {

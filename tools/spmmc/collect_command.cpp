@@ -74,6 +74,7 @@ int run_collect(const Args& args) {
   options.timing.runs = settings.timing_runs;
   options.timing.flush_l2 = settings.flush_l2;
   options.pool.max_workers = settings.jobs;
+  options.max_real_compile_seconds = settings.real_compile_budget;
   options.worker = {"/proc/self/exe", "__measure-worker"};
   std::unique_ptr<CubinCache> cache;
   if (settings.use_cache) {
@@ -84,7 +85,7 @@ int run_collect(const Args& args) {
   std::filesystem::create_directories(out_dir);
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  int done = 0, resumed = 0, skipped = 0, left = 0;
+  int done = 0, resumed = 0, skipped = 0, beyond = 0, left = 0;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem& p = problems[i];
     const std::string file = (std::filesystem::path(out_dir) / problem_file_name(p.id, p.n)).string();
@@ -109,19 +110,29 @@ int run_collect(const Args& args) {
       ++skipped;
       continue;
     }
-    const std::vector<std::string> lines = collect_problem(a, p.id, p.n, target, *gpu, options, sample);
+    const CollectedProblem collected = collect_problem(a, p.id, p.n, target, *gpu, options, sample);
+    if (collected.heuristic_beyond_budget) {
+      std::fprintf(stderr,
+                   "spmmc collect: [%zu/%zu] %s at n = %lld: the heuristic's real kernel is beyond the compile budget "
+                   "of %.0f s (--real-compile-budget): skipped, as a search keeps it unmeasured (%.1f s)\n",
+                   i + 1, problems.size(), p.id.c_str(), static_cast<long long>(p.n), options.max_real_compile_seconds,
+                   elapsed() - problem_start);
+      ++beyond;
+      continue;
+    }
     int ok = 0;
-    for (const std::string& l : lines) ok += l.find("\"outcome\":\"Ok\"") != std::string::npos ? 1 : 0;
+    for (const std::string& l : collected.lines) ok += l.find("\"outcome\":\"Ok\"") != std::string::npos ? 1 : 0;
     write_file_atomically(file, [&](std::ostream& os) {
-      for (const std::string& l : lines) os << l << '\n';
+      for (const std::string& l : collected.lines) os << l << '\n';
     });
     ++done;
-    std::fprintf(stderr, "spmmc collect: [%zu/%zu] %s at n = %lld: %zu candidates, %d Ok, %.1f s\n", i + 1,
-                 problems.size(), p.id.c_str(), static_cast<long long>(p.n), lines.size(), ok, elapsed() - problem_start);
+    std::fprintf(stderr, "spmmc collect: [%zu/%zu] %s at n = %lld: %zu candidates, %d Ok, %zu beyond the compile budget, %.1f s\n",
+                 i + 1, problems.size(), p.id.c_str(), static_cast<long long>(p.n), collected.lines.size(), ok,
+                 collected.beyond_budget, elapsed() - problem_start);
   }
-  std::printf("spmmc collect: %d problems collected into %s, %d already there, %d skipped (--max-nnz), %d left by the "
-              "budget of %.0f s (%.0f s)\n",
-              done, out_dir.c_str(), resumed, skipped, left, budget, elapsed());
+  std::printf("spmmc collect: %d problems collected into %s, %d already there, %d skipped (--max-nnz), %d skipped (the "
+              "heuristic beyond the compile budget), %d left by the budget of %.0f s (%.0f s)\n",
+              done, out_dir.c_str(), resumed, skipped, beyond, left, budget, elapsed());
   return 0;
 }
 
@@ -136,6 +147,8 @@ Command collect_command() {
       "For each problem - every FILE at every width of --n, and K generated matrices (--generate: M and K\n"
       "in 2^6..2^12, sparsity 0.5-0.99, n in 2^8..2^13, four generators, from --seed) - plans the tile\n"
       "space, compiles the real kernel of every survivor (the tiles the ranker ranks; --sample K of them)\n"
+      "whose compile is within --real-compile-budget (the budget a search spends on one real kernel: a\n"
+      "problem whose heuristic kernel is beyond it is skipped, since a search keeps that kernel unmeasured)\n"
       "and of the heuristic's pick (marked \"heuristic\": true) with NVRTC in parallel, checks it against\n"
       "float64 and times it (L2 flushed, median of --timing-runs), and writes DIR/<problem>.n<n>.jsonl, one\n"
       "line per candidate (format spmmc.collect/1, docs/design/ranker.md), atomically. Problems whose file\n"
@@ -154,8 +167,8 @@ Command collect_command() {
       {"--arch", "SM", "pick the target by architecture, e.g. sm_90"},
   };
   for (auto& o : tuning_option_specs())
-    if (o.name != "--tune-budget" && o.name != "--finalists" && o.name != "--max-candidates" &&
-        o.name != "--real-compile-budget") c.options.push_back(o);
+    if (o.name != "--tune-budget" && o.name != "--finalists" && o.name != "--max-candidates")
+      c.options.push_back(o);
   for (auto& o : read_option_specs())
     if (o.name != "--seed") c.options.push_back(o);
   c.min_positional = 0;
