@@ -364,6 +364,54 @@ Csr generate_blocks(const GeneratorOptions& o, Xoshiro256& rng) {
   return csr;
 }
 
+// The band of row r: columns [first, last] around the scaled diagonal c'(r) = min(round(r*K/M), K-1),
+// halves rounded up, exactly: floor((2rK + M) / 2M) (2rK + M < 2^64 for dimensions below 2^31).
+struct BandRow {
+  int64_t first, last;
+};
+BandRow band_row(int64_t r, int64_t rows, int64_t cols, int64_t bandwidth) {
+  const uint64_t scaled = (2 * static_cast<uint64_t>(r) * static_cast<uint64_t>(cols) + static_cast<uint64_t>(rows)) /
+                          (2 * static_cast<uint64_t>(rows));
+  const int64_t centre = std::min(static_cast<int64_t>(scaled), cols - 1);
+  return {std::max<int64_t>(0, centre - bandwidth), std::min(cols - 1, centre + bandwidth)};
+}
+
+Csr generate_banded(const GeneratorOptions& o, Xoshiro256& rng) {
+  // T, the in-band cells, row by row; stop counting once the kept ones exceed the index limit.
+  uint64_t total = 0;
+  for (int64_t r = 0; r < o.rows; ++r) {
+    const BandRow b = band_row(r, o.rows, o.cols, o.bandwidth);
+    total += static_cast<uint64_t>(b.last - b.first + 1);
+    if (kept_count(o.sparsity, total) > kMaxIndex)
+      fail_usage("--bandwidth {} of a {}x{} matrix at --sparsity {} would give more than the {} non-zeros spmmc "
+                 "supports (int32 indices)", o.bandwidth, o.rows, o.cols, o.sparsity, kMaxIndex);
+  }
+  const int64_t nnz = kept_count(o.sparsity, total);
+  Csr csr = empty_csr(o.rows, o.cols, nnz);
+  if (static_cast<uint64_t>(nnz) == total) {  // the whole band: no draws
+    for (int64_t r = 0; r < o.rows; ++r) {
+      const BandRow b = band_row(r, o.rows, o.cols, o.bandwidth);
+      for (int64_t c = b.first; c <= b.last; ++c) csr.col_idx.push_back(static_cast<int32_t>(c));
+      csr.row_ptr.push_back(static_cast<int32_t>(csr.col_idx.size()));
+    }
+  } else {
+    // A uniform subset of the band's cells numbered in row-major order, mapped back row by row.
+    const std::vector<uint64_t> kept = sample_sorted_subset(rng, total, static_cast<uint64_t>(nnz));
+    uint64_t row_start = 0;  // the number of the row's first band cell
+    size_t p = 0;
+    for (int64_t r = 0; r < o.rows; ++r) {
+      const BandRow b = band_row(r, o.rows, o.cols, o.bandwidth);
+      const uint64_t row_end = row_start + static_cast<uint64_t>(b.last - b.first + 1);
+      for (; p < kept.size() && kept[p] < row_end; ++p)
+        csr.col_idx.push_back(static_cast<int32_t>(b.first + static_cast<int64_t>(kept[p] - row_start)));
+      csr.row_ptr.push_back(static_cast<int32_t>(p));
+      row_start = row_end;
+    }
+  }
+  fill_synthesised_values(csr, o.values, o.seed);
+  return csr;
+}
+
 // The shape and kind-specific checks; returns the options with rmat's shape filled in.
 GeneratorOptions validated(GeneratorOptions o) {
   if (!(o.sparsity >= 0.0 && o.sparsity < 1.0))
@@ -395,6 +443,14 @@ GeneratorOptions validated(GeneratorOptions o) {
     if (o.block_rows < 1 || o.block_rows > kMaxIndex || o.block_cols < 1 || o.block_cols > kMaxIndex)
       fail_usage("--block RxC needs 1 <= R, C <= {}, got {}x{}", kMaxIndex, o.block_rows, o.block_cols);
   }
+  if (o.kind == GeneratorKind::kBanded) {
+    if (o.bandwidth < 0)
+      fail_usage("--bandwidth must be >= 0 (the columns kept on each side of the diagonal; 0 is the diagonal alone), "
+                 "got {}", o.bandwidth);
+    if (o.bandwidth >= o.cols)
+      fail_usage("--bandwidth must be below --cols {} (a band of {} already covers every column), got {}", o.cols,
+                 o.cols - 1, o.bandwidth);
+  }
   return o;
 }
 
@@ -410,6 +466,7 @@ Csr generate_matrix(const GeneratorOptions& options) {
     case GeneratorKind::kRmat: csr = generate_rmat(o, rng); break;
     case GeneratorKind::kPatterns: csr = generate_patterns(o, rng); break;
     case GeneratorKind::kBlocks: csr = generate_blocks(o, rng); break;
+    case GeneratorKind::kBanded: csr = generate_banded(o, rng); break;
   }
   check_csr_invariants(csr);
   return csr;
@@ -422,13 +479,14 @@ std::string_view generator_kind_name(GeneratorKind kind) {
     case GeneratorKind::kRmat: return "rmat";
     case GeneratorKind::kPatterns: return "patterns";
     case GeneratorKind::kBlocks: return "blocks";
+    case GeneratorKind::kBanded: return "banded";
   }
   return "?";
 }
 
 std::optional<GeneratorKind> parse_generator_kind(std::string_view name) {
   for (GeneratorKind k : {GeneratorKind::kUniform, GeneratorKind::kMagnitude, GeneratorKind::kRmat,
-                          GeneratorKind::kPatterns, GeneratorKind::kBlocks})
+                          GeneratorKind::kPatterns, GeneratorKind::kBlocks, GeneratorKind::kBanded})
     if (name == generator_kind_name(k)) return k;
   return std::nullopt;
 }

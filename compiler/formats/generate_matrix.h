@@ -20,14 +20,16 @@
 
 namespace spmmc {
 
-enum class GeneratorKind { kUniform, kMagnitude, kRmat, kPatterns, kBlocks };
+// The order is part of the output: a kind's random stream is seeded from its position (append only).
+enum class GeneratorKind { kUniform, kMagnitude, kRmat, kPatterns, kBlocks, kBanded };
 
 struct GeneratorOptions {
   GeneratorKind kind = GeneratorKind::kUniform;
   int64_t rows = 0;  // M; rmat: 2^scale (0 means "take it from scale")
   int64_t cols = 0;  // K; rmat: 2^scale (0 means "take it from scale")
   // Fraction of zeros: of all cells (uniform, magnitude), of each pattern's columns
-  // (patterns), of the blocks (blocks). In [0, 1). Not used by rmat.
+  // (patterns), of the blocks (blocks), of the in-band cells (banded; spmmc gen's default for
+  // banded is 0, the full band). In [0, 1). Not used by rmat.
   double sparsity = 0.9;
   uint64_t seed = 0;
   ValueKind values = ValueKind::kNormal;  // magnitude: must be kNormal
@@ -44,6 +46,9 @@ struct GeneratorOptions {
   // blocks: the block shape (rows x cols).
   int64_t block_rows = 4;
   int64_t block_cols = 4;
+
+  // banded: the non-zeros lie within bandwidth columns of the scaled diagonal, 0 <= bandwidth < K.
+  int64_t bandwidth = 1;
 };
 
 // Generates a matrix of options.kind:
@@ -62,13 +67,18 @@ struct GeneratorOptions {
 //  * blocks:    the matrix cut into block_rows x block_cols blocks (those on the last block row
 //               and column clipped to the matrix); round((1-s)*B) of the B blocks, chosen as
 //               in uniform, are kept and dense; all others are zero.
+//  * banded:    FEM/stencil-like band: row r's band is the columns c with |c - c'(r)| <= bandwidth
+//               (clipped to [0, K)) around the scaled diagonal c'(r) = min(round(r*K/M), K-1)
+//               (halves rounded up, in exact integers: floor((2rK + M) / 2M); c' = r when square).
+//               Of the T in-band cells, round((1-s)*T) chosen as in uniform are kept (s = 0: the
+//               whole band, every row non-empty).
 // Invalid options (sparsity outside [0, 1), a dimension outside [1, 2^31-1], more than 2^31-1
 // non-zeros, probabilities that are negative or do not sum to 1, non-positive block sizes,
-// P < 1, non-normal values for magnitude) are usage errors that say which option and why.
+// P < 1, non-normal values for magnitude, a bandwidth outside [0, K)) are usage errors that say which option and why.
 // The result satisfies check_csr_invariants.
 Csr generate_matrix(const GeneratorOptions& options);
 
-// "uniform", "magnitude", "rmat", "patterns", "blocks" and back.
+// "uniform", "magnitude", "rmat", "patterns", "blocks", "banded" and back.
 std::string_view generator_kind_name(GeneratorKind kind);
 std::optional<GeneratorKind> parse_generator_kind(std::string_view name);
 

@@ -1,10 +1,13 @@
 #include "compiler/formats/generate_matrix.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -41,6 +44,18 @@ uint64_t fingerprint(const Csr& a) {
   for (int32_t v : a.row_ptr) mix(static_cast<uint32_t>(v));
   for (int32_t v : a.col_idx) mix(static_cast<uint32_t>(v));
   return h;
+}
+
+GeneratorOptions banded(int64_t rows, int64_t cols, int64_t bandwidth, double sparsity, uint64_t seed = 0) {
+  GeneratorOptions o = make(GeneratorKind::kBanded, rows, cols, sparsity, seed);
+  o.bandwidth = bandwidth;
+  return o;
+}
+
+// The banded generator's scaled diagonal, computed another way than the generator does (in
+// double, exact for these small sizes; halves up; clamped to the last column).
+int64_t scaled_diagonal(int64_t r, int64_t rows, int64_t cols) {
+  return std::min<int64_t>(cols - 1, static_cast<int64_t>(std::floor(static_cast<double>(r) * cols / rows + 0.5)));
 }
 
 TEST_CASE("generate: uniform has exactly round((1-s)*M*K) non-zeros", "[generate]") {
@@ -157,7 +172,8 @@ TEST_CASE("generate: same options give the same matrix, another seed another one
   std::vector<GeneratorOptions> all = {make(GeneratorKind::kUniform, 300, 200, 0.9),
                                        make(GeneratorKind::kMagnitude, 100, 120, 0.9),
                                        make(GeneratorKind::kPatterns, 200, 300, 0.9),
-                                       make(GeneratorKind::kBlocks, 100, 100, 0.8)};
+                                       make(GeneratorKind::kBlocks, 100, 100, 0.8),
+                                       banded(300, 200, 5, 0.5)};
   GeneratorOptions rmat = make(GeneratorKind::kRmat, 0, 0, 0.0);
   rmat.scale = 9;
   all.push_back(rmat);
@@ -188,6 +204,8 @@ TEST_CASE("generate: output is pinned (files made by spmmc gen stay reproducible
   CHECK(fingerprint(generate_matrix(rmat)) == 0x16aef2ff7598b9c7ull);
   CHECK(fingerprint(generate_matrix(patterns)) == 0xe7dc7f42c9972117ull);
   CHECK(fingerprint(generate_matrix(blocks)) == 0xecd93f6e1c179a86ull);
+  CHECK(fingerprint(generate_matrix(banded(64, 96, 3, 0.4, 4))) == 0xc0689f84f5f2cea1ull);
+  CHECK(fingerprint(generate_matrix(banded(64, 96, 3, 0.0, 4))) == 0xdd94960047cec066ull);
 }
 
 TEST_CASE("generate: rmat degrees follow the quadrant probabilities", "[generate]") {
@@ -259,6 +277,81 @@ TEST_CASE("generate: blocks are kept whole (edge blocks clipped), the rest is ze
   CHECK(generate_matrix(o).nnz() == 30 * 50);
 }
 
+TEST_CASE("generate: banded at sparsity 0 is the whole band, clipped at the borders", "[generate][banded]") {
+  // Square: n(2W+1) cells less the W(W+1) cut off in the two corners.
+  for (const auto& [n, w] : std::vector<std::pair<int64_t, int64_t>>{{10, 2}, {1, 0}, {7, 0}, {7, 6}, {100, 8}, {64, 63}}) {
+    INFO(n << "x" << n << ", W = " << w);
+    const Csr a = generate_matrix(banded(n, n, w, 0.0, 3));
+    CHECK(a.rows == n);
+    CHECK(a.cols == n);
+    CHECK(a.nnz() == n * (2 * w + 1) - w * (w + 1));
+    for (int32_t r = 0; r < a.rows; ++r) {
+      const auto first = std::max<int64_t>(0, r - w), last = std::min<int64_t>(n - 1, r + w);
+      std::vector<int32_t> band;
+      for (int64_t c = first; c <= last; ++c) band.push_back(static_cast<int32_t>(c));
+      REQUIRE(row_columns(a, r) == band);
+    }
+  }
+  CHECK(generate_matrix(banded(10, 10, 2, 0.0)).nnz() == 44);  // 3 + 4 + 6 * 5 + 4 + 3
+  // Wide, 4 x 8, W = 1: diagonal at columns 0, 2, 4, 6.
+  const Csr wide = generate_matrix(banded(4, 8, 1, 0.0));
+  CHECK(wide.rows == 4);
+  CHECK(wide.cols == 8);
+  CHECK(wide.row_ptr == std::vector<int32_t>{0, 2, 5, 8, 11});
+  CHECK(wide.col_idx == std::vector<int32_t>{0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7});
+  // Tall, 8 x 4, W = 0: round(r/2) with halves up is 0 1 1 2 2 3 3 4, the last clamped to 3.
+  const Csr tall = generate_matrix(banded(8, 4, 0, 0.0));
+  CHECK(tall.rows == 8);
+  CHECK(tall.cols == 4);
+  CHECK(tall.row_ptr == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  CHECK(tall.col_idx == std::vector<int32_t>{0, 1, 1, 2, 2, 3, 3, 3});
+  // Other shapes against a brute-force count of the band's cells.
+  for (const auto& [m, k, w] : std::vector<std::array<int64_t, 3>>{{30, 70, 4}, {70, 30, 4}, {1, 9, 3}, {9, 1, 0}, {33, 100, 99}}) {
+    INFO(m << "x" << k << ", W = " << w);
+    const Csr a = generate_matrix(banded(m, k, w, 0.0));
+    int64_t cells = 0;
+    for (int64_t r = 0; r < m; ++r) {
+      const int64_t centre = scaled_diagonal(r, m, k);
+      for (int64_t c = 0; c < k; ++c) cells += std::abs(c - centre) <= w ? 1 : 0;
+      REQUIRE(a.row_length(static_cast<int32_t>(r)) >= 1);  // every row meets its diagonal
+    }
+    CHECK(a.nnz() == cells);
+  }
+  CHECK(generate_matrix(banded(33, 100, 99, 0.0)).nnz() == 33 * 100);  // W = K - 1: dense
+}
+
+TEST_CASE("generate: banded keeps exactly round((1-s)*T) in-band cells, spread over the band", "[generate][banded]") {
+  for (const auto& [m, k, w, s] : std::vector<std::tuple<int64_t, int64_t, int64_t, double>>{
+           {300, 300, 6, 0.5},    // dense subset path
+           {200, 500, 20, 0.95},  // sparse subset path
+           {500, 200, 3, 0.25},
+           {5, 5, 1, 0.3}}) {
+    INFO(m << "x" << k << ", W = " << w << ", S = " << s);
+    const Csr full = generate_matrix(banded(m, k, w, 0.0, 7));
+    const Csr a = generate_matrix(banded(m, k, w, s, 7));
+    CHECK(a.rows == m);
+    CHECK(a.cols == k);
+    CHECK(a.nnz() == expected_nnz(s, full.nnz()));
+    CHECK(a.nnz() < full.nnz());
+    for (int32_t r = 0; r < a.rows; ++r) {
+      const int64_t centre = scaled_diagonal(r, m, k);
+      for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+        REQUIRE(std::abs(a.col_idx[p] - centre) <= w);  // inside the band
+        REQUIRE(a.values[p] == synthesize_value(ValueKind::kNormal, 7, r, a.col_idx[p]));
+      }
+    }
+  }
+  // Uniform over the band: each half of the rows holds about half of the kept cells.
+  const Csr a = generate_matrix(banded(2000, 2000, 10, 0.5, 1));
+  const int32_t top = a.row_ptr[1000];
+  CHECK(std::abs(top - (a.nnz() - top)) < 600);  // ~10500 each; the difference's sd is ~100
+  // Each diagonal offset keeps about half of its cells too (not, say, the band's left side only).
+  std::vector<int64_t> by_offset(21, 0);
+  for (int32_t r = 0; r < a.rows; ++r)
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) ++by_offset[static_cast<size_t>(a.col_idx[p] - r + 10)];
+  for (const int64_t kept : by_offset) CHECK(std::abs(kept - 1000) < 200);
+}
+
 TEST_CASE("generate: invalid options are usage errors that say why", "[generate][errors]") {
   struct Case {
     const char* name;
@@ -304,6 +397,11 @@ TEST_CASE("generate: invalid options are usage errors that say why", "[generate]
   too_many_edges.scale = 30;
   too_many_edges.edge_factor = 4;
   cases.push_back({"rmat edges", too_many_edges, "more than the 2147483647"});
+  cases.push_back({"negative bandwidth", banded(10, 10, -1, 0.0), "--bandwidth must be >= 0"});
+  cases.push_back({"bandwidth = cols", banded(20, 10, 10, 0.0), "--bandwidth must be below --cols 10"});
+  cases.push_back({"bandwidth > cols", banded(5, 10, 1000, 0.0), "--bandwidth must be below --cols 10"});
+  cases.push_back({"banded sparsity 1", banded(10, 10, 1, 1.0), "--sparsity must be in [0, 1)"});
+  cases.push_back({"banded non-zeros", banded(kMaxIndex, kMaxIndex, 1000, 0.0), "more than the 2147483647"});
   for (const Case& c : cases) {
     SECTION(c.name) {
       const UserError e = expect_user_error([&] { generate_matrix(c.options); });
@@ -315,8 +413,9 @@ TEST_CASE("generate: invalid options are usage errors that say why", "[generate]
 
 TEST_CASE("generate: kind names parse and print", "[generate]") {
   for (GeneratorKind k : {GeneratorKind::kUniform, GeneratorKind::kMagnitude, GeneratorKind::kRmat,
-                          GeneratorKind::kPatterns, GeneratorKind::kBlocks})
+                          GeneratorKind::kPatterns, GeneratorKind::kBlocks, GeneratorKind::kBanded})
     CHECK(parse_generator_kind(generator_kind_name(k)) == k);
+  CHECK(generator_kind_name(GeneratorKind::kBanded) == "banded");
   CHECK(!parse_generator_kind("random"));
 }
 
