@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@ constexpr KindOption kKindOptions[] = {
     {"--abcd", GeneratorKind::kRmat},
     {"--patterns", GeneratorKind::kPatterns},
     {"--block", GeneratorKind::kBlocks},
+    {"--bandwidth", GeneratorKind::kBanded},
 };
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -58,7 +60,7 @@ GeneratorOptions options_from(const Args& args) {
   const std::string& kind_name = args.positional.at(0);
   GeneratorOptions o;
   const auto kind = parse_generator_kind(kind_name);
-  if (!kind) fail_usage("unknown generator '{}' (expected uniform, magnitude, rmat, patterns or blocks)", kind_name);
+  if (!kind) fail_usage("unknown generator '{}' (expected uniform, magnitude, rmat, patterns, blocks or banded)", kind_name);
   o.kind = *kind;
   for (const KindOption& k : kKindOptions)
     if (args.has(k.name) && k.kind != o.kind)
@@ -69,10 +71,13 @@ GeneratorOptions options_from(const Args& args) {
   } else {
     if (!args.has("--rows") || !args.has("--cols")) fail_usage("{} needs --rows M and --cols K", kind_name);
   }
+  if (o.kind == GeneratorKind::kBanded && !args.has("--bandwidth"))
+    fail_usage("banded needs --bandwidth W (the non-zeros lie within W columns of the diagonal)");
   // Range checks with the real limits happen in generate_matrix; these only keep values in type.
   o.rows = args.get_int("--rows", 0, 1, kMaxIndex);
   o.cols = args.get_int("--cols", 0, 1, kMaxIndex);
-  o.sparsity = args.get_double("--sparsity", o.sparsity, 0.0, 1.0);
+  // banded: --sparsity drops in-band cells, and by default none (the full band).
+  o.sparsity = args.get_double("--sparsity", o.kind == GeneratorKind::kBanded ? 0.0 : o.sparsity, 0.0, 1.0);
   o.seed = args.get_seed("--seed");
   if (auto v = args.get("--values")) {
     const auto values = parse_value_kind(*v);
@@ -84,6 +89,9 @@ GeneratorOptions options_from(const Args& args) {
   if (auto abcd = args.get("--abcd")) o.abcd = parse_abcd(*abcd);
   o.patterns = args.get_int("--patterns", o.patterns, 1, kMaxIndex);
   if (auto block = args.get("--block")) parse_block(*block, o);
+  // Any integer here: generate_matrix says why a bandwidth outside [0, K) is refused.
+  o.bandwidth = args.get_int("--bandwidth", o.bandwidth, std::numeric_limits<int64_t>::min(),
+                             std::numeric_limits<int64_t>::max());
   return o;
 }
 
@@ -99,6 +107,7 @@ std::string reproducing_command(const GeneratorOptions& o) {
   }
   if (o.kind == GeneratorKind::kPatterns) out += fmt::format(" --patterns {}", o.patterns);
   if (o.kind == GeneratorKind::kBlocks) out += fmt::format(" --block {}x{}", o.block_rows, o.block_cols);
+  if (o.kind == GeneratorKind::kBanded) out += fmt::format(" --bandwidth {}", o.bandwidth);
   out += fmt::format(" --seed {} --values {}", o.seed, value_kind_name(o.values));
   return out;
 }
@@ -155,7 +164,7 @@ int run_gen(const Args& args) {
 Command gen_command() {
   Command c;
   c.name = "gen";
-  c.summary = "write a seeded synthetic sparse matrix (uniform, magnitude, rmat, patterns, blocks)";
+  c.summary = "write a seeded synthetic sparse matrix (uniform, magnitude, rmat, patterns, blocks, banded)";
   c.usage = "spmmc gen KIND --rows M --cols K [--sparsity S] [--seed S] [--values V] [kind options] -o FILE";
   c.description =
       "Generates a sparse matrix of the given KIND and writes it to FILE (.mtx, .smtx or .npy). The result\n"
@@ -176,6 +185,10 @@ Command gen_command() {
       "             row takes one of them at random, so rows with equal patterns are scattered.\n"
       "  blocks     the matrix cut into --block RxC blocks (default 4x4, edge blocks clipped); a uniformly\n"
       "             random round((1-S)*blocks) of them are kept and dense, the rest are zero.\n"
+      "  banded     FEM/stencil-like band (--bandwidth W, required, 0 <= W < K): row r's non-zeros lie in the\n"
+      "             columns c with |c - c'| <= W (clipped to the matrix) around the scaled diagonal\n"
+      "             c' = min(round(r*K/M), K-1) (c' = r when square); a uniformly random round((1-S)*T)\n"
+      "             of the T in-band cells are kept (--sparsity, default 0: the full band).\n"
       "\n"
       "Values (all kinds but magnitude) are synthesised per (row, col) with --values normal|uniform|ones\n"
       "and --seed, as the readers do for .smtx: a .smtx written here reads back identically with the\n"
@@ -185,7 +198,8 @@ Command gen_command() {
   c.options = {
       {"--rows", "M", "rows (rmat: may be left out, 2^scale)"},
       {"--cols", "K", "columns (rmat: may be left out, 2^scale)"},
-      {"--sparsity", "S", "fraction of zeros in [0, 1), default 0.9 (patterns: of each pattern; blocks: of blocks)"},
+      {"--sparsity", "S", "fraction of zeros in [0, 1), default 0.9 (patterns: of each pattern; blocks: of blocks; "
+                          "banded: of the band, default 0)"},
       {"--seed", "S", "seed of the topology and the values (default 0)"},
       {"--values", "KIND", "normal, uniform or ones (default normal; magnitude: normal only)"},
       {"--scale", "N", "rmat: 2^N nodes"},
@@ -193,6 +207,7 @@ Command gen_command() {
       {"--abcd", "A,B,C,D", "rmat: quadrant probabilities (default 0.57,0.19,0.19,0.05)"},
       {"--patterns", "P", "patterns: number of distinct row patterns (default 8)"},
       {"--block", "RxC", "blocks: block shape (default 4x4)"},
+      {"--bandwidth", "W", "banded: columns on each side of the diagonal, 0 <= W < K (required)"},
       {"--output|-o", "FILE", "the file to write (required)"},
       {"--format", "FMT", "mtx, smtx or npy (default: from FILE's extension)"},
       {"--quiet|-q", "", "print nothing on success"},
