@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Collects the ranker's tuning database on the GPU at hand (issue 12, docs/design/ranker.md): the
-# three parts the H100 model was trained and measured on, each one `spmmc collect` run, resumable
-# (a problem whose file exists is skipped) and bounded by its own time budget.
+# three parts the H100 model was trained and measured on and the real-size training parts of issue
+# 25, each collected by `spmmc collect`, resumable (a problem whose file exists is skipped) and
+# bounded by its own time budget.
 #
 #   DB/heldout-dlmc   the proxy study's DLMC and MobileNet layers (scripts/studies/proxy-study.cases)
 #                     at n = 4096: the held-out set, never trained on
@@ -10,17 +11,29 @@
 #   DB/dlmc           the shared layers at their usual n (scripts/studies/all-layers.cases) whose
 #                     matrix is not in the held-out set: training at real sizes (issue 25), --sample
 #                     candidates per problem (default 12 for this part) and up to --max-nnz 400000
+#   DB/graphs         generated graphs at n = 32, 64, 128, 256 (issue 25): training, --sample candidates
+#                     per problem (default 12 for this part), matrices of at most --max-nnz non-zeros
+#                     (default 400000 for this part). The matrices, written by `spmmc gen` (seed 0,
+#                     values normal) into DB/graphs-matrices (deleted and regenerated on every run:
+#                     the same bytes each time), and their ids:
+#                       rmat-sS-fF-a57.mtx  R-MAT, --scale S in 10..14, --edge-factor F in 4, 8, 16,
+#                                           --abcd 0.57,0.19,0.19,0.05 (the default)
+#                       rmat-sS-fF-a75.mtx  the same with the more skewed --abcd 0.75,0.1,0.1,0.05
+#                       banded-nN-wW-sX.mtx banded N x N, N in 2048, 4096, 8192, 16384, --bandwidth W
+#                                           in 2, 8, 32, --sparsity X in 0, 0.5
+#                     54 matrices, those above --max-nnz left out (at 400000: banded-n8192-w32-s0,
+#                     banded-n16384-w32-s0 and -s0.5; 51 left, 204 problems)
 #
-# usage: scripts/ranker-collect.sh --db DB [--part heldout-dlmc|heldout-gen|gen|dlmc]... [--seed S]
+# usage: scripts/ranker-collect.sh --db DB [--part heldout-dlmc|heldout-gen|gen|dlmc|graphs]... [--seed S]
 #                                  [--budget S] [--max-nnz N] [--heldout K] [--sample K] [--jobs J]
 #                                  [--target T]
 #   --part        the parts to collect, in the order given (default: heldout-dlmc, heldout-gen, gen)
 #   --seed        the training part's seed (default 2); a new seed draws new problems
 #   --budget      seconds per part (default 300); a part stops before its next problem once spent
-#   --max-nnz     the generated problems' limit of non-zeros (default 12000)
+#   --max-nnz     the generated problems' limit of non-zeros (default 12000; graphs: 400000)
 #   --heldout     generated held-out problems (default 12)
 #   --sample      candidates measured per problem besides the heuristic's pick (spmmc collect
-#                 --sample; default: all, 12 for the dlmc part)
+#                 --sample; default: all, 12 for the dlmc and graphs parts)
 #   --jobs        compile jobs (default: every core)
 #   --target      the target description of this GPU (default: spmmc's, h100)
 # Environment: SPMMC (default build/spmmc), SPMMC_SHARED_DATA (default ../shared/data).
@@ -31,7 +44,7 @@ say() { echo "ranker-collect: $*" >&2; }
 [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] && { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
 spmmc=$(realpath "${SPMMC:-build/spmmc}")
 data=${SPMMC_SHARED_DATA:-../shared/data}
-db="" seed=2 budget=300 max_nnz=12000 heldout=12 jobs=$(nproc) parts=() target=() sample=""
+db="" seed=2 budget=300 max_nnz="" heldout=12 jobs=$(nproc) parts=() target=() sample=""
 while [ $# -gt 0 ]; do
   case $1 in
     --db) db=$2; shift 2 ;;
@@ -48,6 +61,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$db" ] || { say "give the database folder: --db DB"; exit 64; }
 [ ${#parts[@]} -gt 0 ] || parts=(heldout-dlmc heldout-gen gen)
+[ -z "$max_nnz" ] || [[ $max_nnz =~ ^[1-9][0-9]*$ ]] || { say "--max-nnz expects a positive integer, got '$max_nnz'"; exit 64; }
 mkdir -p "$db"
 db=$(realpath "$db")
 common=(--timing-runs 10 --jobs "$jobs" --budget "$budget" "${target[@]}")
@@ -56,6 +70,37 @@ common=(--timing-runs 10 --jobs "$jobs" --budget "$budget" "${target[@]}")
 child=""
 trap '[ -z "$child" ] || kill "$child" 2>/dev/null; exit 143' TERM INT
 collect() { "$spmmc" collect "$@" & child=$!; wait "$child"; }
+
+# The graphs part's matrices (listed in the help above): make_graphs DIR LIMIT deletes DIR, writes
+# every matrix of at most LIMIT non-zeros into it and names them in graph_files (the others are
+# removed and named in graph_dropped).
+gen_graph() {  # NAME GEN-ARGS...
+  local name=$1 nnz
+  shift
+  "$spmmc" gen "$@" --seed 0 --values normal --quiet -o "$graph_dir/$name" || return
+  nnz=$(awk '!/^%/ {print $3; exit}' "$graph_dir/$name") && [ -n "$nnz" ] || return
+  if [ "$nnz" -le "$graph_limit" ]; then graph_files+=("$name"); else rm -- "$graph_dir/$name"; graph_dropped+=("$name"); fi
+}
+make_graphs() {
+  local s f n w x
+  graph_dir=$1 graph_limit=$2
+  graph_files=()
+  graph_dropped=()
+  rm -rf -- "$graph_dir" && mkdir -p -- "$graph_dir" || return
+  for s in 10 11 12 13 14; do
+    for f in 4 8 16; do
+      gen_graph "rmat-s$s-f$f-a57.mtx" rmat --scale "$s" --edge-factor "$f" --abcd 0.57,0.19,0.19,0.05 || return
+      gen_graph "rmat-s$s-f$f-a75.mtx" rmat --scale "$s" --edge-factor "$f" --abcd 0.75,0.1,0.1,0.05 || return
+    done
+  done
+  for n in 2048 4096 8192 16384; do
+    for w in 2 8 32; do
+      for x in 0 0.5; do
+        gen_graph "banded-n$n-w$w-s$x.mtx" banded --rows "$n" --cols "$n" --bandwidth "$w" --sparsity "$x" || return
+      done
+    done
+  done
+}
 
 for part in "${parts[@]}"; do
   case $part in
@@ -66,10 +111,10 @@ for part in "${parts[@]}"; do
       cd "$data" && collect --out "$db/heldout-dlmc" "${files[@]}" --n 4096 "${common[@]}" --sample "${sample:-0}" &&
         cd "$OLDPWD" ;;
     heldout-gen)
-      collect --out "$db/heldout-gen" --generate "$heldout" --seed 1001 --max-nnz "$max_nnz" "${common[@]}" \
+      collect --out "$db/heldout-gen" --generate "$heldout" --seed 1001 --max-nnz "${max_nnz:-12000}" "${common[@]}" \
         --sample "${sample:-0}" ;;
     gen)
-      collect --out "$db/gen-s$seed" --generate 1000 --seed "$seed" --max-nnz "$max_nnz" "${common[@]}" \
+      collect --out "$db/gen-s$seed" --generate 1000 --seed "$seed" --max-nnz "${max_nnz:-12000}" "${common[@]}" \
         --sample "${sample:-0}" ;;
     dlmc)
       # Split by matrix source: no matrix of the held-out set, at any n. One collect per width, since
@@ -83,6 +128,14 @@ for part in "${parts[@]}"; do
         cd "$data" && collect --out "$db/dlmc" "${files[@]}" --n "$n" --max-nnz 400000 "${common[@]}" \
           --sample "${sample:-12}" && cd "$OLDPWD" || exit $?
       done ;;
-    *) say "unknown part '$part' (heldout-dlmc, heldout-gen, gen or dlmc)"; exit 64 ;;
+    graphs)
+      # Ids are the bare file names ("rmat-s12-f8-a57.mtx"): collect runs inside the matrices' folder.
+      make_graphs "$db/graphs-matrices" "${max_nnz:-400000}" ||
+        { say "generating the graphs part's matrices failed"; exit 1; }
+      dropped=${graph_dropped[*]:+; above --max-nnz $graph_limit, left out: ${graph_dropped[*]}}
+      say "graphs: ${#graph_files[@]} matrices in $graph_dir, at n = 32, 64, 128, 256$dropped"
+      cd "$graph_dir" && collect --out "$db/graphs" "${graph_files[@]}" --n 32,64,128,256 --max-nnz "$graph_limit" \
+        "${common[@]}" --sample "${sample:-12}" && cd "$OLDPWD" ;;
+    *) say "unknown part '$part' (heldout-dlmc, heldout-gen, gen, dlmc or graphs)"; exit 64 ;;
   esac || { rc=$?; [ $rc -eq 69 ] && exit 69; say "part $part failed (exit $rc)"; exit 1; }
 done
