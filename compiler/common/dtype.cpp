@@ -1,5 +1,6 @@
 #include "compiler/common/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -54,14 +55,45 @@ uint16_t bf16_bits(float v) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
+// TensorFloat-32 (cvt.rna.tf32.f32): `v` rounded to 11 significant bits, ties away from zero, with
+// float's exponent range. Written on values (frexp, round, ldexp), not on bits, so that the tests
+// can hold it against the CUDA emulation's bit-level conversion as an independent one. The
+// quantum of a value 2^e x m (m in [0.5, 1)) is 2^(e - 11); below float's normal range (e < -125)
+// it stays 2^-136, the subnormal tf32's: the 13 low bits of a subnormal float are dropped too.
+float tf32_value(float v) {
+  if (!std::isfinite(v) || v == 0.0f) return v;  // infinities, NaNs and zeros (with their sign) as they are
+  int e = 0;
+  std::frexp(v, &e);
+  const int quantum = std::max(e, -125) - 11;
+  // v / 2^quantum is below 2^11 in magnitude, exact in float; std::round takes ties away from zero.
+  const float scaled = std::round(std::ldexp(v, -quantum));
+  return std::ldexp(scaled, quantum);  // exact, or +-infinity past float's largest value
+}
+
 }  // namespace
 
-const char* dtype_name(DType d) { return d == DType::kFp16 ? "fp16" : d == DType::kBf16 ? "bf16" : "fp32"; }
+const char* dtype_name(DType d) {
+  switch (d) {
+    case DType::kFp16: return "fp16";
+    case DType::kBf16: return "bf16";
+    case DType::kTf32: return "tf32";
+    case DType::kFp32: break;
+  }
+  return "fp32";
+}
 
-const char* dtype_info_name(DType d) { return d == DType::kFp16 ? "float16" : d == DType::kBf16 ? "bfloat16" : "float32"; }
+const char* dtype_info_name(DType d) {
+  switch (d) {
+    case DType::kFp16: return "float16";
+    case DType::kBf16: return "bfloat16";
+    case DType::kTf32: return "tfloat32";
+    case DType::kFp32: break;
+  }
+  return "float32";
+}
 
 bool parse_dtype(const std::string& name, DType& out) {
-  for (const DType d : {DType::kFp32, DType::kFp16, DType::kBf16})
+  for (const DType d : {DType::kFp32, DType::kFp16, DType::kBf16, DType::kTf32})
     if (name == dtype_name(d)) {
       out = d;
       return true;
@@ -71,40 +103,58 @@ bool parse_dtype(const std::string& name, DType& out) {
 
 const char* dtype_c_type(DType d) { return d == DType::kFp16 ? "__half" : d == DType::kBf16 ? "__nv_bfloat16" : "float"; }
 
-int dtype_bytes(DType d) { return d == DType::kFp32 ? 4 : 2; }
+int dtype_bytes(DType d) { return dtype_is_half(d) ? 2 : 4; }
+
+DType dtype_storage(DType d) { return d == DType::kTf32 ? DType::kFp32 : d; }
+
+bool dtype_is_half(DType d) { return d == DType::kFp16 || d == DType::kBf16; }
 
 const char* dtype_header(DType d) { return d == DType::kFp16 ? "cuda_fp16.h" : d == DType::kBf16 ? "cuda_bf16.h" : ""; }
 
-int dtype_min_sm(DType d) { return d == DType::kBf16 ? 80 : 0; }
+int dtype_min_sm(DType d) { return d == DType::kBf16 || d == DType::kTf32 ? 80 : 0; }
 
 float round_to_dtype(float v, DType d) {
   switch (d) {
     case DType::kFp16: return half_value(half_bits(v));
     case DType::kBf16: return bits_float(static_cast<uint32_t>(bf16_bits(v)) << 16);
+    case DType::kTf32: return tf32_value(v);
     case DType::kFp32: break;
   }
   return v;
 }
 
 uint16_t to_half_bits(float v, DType d) {
-  SPMMC_CHECK(d != DType::kFp32, "float32 has no 16-bit form");
+  SPMMC_CHECK(dtype_is_half(d), "only fp16 and bf16 have a 16-bit form (float32 and tf32 are 32-bit floats)");
   return d == DType::kFp16 ? half_bits(v) : bf16_bits(v);
 }
 
 float from_half_bits(uint16_t bits, DType d) {
-  SPMMC_CHECK(d != DType::kFp32, "float32 has no 16-bit form");
+  SPMMC_CHECK(dtype_is_half(d), "only fp16 and bf16 have a 16-bit form (float32 and tf32 are 32-bit floats)");
   return d == DType::kFp16 ? half_value(bits) : bits_float(static_cast<uint32_t>(bits) << 16);
 }
 
-double dtype_unit_roundoff(DType d) { return d == DType::kFp16 ? 0x1p-11 : d == DType::kBf16 ? 0x1p-8 : 0x1p-24; }
+double dtype_unit_roundoff(DType d) {
+  switch (d) {
+    case DType::kFp16:
+    case DType::kTf32: return 0x1p-11;
+    case DType::kBf16: return 0x1p-8;
+    case DType::kFp32: break;
+  }
+  return 0x1p-24;
+}
 
 double dtype_error_bound(DType d, int64_t row_nnz, double abs_sum, double exact) {
-  // Half precision may sum on the tensor cores, whose additions align to the largest exponent and
-  // truncate (docs/design/precision.md): four times the fused multiply-add's term.
+  // Half precision and tf32 may sum on the tensor cores, whose additions align to the largest
+  // exponent and truncate (docs/design/precision.md): four times the fused multiply-add's term.
   const double per_product = d == DType::kFp32 ? 0x1p-24 : 0x1p-22;
-  const double accumulation = 1.01 * static_cast<double>(row_nnz) * per_product * abs_sum;
-  const double half_subnormal = d == DType::kFp16 ? 0x1p-25 : d == DType::kBf16 ? 0x1p-134 : 0x1p-150;
-  const double u = dtype_unit_roundoff(d);
+  const double products = static_cast<double>(row_nnz);
+  double accumulation = 1.01 * products * per_product * abs_sum;
+  // tf32 keeps float's exponent range: sums below float's normal range err by float's quantum.
+  if (d == DType::kTf32) accumulation += products * 0x1p-149;
+  // C's element type: tf32 stores float32 sums as they are (float's rounding and subnormals).
+  const DType stored = dtype_storage(d);
+  const double half_subnormal = stored == DType::kFp16 ? 0x1p-25 : stored == DType::kBf16 ? 0x1p-134 : 0x1p-150;
+  const double u = dtype_unit_roundoff(stored);
   return accumulation + u * (std::fabs(exact) + accumulation) + half_subnormal;
 }
 
@@ -123,7 +173,8 @@ DTypeRounding round_values_to_dtype(Csr& a, DType d, const std::string& file) {
         fail_data(SourceLocation::whole(file),
                   "the value {} of A at row {}, column {} is beyond the range of {} (largest finite {}): it cannot be "
                   "compiled in that precision; scale the layer or use --dtype fp32",
-                  v, row + 1, a.col_idx[static_cast<size_t>(p)] + 1, dtype_name(d), d == DType::kFp16 ? "65504" : "3.39e38");
+                  v, row + 1, a.col_idx[static_cast<size_t>(p)] + 1, dtype_name(d),
+                  d == DType::kFp16 ? "65504" : d == DType::kTf32 ? "3.4025e38" : "3.39e38");
       if (rounded != v) {
         ++r.changed;
         r.max_relative_change = std::max(r.max_relative_change, std::fabs(static_cast<double>(rounded) - v) / std::fabs(v));

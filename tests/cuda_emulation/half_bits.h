@@ -1,5 +1,6 @@
 // Conversions between float and the 16-bit floating-point formats, bit-exact with an NVIDIA GPU:
-// IEEE binary16 (__half, PTX .f16) and bfloat16 (__nv_bfloat16, PTX .bf16). The one
+// IEEE binary16 (__half, PTX .f16) and bfloat16 (__nv_bfloat16, PTX .bf16); and float's rounding to
+// TensorFloat-32 (PTX .tf32, cvt.rna.tf32.f32). The one
 // implementation behind both the PTX interpreter's cvt (ptx_subset.h) and the host shims of the
 // CUDA half types (cuda_fp16.h, cuda_bf16.h), so the inline-PTX and the generic kernel paths round
 // alike. Header-only, no dependency.
@@ -16,6 +17,13 @@
 //     stays a NaN through a round trip, though not with its bits.
 //   bfloat16 -> float: exact, the bits shifted into the top half (cvt.f32.bf16,
 //     __bfloat162float); a NaN keeps its sign and payload.
+//   float -> tf32 (cvt.rna.tf32.f32): round to nearest, ties away from zero, to 10 explicit
+//     mantissa bits; the result is a float's bits with the 13 low mantissa bits zero (the layout
+//     the MMA's .tf32 operand reads; the PTX ISA leaves tf32's layout to the implementation, and
+//     this is what NVIDIA's GPUs and CUTLASS's software conversion give). Subnormal floats are
+//     rounded like any other bits (the quantum 2^-136 is tf32's smallest subnormal); |x| from the
+//     midpoint above the largest tf32 (0x7f7ff000) gives +-inf; inf stays inf; a NaN gives the
+//     canonical 0x7fffffff (the payload is not relied on).
 //
 // The *_bits functions work on bit patterns and are constexpr (usable in device code under nvcc's
 // --expt-relaxed-constexpr, to compare with the hardware); the float ones wrap them.
@@ -76,6 +84,15 @@ constexpr uint16_t f32_bits_to_bf16_bits_rn(uint32_t x) {
 
 constexpr uint32_t bf16_bits_to_f32_bits(uint16_t b) { return static_cast<uint32_t>(b) << 16; }
 
+constexpr uint32_t f32_bits_to_tf32_bits_rna(uint32_t x) {
+  const uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return 0x7fffffffu;  // NaN: canonical
+  if (a == 0x7f800000u) return x;           // +-inf
+  // Add half of the dropped quantum (a tie goes up in magnitude: away from zero) and clear the 13
+  // low bits; a carry steps the exponent, past the largest finite value to 0x7f800000 (inf).
+  return (x & 0x80000000u) | ((a + 0x1000u) & 0xffffe000u);
+}
+
 inline float f32_from_bits(uint32_t bits) {
   float f;
   memcpy(&f, &bits, sizeof f);
@@ -92,6 +109,7 @@ inline uint16_t float_to_half_bits_rn(float f) { return f32_bits_to_f16_bits_rn(
 inline float half_bits_to_float(uint16_t h) { return f32_from_bits(f16_bits_to_f32_bits(h)); }
 inline uint16_t float_to_bfloat16_bits_rn(float f) { return f32_bits_to_bf16_bits_rn(f32_to_bits(f)); }
 inline float bfloat16_bits_to_float(uint16_t b) { return f32_from_bits(bf16_bits_to_f32_bits(b)); }
+inline float float_to_tf32_rna(float f) { return f32_from_bits(f32_bits_to_tf32_bits_rna(f32_to_bits(f))); }
 
 }  // namespace spmmc_emulation
 
