@@ -113,6 +113,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
   SPMMC_CHECK(options.dtype == DType::kFp32 || options.k_parts == 1, "the split along K needs float32 B and C");
+  SPMMC_CHECK(options.dtype != DType::kTf32 || options.tensor_core, "tf32 multiplies on the tensor cores only");
   // The generic family has no unrolled code: an empty program (no tiles, no kernels), K whole.
   const KernelProgram program =
       no_unrolled ? KernelProgram{} : build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
@@ -147,6 +148,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   TensorCoreCode tc;
   if (options.tensor_core) {
     tc = print_tensor_core(a, tiling, options.dtype);
+    k.tc_k = tc.k;
     k.tc_windows = tc.windows;
     k.tc_blocks = tc.blocks;
     k.tc_vectors = tc.vectors;
@@ -173,7 +175,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"KERNEL_INFO", std::string(embedded_template("spmmc_kernel_info.h"))},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
-      {"DTYPE_INCLUDE", options.dtype == DType::kFp32 ? "" : fmt::format("#include <{}>\n", dtype_header(options.dtype))},
+      {"DTYPE_INCLUDE", *dtype_header(options.dtype) == '\0' ? "" : fmt::format("#include <{}>\n", dtype_header(options.dtype))},
       {"ELEM", dtype_c_type(options.dtype)},
   };
   k.h = fill_template(embedded_template("kernel.h"), header_values, "kernel.h");

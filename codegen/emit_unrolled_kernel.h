@@ -49,7 +49,7 @@ struct EmitOptions {
   // no unrolled code: for layers whose unrolled launch leaves the GPU short of warps. Needs
   // k_parts == 1; `tile` is not used, `tiling` gives the order of the generic kernel's rows.
   bool generic_only = false;
-  // The tensor-core family (docs/design/precision.md; fp16 or bf16): the file holds A's 8 x 1
+  // The tensor-core family (docs/design/precision.md; fp16, bf16 or tf32): the file holds A's 8 x 1
   // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
   // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.
   // `tiling` must have M1 = 8 (the windows); `tile` is not used. Excludes generic_only.
@@ -58,7 +58,8 @@ struct EmitOptions {
   // before its FMAs, left to ptxas's scheduling).
   int32_t loads_ahead = kDefaultLoadsAhead;
   // B's and C's elements (docs/design/precision.md): A's values must already be rounded to the
-  // dtype (round_values_to_dtype); half precision needs k_parts == 1.
+  // dtype (round_values_to_dtype); half precision needs k_parts == 1, tf32 the tensor-core family
+  // (its only one: the unrolled and generic families compute on CUDA cores).
   DType dtype = DType::kFp32;
 };
 
@@ -78,7 +79,9 @@ struct EmittedKernel {
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
-  // The tensor-core family: its windows of 8 rows, blocks of 8 vectors, vectors and padding vectors.
+  // The tensor-core family: its windows of 8 rows, blocks of tc_k vectors (8 for fp16 and bf16, 4
+  // for tf32), vectors and padding vectors.
+  int32_t tc_k = 0;
   int32_t tc_windows = 0;
   int64_t tc_blocks = 0, tc_vectors = 0, tc_padded = 0;
   // The options the file is meant to be built with, beyond -arch: for nvcc ({"-Xptxas", "-O1"}

@@ -1,7 +1,8 @@
 // The tensor-core family's code (issue 26, docs/design/precision.md): A's 8 x 1 vectors in
 // windows of 8 rows (compiler/planning/vector_blocks.h), printed as the constant arrays of
-// codegen/templates/kernel_tensor_core.cuh with the MMA of the dtype. emit_unrolled_kernel pastes
-// the text into NAME.cu when EmitOptions::tensor_core is set.
+// codegen/templates/kernel_tensor_core.cuh with the MMA of the dtype (fp16, bf16: blocks of 8
+// vectors, m16n8k8) or of kernel_tensor_core_tf32.cuh (tf32: blocks of 4 vectors, m16n8k4).
+// emit_unrolled_kernel pastes the text into NAME.cu when EmitOptions::tensor_core is set.
 #pragma once
 
 #include <cstdint>
@@ -14,14 +15,15 @@
 namespace spmmc {
 
 struct TensorCoreCode {
-  std::string code;      // kernel_tensor_core.cuh filled
+  std::string code;      // kernel_tensor_core.cuh (or _tf32.cuh) filled
+  int32_t k = 8;         // vectors per block: the MMA's K (8 for fp16 and bf16, 4 for tf32)
   int32_t windows = 0;   // with non-zeros, then those of the empty rows (no blocks)
   int64_t blocks = 0;    // MMAs per 16 columns of C
   int64_t vectors = 0;   // 8 x 1 vectors, padding excluded
   int64_t padded = 0;    // zero vectors that fill the windows' last blocks
 };
 
-// The code for A (values already rounded to `dtype`, fp16 or bf16) with its rows in the windows
+// The code for A (values already rounded to `dtype`, fp16, bf16 or tf32) with its rows in the windows
 // of `windows` (a RowTiling of M1 = 8: its tiles in order, then its empty rows eight at a time).
 // Deterministic.
 TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype);

@@ -80,8 +80,11 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   // The tensor-core family in fp16 and bf16: the MMAs' inline PTX goes through ptxas.
   compile_kernel(layer, "tc_fp16", dir.path, {"--family", "tensor-core", "--dtype", "fp16"});
   compile_kernel(holes, "tc_bf16", dir.path, {"--family", "tensor-core", "--dtype", "bf16"});
+  // And in tf32 (m16n8k4, cvt.rna.tf32.f32 of B), the default family of --dtype tf32.
+  compile_kernel(layer, "tc_tf32", dir.path, {"--dtype", "tf32"});
   std::vector<Job> jobs;
-  for (const char* name : {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges", "generic_family", "tc_fp16", "tc_bf16"})
+  for (const char* name :
+       {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges", "generic_family", "tc_fp16", "tc_bf16", "tc_tf32"})
     jobs.emplace_back(nvcc_compile_command(nvcc, dir.path / (std::string(name) + ".cu"), dir.path / (std::string(name) + ".o")));
   run_parallel(jobs);
   for (const Job& job : jobs) {
@@ -89,6 +92,44 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
     CHECK(job.exit_code == 0);
     CHECK(job.log.find("warning") == std::string::npos);
   }
+}
+
+// The PTX nvcc makes of the tf32 tensor-core kernel: the TF32 MMA, B rounded by cvt.rna.tf32.f32 (one
+// per element of B a lane loads: 8 per block of 4 MMAs), B loaded and C stored 16 bytes at a time.
+TEST_CASE("the tf32 tensor-core kernel's PTX: m16n8k4 TF32 MMAs, cvt.rna.tf32.f32, 16-byte loads and stores",
+          "[codegen][nvcc][dtype]") {
+  const std::string nvcc = nvcc_or_skip();
+  if (nvcc.empty()) return;
+  test::TempDir dir;
+  const fs::path holes = gen(dir.path, "holes.mtx", {"uniform", "--rows", "40", "--cols", "64", "--sparsity", "0.9", "--seed", "3"});
+  compile_kernel(holes, "tc_tf32", dir.path, {"--dtype", "tf32"});
+  const fs::path cu = dir.path / "tc_tf32.cu", ptx = dir.path / "tc_tf32.ptx";
+  std::string log;
+  const int status = test::run_command(quote(nvcc) + " -arch=sm_90 -std=c++17 -O3 -ptx -I " + quote(dir.path.string()) + " " +
+                                           quote(cu.string()) + " -o " + quote(ptx.string()),
+                                       log);
+  INFO(log);
+  REQUIRE(status == 0);
+  const std::string text = test::read_file(ptx);
+  // The tensor-core kernel's body: from its .entry to the next one.
+  const size_t entry = text.find("spmmc_tc_kernel");
+  REQUIRE(entry != std::string::npos);
+  const size_t end = text.find(".entry", entry);
+  const std::string kernel = text.substr(entry, end == std::string::npos ? std::string::npos : end - entry);
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = kernel.find(what); at != std::string::npos; at = kernel.find(what, at + 1)) ++n;
+    return n;
+  };
+  const size_t mmas = count("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32");
+  CHECK(mmas >= 4);
+  CHECK(mmas % 4 == 0);  // four per block, however nvcc unrolls the loop
+  CHECK(count("mma.sync") == mmas);
+  CHECK(count("cvt.rna.tf32.f32") == 2 * mmas);  // a0 and a1 of every MMA, each rounded once
+  CHECK(count("ld.global.nc.v4.f32") == mmas / 2);  // two 16-byte loads of B per block of four MMAs
+  CHECK(count("st.global.wb.v4.f32") == 4);         // two rows of 8 floats per lane
+  CHECK(count("st.global.f32") == 0);               // no 4-byte stores of C
+  CHECK(count("st.global.v4.f32") == 0);
 }
 
 TEST_CASE("two emitted layers link into one program and both compute", "[codegen][nvcc][emulation]") {

@@ -460,4 +460,87 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
   return paths;
 }
 
+PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
+                                      const std::string& label) {
+  constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const spmmc_kernel_info& info = *kernel.info();
+  REQUIRE(std::string(info.dtype) == "tfloat32");
+  REQUIRE(std::string(info.a_format) == "vector-blocks-constants");  // tf32's only family
+  for (const float w : a.values) REQUIRE(round_to_dtype(w, DType::kTf32) == w);
+  PathCounts paths;
+  for (const int64_t n : ns) {
+    const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
+    std::vector<float> b_tf32 = b;
+    for (float& x : b_tf32) x = round_to_dtype(x, DType::kTf32);
+    const std::vector<float> sums = fmaf_spmm(a, b_tf32, n);
+    const std::vector<float> unrounded = fmaf_spmm(a, b, n);  // what a kernel that did not round B would be near
+    const std::vector<double> want = reference_spmm(a, b_tf32, n, 1);
+    const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
+    std::vector<double> bound(c_size, 0.0);
+    for (int32_t r = 0; r < a.rows; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double abs_sum = 0.0;
+        for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
+          abs_sum += std::fabs(static_cast<double>(a.values[p]) * b_tf32[static_cast<size_t>(a.col_idx[p]) * n + j]);
+        const size_t i = static_cast<size_t>(r) * n + j;
+        bound[i] = dtype_error_bound(DType::kTf32, a.row_length(r), abs_sum, want[i]);
+      }
+    for (const auto& [b_offset, c_offset] : std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 1}, {1, 0}, {0, 1}}) {
+      INFO(label << " (tf32), n = " << n << ", B and C " << b_offset << " and " << c_offset << " floats past 16-byte boundaries");
+      GuardedBuffer gb(b.size(), b_offset), gc(c_size, c_offset);
+      std::copy(b.begin(), b.end(), gb.data);
+      std::fill(gc.data, gc.data + c_size, nan);
+      unsigned grid[3], block[3];
+      unsigned long long launches = 0, chain[4] = {}, runs = 0;
+      kernel.set_bounds(gb.data, b.size() * sizeof(float), gc.data, c_size * sizeof(float));
+      const int status = kernel.entry(gb.data, gc.data, n, nullptr);
+      kernel.set_bounds(nullptr, 0, nullptr, 0);
+      REQUIRE(status == 0);
+      kernel.last_launch(grid, block, &launches, chain, &runs);
+      size_t nans = 0, differing = 0, beyond_bound = 0, as_unrounded = 0, nonzero = 0;
+      for (size_t i = 0; i < c_size; ++i) {
+        nans += std::isnan(gc.data[i]);
+        differing += std::memcmp(&gc.data[i], &sums[i], sizeof(float)) != 0;
+        beyond_bound += !(std::fabs(static_cast<double>(gc.data[i]) - want[i]) <= bound[i]);
+        nonzero += sums[i] != 0.0f;
+        as_unrounded += sums[i] != 0.0f && gc.data[i] == unrounded[i];
+      }
+      CHECK(nans == 0);
+      CHECK(differing == 0);
+      CHECK(beyond_bound == 0);
+      // B was rounded: unrounded B gives other sums for nearly every element (equal only by chance).
+      CHECK(as_unrounded * 10 <= nonzero);
+      CHECK(gc.damaged_guards() == 0);
+      CHECK(gb.damaged_guards() == 0);
+      CHECK(std::equal(b.begin(), b.end(), gb.data));
+      const bool aligned16 = reinterpret_cast<uintptr_t>(gb.data) % 16 == 0 && reinterpret_cast<uintptr_t>(gc.data) % 16 == 0;
+      if (n % 8 == 0 && aligned16) {
+        // One warp per window (info.a_tiles) and 64 columns, 4 warps per block
+        // (codegen/templates/kernel_tensor_core_tf32.cuh).
+        ++paths.tensor_core;
+        CHECK(chain[0] == 1);
+        CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
+        CHECK(block[0] == 128);
+        CHECK(grid[0] == static_cast<unsigned>(ceil_div(n, 64)));
+        CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, ceil_div(info.a_tiles, 4))));
+      } else {
+        ++paths.generic;
+        CHECK(chain[0] == 1);
+        CHECK(runs == 0);
+        const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned16 ? 4 : 1;  // four floats: 16 bytes
+        CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
+        CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
+      }
+    }
+  }
+  INFO(label);
+  std::vector<float> b(static_cast<size_t>(a.cols), 0.0f), c(static_cast<size_t>(a.rows), nan);
+  CHECK(kernel.entry(nullptr, c.data(), 1, nullptr) == kInvalidValue);
+  CHECK(kernel.entry(b.data(), nullptr, 1, nullptr) == kInvalidValue);
+  CHECK(kernel.entry(b.data(), c.data(), 0, nullptr) == kInvalidValue);
+  CHECK(std::isnan(c[0]));
+  return paths;
+}
+
 }  // namespace spmmc::test

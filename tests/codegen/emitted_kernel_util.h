@@ -98,7 +98,7 @@ struct PathCounts {
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
   int64_t kernels = 0;  // the most kernels one unrolled run launched
   int graphs = 0;       // unrolled runs launched as one CUDA graph (several kernels)
-  int tensor_core = 0;  // runs that took the tensor-core kernel (check_emulated_half_kernel)
+  int tensor_core = 0;  // runs that took the tensor-core kernel (check_emulated_half_kernel, _tf32_kernel)
   PathCounts& operator+=(const PathCounts& o) {
     unrolled += o.unrolled, generic += o.generic, looped += o.looped, kernels = std::max(kernels, o.kernels);
     graphs += o.graphs, tensor_core += o.tensor_core;
@@ -141,6 +141,18 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu);
 // C are aligned to V elements; the generic one with four columns per thread where n >= 128 is a
 // multiple of 4 and both are aligned to four elements) and the refusals of null pointers and n < 1.
 PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
+                                      const std::string& label);
+
+// check_emulated_kernel for a kernel of --dtype tf32 (`a` holds A's values as spmmc rounded them to
+// tf32): B seeded in [-1, 1] as float32, not rounded (the kernel rounds it), for each n in `ns`,
+// with B and C aligned to 16 bytes and offset by one float (C filled with NaN, guarded on both
+// sides). Checks C bit for bit against fmaf_spmm of A and B rounded to tf32 (ties away from zero:
+// what the emulation's MMA, which sums each element's products in k order with fmaf, and the
+// generic path give), every element within dtype_error_bound(kTf32) of the float64 reference of
+// those rounded values, that C is not what unrounded B would give, no NaN, no write outside C,
+// B untouched; the path (the tensor-core kernel exactly when n % 8 == 0 and B and C are 16-byte
+// aligned, with its launch) and the refusals of null pointers and n < 1.
+PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
                                       const std::string& label);
 
 }  // namespace spmmc::test

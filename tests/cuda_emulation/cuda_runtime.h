@@ -28,15 +28,17 @@
 // (`extern __shared__` does not compile; a launch asking for it is refused), atomics.
 //
 // For the tensor-core family's loads, stores and fragments: uint4 and int2 (with make_uint4,
-// make_int2), and __byte_perm. For the tests' own kernels, spmmc_emulation::launch(kernel, grid,
-// block, args...) stands for kernel<<<grid, block>>>(args...) (cudaLaunchKernel here assumes the
-// emitted kernels' signature, B, C and n).
+// make_int2), and __byte_perm; in tf32 float4 stores through __stwb (a plain store here). For the
+// tests' own kernels, spmmc_emulation::launch(kernel, grid, block, args...) stands for
+// kernel<<<grid, block>>>(args...) (cudaLaunchKernel here assumes the emitted kernels' signature,
+// B, C and n).
 //
 // The tensor-core MMA: spmmc_emulation::mma_m16n8k8_f16, mma_m16n8k8_bf16 and mma_m16n8k4_tf32
 // (warp_scheduler.h), the warp collectives with the semantics of PTX mma.sync, and the macros
 // SPMMC_MMA_M16N8K8_F16, SPMMC_MMA_M16N8K8_BF16 and SPMMC_MMA_M16N8K4_TF32(d, a0, a1, b0): defined
 // here, before a kernel template's own #ifndef sees them (its inline asm), to accumulate into d[0..3]
-// in place through those functions.
+// in place through those functions. SPMMC_CVT_RNA_TF32(d, x), the tf32 templates' cvt.rna.tf32.f32,
+// likewise: half_bits.h's f32_bits_to_tf32_bits_rna.
 //
 // __shared__ variables are static storage shared by all threads of the running block (blocks run one
 // after another): `__shared__` is `static` with a section attribute, one linker section per
@@ -215,6 +217,10 @@ inline int __all_sync(unsigned mask, int predicate) {
 #define SPMMC_MMA_M16N8K4_TF32(d, a0, a1, b0)                                                                           \
   ::spmmc_emulation::mma_in_place(::spmmc_emulation::WarpOp::kMmaTF32, ::spmmc_emulation::kMmaTF32Name, (d)[0], (d)[1], \
                                   (d)[2], (d)[3], (a0), (a1), (b0))
+// The tf32 templates' rounding of B (dtype_tf32.cuh: cvt.rna.tf32.f32 d, x into an unsigned d):
+// half_bits.h's conversion, ties away from zero, the 13 low mantissa bits cleared.
+#define SPMMC_CVT_RNA_TF32(d, x) \
+  ((d) = ::spmmc_emulation::f32_bits_to_tf32_bits_rna(::spmmc_emulation::f32_to_bits(static_cast<float>(x))))
 
 struct dim3 {
   unsigned x, y, z;
@@ -296,6 +302,9 @@ inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s) 
 // The read-only data cache load: a plain load on the host (of a float, float4, uint2...).
 template <typename T>
 inline T __ldg(const T* p) { return *p; }
+// The store with an explicit cache policy (st.global.wb, the default one; of a float4...): a plain store.
+template <class T>
+inline void __stwb(T* p, T value) { *p = value; }
 
 inline float __uint_as_float(unsigned x) {
   float f;
