@@ -16,9 +16,12 @@
 #                                          heuristic where there is none; --model in OPTIONS names
 #                                          another); none: a heuristic (reproducible, no GPU); rank,
 #                                          proxy and exhaustive time kernels on the building GPU
-#                  [DTYPE fp32|fp16|bf16]  B's and C's elements (--dtype; default fp32): fp16 and bf16
+#                  [DTYPE fp32|fp16|bf16|tf32]  B's and C's elements (--dtype; default fp32): fp16 and bf16
 #                                          take __half / __nv_bfloat16 pointers, A rounded to them,
-#                                          products summed in float32 (docs/design/precision.md)
+#                                          products summed in float32; tf32 takes float pointers and
+#                                          multiplies on the TF32 tensor cores (sm_80 and later; A
+#                                          and B rounded to tf32, products summed in float32)
+#                                          (docs/design/precision.md)
 #                  [OUTPUT_DIR <dir>]      where <name>.cu/.h/.json go; default ${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels
 #                  [OPTIONS <arg>...])     further `spmmc compile` options, passed as they are
 #
@@ -187,8 +190,8 @@ function(spmmc_add_spmm target)
   if(DEFINED arg_TILE AND NOT tune MATCHES "^(auto|none)$")
     message(FATAL_ERROR "${where}: TILE fixes the tile; it cannot be combined with TUNE ${tune}")
   endif()
-  if(DEFINED arg_DTYPE AND NOT arg_DTYPE MATCHES "^(fp32|fp16|bf16)$")
-    message(FATAL_ERROR "${where}: DTYPE '${arg_DTYPE}' is not one of fp32, fp16, bf16")
+  if(DEFINED arg_DTYPE AND NOT arg_DTYPE MATCHES "^(fp32|fp16|bf16|tf32)$")
+    message(FATAL_ERROR "${where}: DTYPE '${arg_DTYPE}' is not one of fp32, fp16, bf16, tf32")
   endif()
   if(DEFINED arg_ARCH AND NOT arg_ARCH MATCHES "^(sm_)?[1-9][0-9]+[a-z]?$")
     message(FATAL_ERROR "${where}: ARCH '${arg_ARCH}' is not an architecture such as 90 or sm_90")

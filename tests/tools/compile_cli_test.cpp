@@ -317,11 +317,12 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
     CHECK_THAT(e.err, Catch::Contains(why));
     CHECK(!fs::exists(dir.path / "p" / "k.cu"));
   };
-  refused({"--dtype", "fp8"}, a, 64, "--dtype fp8: expected fp32 (default), fp16 or bf16");
+  refused({"--dtype", "fp8"}, a, 64, "--dtype fp8: expected fp32 (default), fp16, bf16 or tf32");
   refused({"--dtype", "bf16", "--target", "rtx2080ti"}, a, 64, "--dtype bf16 needs a target of sm_80 or later");
   refused({"--dtype", "fp16", "--tune", "model"}, a, 64, "--tune model times or ranks float32 kernels only");
   refused({"--dtype", "fp16", "--k-parts", "2", "--tune", "none"}, a, 64, "which --dtype fp16 would round between the ranges");
-  refused({"--family", "tensor-core"}, a, 64, "--family tensor-core multiplies on FP16 or BF16 tensor cores: give --dtype fp16 or bf16");
+  refused({"--family", "tensor-core"}, a, 64,
+          "--family tensor-core multiplies on FP16, BF16 or TF32 tensor cores: give --dtype fp16, bf16 or tf32");
   refused({"--family", "tensor-core", "--dtype", "fp16", "--target", "rtx2080ti"}, a, 64,
           "--family tensor-core needs a target of sm_80 or later");
   refused({"--family", "tensor-core", "--dtype", "fp16", "--tile", "8x64"}, a, 64, "--family tensor-core has no tile to fix");
@@ -376,6 +377,84 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
   const auto tj = nlohmann::json::parse(test::read_file(dir.path / "t" / "k.json"));
   CHECK(tj["input"]["rounded_to_dtype"]["values_to_zero"] == 1);
   CHECK(tj["input"]["nnz"] == 2);
+}
+
+TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, and the refusals", "[cli][compile][dtype]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  // --family auto (the default) and --family tensor-core both give the tensor-core family, at any n
+  // (no warps rule: tf32 has no CUDA-core family to fall back to).
+  for (const char* family : {"auto", "tensor-core"}) {
+    INFO(family);
+    const fs::path out = dir.path / family;
+    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "t", "-o", out.string(), "--dtype", "tf32", "--family", family,
+                              "--reproducible", "--quiet"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string h = test::read_file(out / "t.h");
+    CHECK_THAT(h, Catch::Contains("cudaError_t t(const float* B, float* C, int64_t n, cudaStream_t stream);"));
+    CHECK_THAT(h, !Catch::Contains("#include <>"));
+    CHECK_THAT(h, Catch::Contains("#define SPMMC_KERNEL_ABI_VERSION 2"));  // the rules need no new version
+    const std::string cu = test::read_file(out / "t.cu");
+    CHECK_THAT(cu, Catch::Contains("\"tfloat32\","));                      // NAME_info()->dtype
+    CHECK_THAT(cu, Catch::Contains("--dtype tf32"));                       // the regenerate line
+    CHECK_THAT(cu, Catch::Contains("\"vector-blocks-constants\""));        // NAME_info()->a_format
+    CHECK_THAT(cu, Catch::Contains("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32"));
+    CHECK_THAT(cu, Catch::Contains("cvt.rna.tf32.f32"));
+    CHECK_THAT(cu, !Catch::Contains("m16n8k8"));
+    const auto j = nlohmann::json::parse(test::read_file(out / "t.json"));
+    CHECK(j["choice"]["family"] == "tensor-core");
+    CHECK(j["options"]["dtype"] == "tf32");
+    CHECK(j["options"]["tune"] == "none");
+    CHECK(j["kernel"]["layout"]["dtype"] == "tfloat32");
+    CHECK(j["kernel"]["tensor_core"]["k"] == 4);  // blocks of 4 vectors: the m16n8k4 MMA's K
+    CHECK(j["kernel"]["tensor_core"]["mma"] == "m16n8k4.tf32");
+    // Every window's vectors in blocks of 4: blocks x 4 = vectors + padding.
+    CHECK(j["kernel"]["tensor_core"]["blocks"].get<int64_t>() * 4 ==
+          j["kernel"]["tensor_core"]["vectors"].get<int64_t>() + j["kernel"]["tensor_core"]["padding_vectors"].get<int64_t>());
+    CHECK(j["input"]["rounded_to_dtype"]["dtype"] == "tf32");
+    CHECK(j["input"]["rounded_to_dtype"]["values_changed"].get<int64_t>() > 0);
+    CHECK_THAT(j["choice"]["family_why"].get<std::string>(),
+               Catch::Contains(std::string(family) == "auto" ? "auto: --dtype tf32 multiplies on the TF32 tensor cores, its only family"
+                                                            : "--family tensor-core"));
+  }
+  // The fp16 kernel of the same layer has blocks of 8.
+  const auto h = run_spmmc({"compile", a, "--n", "64", "--name", "h", "-o", (dir.path / "h").string(), "--dtype", "fp16", "--family",
+                            "tensor-core", "--quiet"});
+  REQUIRE(h.exit_code == 0);
+  CHECK(nlohmann::json::parse(test::read_file(dir.path / "h" / "h.json"))["kernel"]["tensor_core"]["k"] == 8);
+
+  const auto refused = [&](std::vector<std::string> extra, int code, const std::string& why) {
+    std::vector<std::string> args = {"compile", a, "--n", "64", "--name", "k", "-o", (dir.path / "p").string(), "--dtype", "tf32"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto e = run_spmmc(args);
+    INFO(e.err);
+    CHECK(e.exit_code == code);
+    CHECK_THAT(e.err, Catch::Contains(why));
+    CHECK(!fs::exists(dir.path / "p" / "k.cu"));
+  };
+  const std::string fp32_hint = "use --dtype fp32 for CUDA-core kernels";
+  refused({"--family", "unrolled"}, 64, "--family unrolled computes on CUDA cores, but --dtype tf32 multiplies on the TF32 tensor cores");
+  refused({"--family", "unrolled"}, 64, fp32_hint);
+  refused({"--family", "generic"}, 64, "--family generic computes on CUDA cores");
+  refused({"--family", "generic"}, 64, fp32_hint);
+  refused({"--target", "rtx2080ti"}, 64, "--dtype tf32 multiplies on the TF32 tensor cores, which need a target of sm_80 or later");
+  refused({"--target", "rtx2080ti"}, 64, fp32_hint);
+  refused({"--family", "tensor-core", "--target", "rtx2080ti"}, 64, "need a target of sm_80 or later");
+  refused({"--tile", "8x64"}, 64, "--tile shapes the unrolled family's code, but --dtype tf32 runs the tensor-core family only");
+  refused({"--k-parts", "2"}, 64, "--k-parts shapes the unrolled family's code");
+  refused({"--tune", "model"}, 64, "--tune model times or ranks the CUDA-core families' tiles; --dtype tf32 runs the tensor-core family");
+  refused({"--dtype", "tf64"}, 64, "--dtype tf64: expected fp32 (default), fp16, bf16 or tf32");
+  // A value beyond tf32's range (the midpoint above its largest, 0x7f7ff000, and up) is a data error.
+  const fs::path big = dir.path / "big.mtx";
+  test::write_file(big, "%%MatrixMarket matrix coordinate real general\n3 4 2\n1 1 0.5\n2 3 3.4028e38\n");
+  const auto e = run_spmmc({"compile", big.string(), "--n", "64", "--name", "k", "-o", (dir.path / "b").string(), "--dtype", "tf32"});
+  CHECK(e.exit_code == 65);
+  CHECK_THAT(e.err, Catch::Contains("at row 2, column 3 is beyond the range of tf32 (largest finite 3.4025e38)"));
+  // `spmmc compile --help` names tf32.
+  const auto help = run_spmmc({"compile", "--help"});
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.out, Catch::Contains("tf32"));
 }
 
 TEST_CASE("compile cli: an output folder that cannot be created", "[cli][compile]") {

@@ -104,7 +104,24 @@ int run_compile(const Args& args) {
   // B's and C's elements (docs/design/precision.md); A's values are rounded to it after reading.
   DType dtype = DType::kFp32;
   if (!parse_dtype(args.get_or("--dtype", "fp32"), dtype))
-    fail_usage("--dtype {}: expected fp32 (default), fp16 or bf16", args.get_or("--dtype", "fp32"));
+    fail_usage("--dtype {}: expected fp32 (default), fp16, bf16 or tf32", args.get_or("--dtype", "fp32"));
+  // tf32 multiplies on the TF32 tensor cores, as cuBLAS does when TF32 is allowed: the tensor-core
+  // family is its only one (the CUDA-core families of float B and C are --dtype fp32's).
+  const bool tf32 = dtype == DType::kTf32;
+  if (tf32 && (family == "unrolled" || family == "generic"))
+    fail_usage("--family {} computes on CUDA cores, but --dtype tf32 multiplies on the TF32 tensor cores (--family auto or "
+               "tensor-core); use --dtype fp32 for CUDA-core kernels",
+               family);
+  if (tf32 && target_sm(target.arch) < 80)
+    fail_usage("--dtype tf32 multiplies on the TF32 tensor cores, which need a target of sm_80 or later; the target {} is {}: "
+               "use --dtype fp32 for CUDA-core kernels",
+               target.name, target.arch);
+  if (tf32)
+    for (const char* option : {"--tile", "--k-parts"})
+      if (args.has(option))
+        fail_usage("{} shapes the unrolled family's code, but --dtype tf32 runs the tensor-core family only; use --dtype fp32 "
+                   "for CUDA-core kernels",
+                   option);
   if (dtype_min_sm(dtype) > 0 && target_sm(target.arch) < dtype_min_sm(dtype))
     fail_usage("--dtype {} needs a target of sm_{} or later (its conversions); the target {} is {}", dtype_name(dtype),
                dtype_min_sm(dtype), target.name, target.arch);
@@ -112,10 +129,10 @@ int run_compile(const Args& args) {
   // --family auto may take for fp16 and bf16 where the tile is not forced (decided after reading A:
   // kTensorCoreMinWarpsPerSm).
   const bool tensor_core_asked = family == "tensor-core";
-  const bool tensor_core_possible = family == "auto" && dtype != DType::kFp32 && target_sm(target.arch) >= 80 &&
+  const bool tensor_core_possible = family == "auto" && dtype_is_half(dtype) && target_sm(target.arch) >= 80 &&
                                     !args.has("--tile") && !args.has("--k-parts");
   if (tensor_core_asked && dtype == DType::kFp32)
-    fail_usage("--family tensor-core multiplies on FP16 or BF16 tensor cores: give --dtype fp16 or bf16");
+    fail_usage("--family tensor-core multiplies on FP16, BF16 or TF32 tensor cores: give --dtype fp16, bf16 or tf32");
   if (tensor_core_asked && target_sm(target.arch) < 80)
     fail_usage("--family tensor-core needs a target of sm_80 or later (its MMA instructions); the target {} is {}", target.name,
                target.arch);
@@ -124,12 +141,19 @@ int run_compile(const Args& args) {
     if (!parse_int64(*kp, k_parts) || k_parts < 1 || k_parts > 64)
       fail_usage("--k-parts takes an integer in [1, 64]; got '{}'", *kp);
   // --tune auto (the default): none where --tile, --family generic or --k-parts leaves no tile to
-  // choose; else rank where a GPU of the target's architecture is usable (opened here, once), model
-  // elsewhere.
+  // choose; else rank where a GPU of the target's architecture is usable (opened here, once), and the
+  // heuristic (none) elsewhere: without a GPU nothing checks a pick against the heuristic's kernel,
+  // and the model's own picks lost to it on real layers (on the H100, 30 of the 124 shared layers and
+  // graphs: geomean 0.98x, 5 below 0.95x, down to 0.78x; docs/benchmarks.md, issue 25), so the
+  // default never takes them; --tune model does where asked.
   const bool tune_auto = args.get_or("--tune", "auto") == "auto";
+  bool auto_without_gpu = false;  // --tune auto took the heuristic for want of a usable GPU
   std::unique_ptr<GpuContext> gpu;
   std::string tune = args.get_or("--tune", "auto");
   // Half precision: the tuners time and rank float32 kernels only, so the heuristic chooses.
+  if (tf32 && !tune_auto && tune != "none")
+    fail_usage("--tune {} times or ranks the CUDA-core families' tiles; --dtype tf32 runs the tensor-core family, which has "
+               "none to choose (--tune none, what --tune auto does for it)", tune);
   if (dtype != DType::kFp32 && !tune_auto && tune != "none")
     fail_usage("--tune {} times or ranks float32 kernels only; --dtype {} takes the heuristic's tile (--tune none, what "
                "--tune auto does for it)", tune, dtype_name(dtype));
@@ -141,7 +165,8 @@ int run_compile(const Args& args) {
       tune = "none";
     } else {
       gpu = usable_gpu_for(target);
-      tune = gpu ? "rank" : "model";
+      tune = gpu ? "rank" : "none";
+      auto_without_gpu = !gpu;
     }
   }
   if (tune != "none" && tune != "proxy" && tune != "exhaustive" && tune != "model" && tune != "rank")
@@ -150,7 +175,9 @@ int run_compile(const Args& args) {
                "every real kernel)",
                tune);
   const bool ranked = tune == "model" || tune == "rank";
-  if (args.has("--model") && !ranked) fail_usage("--model names the ranker of --tune model or rank; give one of them");
+  // With --tune auto, --model is the ranker of the search where a GPU makes it rank (unused without one).
+  if (args.has("--model") && !ranked && !tune_auto)
+    fail_usage("--model names the ranker of --tune model or rank; give one of them");
   if (args.has("--top-k") && tune != "rank") fail_usage("--top-k is the number of candidates --tune rank times; give --tune rank");
   const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
@@ -195,7 +222,8 @@ int run_compile(const Args& args) {
   // --family auto in half precision: the tensor cores where their launch has warps enough.
   const int64_t tc_warps = tensor_core_possible ? tensor_core_warps(m.csr, plan_options.n) : 0;
   const bool tensor_core_by_rule = tensor_core_possible && tc_warps >= kTensorCoreMinWarpsPerSm * target.sm_count;
-  bool tensor_core = tensor_core_asked || tensor_core_by_rule;  // below the warps: decided with the CUDA-core rule
+  // tf32: always (its only family); fp16 and bf16 below the warps: decided with the CUDA-core rule.
+  bool tensor_core = tensor_core_asked || tensor_core_by_rule || tf32;
   const bool auto_split = args.get_or("--fmas-per-kernel", "auto") == "auto";
   int64_t fmas_per_kernel =
       auto_split ? default_fmas_per_kernel(m.csr.nnz(), plan_options.n, target.arch) : args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
@@ -220,7 +248,7 @@ int run_compile(const Args& args) {
   };
   // The family rule of --tune none for a tile (auto): generic where the unrolled launch leaves the GPU
   // short of warps and A is large, or where the unrolled code would exceed the compile-time limit.
-  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1 && !tensor_core_by_rule;
+  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1 && !tensor_core_by_rule && !tf32;
   const auto family_by_rule = [&](const PlannedCandidate& c, std::string& rule_why) {
     const double fill = unrolled_wave_fill(plan.for_m1(c.tile.m1).tiling.num_blocks(), plan_options.n, c.tile, target);
     const bool by_fill = fill < kGenericBelowWaveFill && m.csr.nnz() >= kGenericMinNonZeros;
@@ -304,6 +332,9 @@ int run_compile(const Args& args) {
   if (!chosen) {
     chosen = heuristic;
     why = heuristic_why;
+    if (auto_without_gpu)
+      why += " (--tune auto without a usable GPU of the target's architecture takes the heuristic: nothing could check "
+             "another pick against its kernel; --tune model takes the ranker's)";
     if (tune == "model") {
       if (!tune_auto)
         print_warning(fmt::format("--tune model: no ranker for the target '{}' ({} does not exist; train one with "
@@ -325,7 +356,9 @@ int run_compile(const Args& args) {
                            : tensor_core_by_rule   ? fmt::format("auto: --dtype {} on the tensor cores, whose launch has {} warps "
                                                                  "(at least {} per SM on the {} SMs)", dtype_name(dtype), tc_warps,
                                                                  kTensorCoreMinWarpsPerSm, target.sm_count)
-                           : tensor_core           ? "--family tensor-core"
+                           : tensor_core_asked     ? "--family tensor-core"
+                           : tf32                  ? std::string("auto: --dtype tf32 multiplies on the TF32 tensor cores, its only "
+                                                                 "family (--dtype fp32 for the CUDA-core families)")
                                                    : "";
   if (tuned && decision && family_auto) {
     generic = decision->generic;
@@ -403,7 +436,9 @@ int run_compile(const Args& args) {
       dtype == DType::kFp32 ? std::string() : fmt::format(" --dtype {}", dtype_name(dtype)), m.csr.rows, m.csr.cols, m.csr.nnz(),
       emit.weights_sha256,
       dtype == DType::kFp32 ? std::string("float32")
-                            : fmt::format("{} (A rounded to it; products summed in float32)", dtype_info_name(dtype)));
+      : tf32 ? std::string("float32 multiplied as tfloat32 (A rounded to tf32 here, B in the kernel; products summed in "
+                           "float32 on the tensor cores)")
+             : fmt::format("{} (A rounded to it; products summed in float32)", dtype_info_name(dtype)));
   const EmittedKernel kernel = emit_unrolled_kernel(m.csr, tensor_core ? windows : rows_plan.tiling, chosen->tile, emit);
   seconds["emit"] = seconds_since(clock);
 
@@ -469,7 +504,9 @@ int run_compile(const Args& args) {
       {"build", {{"nvcc_options", kernel.nvcc_options}, {"options_file", *name + ".nvcc-options"}}},
   };
   if (tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
-    report["kernel"]["tensor_core"] = {{"windows", kernel.tc_windows},
+    report["kernel"]["tensor_core"] = {{"mma", tf32 ? "m16n8k4.tf32" : dtype == DType::kFp16 ? "m16n8k8.f16" : "m16n8k8.bf16"},
+                                       {"k", kernel.tc_k},
+                                       {"windows", kernel.tc_windows},
                                        {"reorder", std::string(reorder_method_name(window_method))},
                                        {"vectors", kernel.tc_vectors},
                                        {"padding_vectors", kernel.tc_padded},
@@ -594,10 +631,14 @@ Command compile_command() {
        "the generic kernel timed beside the candidates; with --tune none generic where the unrolled tile's launch "
        "fills less than 75% of a wave of blocks and A has at least 32768 non-zeros; generic where the unrolled code "
        "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts) or tensor-core (--dtype "
-       "fp16|bf16 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default grow; "
-       "what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given; docs/design/precision.md)"},
+       "fp16|bf16|tf32 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default "
+       "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and always for --dtype "
+       "tf32; docs/design/precision.md)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
-       "products summed in float32; the heuristic chooses the tile: docs/design/precision.md)"},
+       "products summed in float32; the heuristic chooses the tile), or tf32 (B and C float, multiplied on the TF32 tensor "
+       "cores as cuBLAS does when TF32 is allowed: A's values rounded to tf32 here, B's in the kernel, products summed in "
+       "float32; the tensor-core family only, sm_80 and later; --dtype fp32 for CUDA-core kernels): "
+       "docs/design/precision.md"},
       {"--k-parts", "S", "split K into S ranges of about equal non-zeros: each tile becomes one per range, and the tiles "
        "of every range after the first add their sums to C after waiting for the kernels before them (more blocks where "
        "A-tiles x B-tiles are few, e.g. large K at small n; targets of sm_90 and later overlap the ranges; needs --tune "
