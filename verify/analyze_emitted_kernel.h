@@ -154,7 +154,8 @@ struct IntegerConstant {
 };
 
 // An inline-PTX `mma` of the tensor-core kernel (SPMMC_TC_MMA as expanded in the file): its opcode
-// ("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32") and where the asm statement is.
+// ("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32") and where the asm statement is. The same for
+// the file's conversions to tf32 (the tf32 kernel's rounding of B, "cvt.rna.tf32.f32").
 struct MmaStatement {
   std::string opcode;
   std::string function;  // the function whose body holds it
@@ -162,9 +163,10 @@ struct MmaStatement {
 };
 
 // The tensor-core family's data (a_format "vector-blocks-constants", codegen's
-// kernel_tensor_core.cuh): A's rows in windows of 8, each window's 8 x 1 vectors (its non-empty
-// columns, zero vectors padding its last block) 8 to a block, the values as the m16n8k8 MMA's
-// operand, 32 words per block. Read element by element, with each element's place.
+// kernel_tensor_core.cuh and kernel_tensor_core_tf32.cuh): A's rows in windows of 8, each window's
+// 8 x 1 vectors (its non-empty columns, zero vectors padding its last block) 8 to a block (fp16,
+// bf16: the m16n8k8 MMA's K) or 4 (tf32: m16n8k4), the values as the MMA's operand, 32 words per
+// block. Read element by element, with each element's place.
 struct TensorCorePath {
   IntegerConstant windows;      // spmmc_tc_windows
   IntegerConstant warps;        // spmmc_tc_warps: windows per thread block
@@ -172,11 +174,14 @@ struct TensorCorePath {
   IntegerConstant cols_per_warp;  // spmmc_tc_cols_per_warp: the columns of C a warp computes
   IntegerArray window_block;    // spmmc_tc_window_block: window w owns blocks [w], .. [w + 1] - 1
   IntegerArray window_rows;     // spmmc_tc_window_rows: 8 per window, -1 for none
-  // spmmc_tc_cols, an array of int2: element i's x at 2i, its y at 2i + 1, so that vector j of
-  // block b (the row of B it multiplies) is values[8b + j].
+  // spmmc_tc_cols, an array of int2 (fp16, bf16: element i's x at 2i, its y at 2i + 1) or of int
+  // (tf32), so that vector j of block b (the row of B it multiplies) is values[k b + j], k the
+  // vectors per block.
   IntegerArray cols;
+  bool cols_are_pairs = false;  // spmmc_tc_cols was an array of int2 (false: of integers)
   IntegerArray a;               // spmmc_tc_a: 32 words per block, lane 4g + t's word at 32b + 4g + t
   std::vector<MmaStatement> mmas;  // every asm statement of the file whose PTX is an mma
+  std::vector<MmaStatement> tf32_conversions;  // every asm statement whose PTX is a cvt to .tf32
 };
 
 // How a thread of an unrolled kernel finds its columns, read from the kernel and its launch:
@@ -245,11 +250,13 @@ struct EmittedKernelAnalysis {
   // not take) and the info object are what is checked; its __global__ functions must be the
   // tensor-core kernel and the two generic kernels, its MMAs of the file's dtype.
   bool tensor_core = false;
-  // B's and C's elements (spmmc compile --dtype): float, __half or __nv_bfloat16. The info object's
-  // dtype when it names one of the three ("float32", "float16", "bfloat16"; dtype_from_info), else
-  // the element type of the first __global__ function's B. Every kernel, tile function and the
-  // entry point must take pointers to it, and the tiles' PTX must load, convert and store it so;
-  // compare_with_weights rounds the weights to it (compiler/common/dtype.h) before comparing.
+  // B's and C's elements (spmmc compile --dtype): float, __half or __nv_bfloat16, and how they are
+  // multiplied. The info object's dtype when it names one of the four ("float32", "float16",
+  // "bfloat16", "tfloat32": float elements multiplied as tf32; dtype_from_info), else the element
+  // type of the first __global__ function's B. Every kernel, tile function and the entry point must
+  // take pointers to its element type (dtype_storage), and the tiles' PTX must load, convert and
+  // store it so; compare_with_weights rounds the weights to it (compiler/common/dtype.h) before
+  // comparing.
   DType dtype = DType::kFp32;
   bool dtype_from_info = false;
   std::vector<CodeDiagnostic> errors;  // why not (empty when analyzed)

@@ -27,11 +27,17 @@ uint32_t bits_of(float f) {
   return b;
 }
 
-// The tensor-core family's fixed shape (kernel_tensor_core.cuh, the m16n8k8 MMA): windows of 8 rows,
-// blocks of 8 vectors, 32 lanes per warp each holding one word of a block's values, 64 columns of
-// C per warp, 8 per lane.
+float float_of(uint32_t bits) {
+  float f = 0.0f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// The tensor-core family's fixed shape (kernel_tensor_core.cuh, the m16n8k8 MMA; and
+// kernel_tensor_core_tf32.cuh, m16n8k4): windows of 8 rows, blocks of 8 vectors (fp16, bf16) or 4
+// (tf32), 32 lanes per warp each holding one word of a block's values (two 16-bit values, or one
+// tf32 value), 64 columns of C per warp, 8 per lane.
 constexpr int64_t kTcWindowRows = 8;
-constexpr int64_t kTcBlockVectors = 8;
 constexpr int64_t kTcWordsPerBlock = 32;
 constexpr int64_t kTcColsPerWarp = 64;
 constexpr int64_t kTcColsPerLane = 8;
@@ -476,13 +482,28 @@ class Comparison {
     return {code_.file, array.lines[i], array.columns[i]};
   }
 
-  // "spmmc_tc_cols[13].y": vector v (8 per block) is the x or y of pair v / 2.
-  static std::string cols_element(size_t v) { return fmt::format("spmmc_tc_cols[{}].{}", v / 2, v % 2 ? "y" : "x"); }
+  // Vectors per block: the MMA's K (8: m16n8k8 for fp16 and bf16; 4: m16n8k4 for tf32).
+  int64_t tc_block_vectors() const { return code_.dtype == DType::kTf32 ? 4 : 8; }
 
-  // "spmmc_tc_a[37], high half (block 1, lane 5)": where value (g, j) of block b is.
-  static std::string a_element(size_t word, int half) {
+  // "spmmc_tc_cols[13].y": vector v (8 per block) is the x or y of pair v / 2; in tf32
+  // "spmmc_tc_cols[13]", one element per vector.
+  std::string cols_element(size_t v) const {
+    if (!code_.tc.cols_are_pairs) return fmt::format("spmmc_tc_cols[{}]", v);
+    return fmt::format("spmmc_tc_cols[{}].{}", v / 2, v % 2 ? "y" : "x");
+  }
+
+  // "spmmc_tc_a[37], high half (block 1, lane 5)": where value (g, j) of block b is; in tf32
+  // "spmmc_tc_a[37] (block 1, lane 5)", a whole word.
+  std::string a_element(size_t word, int half) const {
+    if (code_.dtype == DType::kTf32)
+      return fmt::format("spmmc_tc_a[{}] (block {}, lane {})", word, word / kTcWordsPerBlock, word % kTcWordsPerBlock);
     return fmt::format("spmmc_tc_a[{}], {} half (block {}, lane {})", word, half ? "high" : "low",
                        word / kTcWordsPerBlock, word % kTcWordsPerBlock);
+  }
+
+  // The bits of a value as the file holds them, for messages: 0x3c00 (16-bit), 0x3f800000 (tf32).
+  std::string bits_text(uint32_t bits) const {
+    return code_.dtype == DType::kTf32 ? fmt::format("0x{:08x}", bits) : fmt::format("0x{:04x}", bits);
   }
 
   // One value of A the tensor-core arrays hold: A(row, col) = value, at spmmc_tc_a[word]'s half.
@@ -521,8 +542,9 @@ class Comparison {
     if (cols && *cols != kTcColsPerWarp)
       report(tc.cols_per_warp.field.where,
              fmt::format("spmmc_tc_cols_per_warp is {}, but a warp of the tensor-core kernel computes {} columns of C "
-                         "(8 lanes of 8 columns per row of the m16n8k8 MMAs): columns of C would be {}",
-                         *cols, kTcColsPerWarp, *cols > kTcColsPerWarp ? "never computed" : "computed twice"));
+                         "(8 lanes of 8 columns per row of the {} MMAs): columns of C would be {}",
+                         *cols, kTcColsPerWarp, code_.dtype == DType::kTf32 ? "m16n8k4" : "m16n8k8",
+                         *cols > kTcColsPerWarp ? "never computed" : "computed twice"));
   }
 
   // The arrays' sizes agree with each other and with spmmc_tc_windows, and spmmc_tc_window_block
@@ -571,12 +593,17 @@ class Comparison {
                                                tc.window_rows.values.size(), windows, kTcWindowRows * windows));
       return false;
     }
-    if (tc.cols.values.size() % kTcBlockVectors != 0) {
-      report(tc.cols.where, fmt::format("spmmc_tc_cols has {} pairs, not 4 per block (8 columns: one per 8 x 1 vector)",
-                                        tc.cols.values.size() / 2));
+    const int64_t k = tc_block_vectors();
+    if (tc.cols.values.size() % static_cast<size_t>(k) != 0) {
+      report(tc.cols.where,
+             tc.cols_are_pairs
+                 ? fmt::format("spmmc_tc_cols has {} pairs, not 4 per block (8 columns: one per 8 x 1 vector)",
+                               tc.cols.values.size() / 2)
+                 : fmt::format("spmmc_tc_cols has {} elements, not 4 per block (one per 8 x 1 vector of the m16n8k4 MMA)",
+                               tc.cols.values.size()));
       return false;
     }
-    const int64_t blocks = static_cast<int64_t>(tc.cols.values.size()) / kTcBlockVectors;
+    const int64_t blocks = static_cast<int64_t>(tc.cols.values.size()) / k;
     if (static_cast<int64_t>(tc.a.values.size()) != kTcWordsPerBlock * blocks) {
       report(tc.a.where, fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} (32 words "
                                      "per block, one per lane)",
@@ -605,7 +632,8 @@ class Comparison {
   // A rebuilt from the tensor-core arrays against the weights (rounded to the dtype): every row of A
   // in exactly one window (rows with non-zeros in a window with blocks), every column within K,
   // a window's vectors of distinct columns (a repeated column is padding: all its values zero),
-  // and every value, decoded from its 16 bits as the dtype's, A's value there.
+  // and every value, decoded from its 16 bits as the dtype's (tf32: a float's 32 bits), A's value
+  // there, bit for bit.
   void check_tensor_core() {
     check_tc_launch_constants();
     if (!check_tc_shape()) return;
@@ -615,6 +643,8 @@ class Comparison {
     const std::vector<int64_t>& rows = tc.window_rows.values;
     const std::vector<int64_t>& cols = tc.cols.values;
     const int64_t windows = out_.tc_windows;
+    const int64_t k = tc_block_vectors();
+    const bool tf32 = code_.dtype == DType::kTf32;
 
     // The rows: each of A's exactly once, -1 for none.
     std::vector<int64_t> slot_of(static_cast<size_t>(w_.rows), -1);  // the element of spmmc_tc_window_rows
@@ -658,8 +688,8 @@ class Comparison {
     std::vector<bool> valid_col(cols.size(), false);
     for (int64_t w = 0; w < windows; ++w)
       for (int64_t b = first[static_cast<size_t>(w)]; b < first[static_cast<size_t>(w) + 1]; ++b)
-        for (int64_t j = 0; j < kTcBlockVectors; ++j) {
-          const size_t v = static_cast<size_t>(b * kTcBlockVectors + j);
+        for (int64_t j = 0; j < k; ++j) {
+          const size_t v = static_cast<size_t>(b * k + j);
           if (cols[v] >= 0 && cols[v] < w_.cols) {
             valid_col[v] = true;
             continue;
@@ -671,21 +701,22 @@ class Comparison {
         }
 
     // The values, vector by vector: lane 4g + t's word holds vectors 2t (low half) and 2t + 1 (high
-    // half) for the window's row g.
+    // half) for the window's row g; in tf32 vector t, the whole word a float's bits.
     std::vector<std::vector<TcEntry>> by_row(static_cast<size_t>(w_.rows));
     for (int64_t w = 0; w < windows; ++w) {
       // Column -> the window's first vector with a non-zero value for it, and the row slots that
       // have one in some vector of that column.
       std::map<int64_t, std::pair<size_t, uint32_t>> holder;
       for (int64_t b = first[static_cast<size_t>(w)]; b < first[static_cast<size_t>(w) + 1]; ++b)
-        for (int64_t j = 0; j < kTcBlockVectors; ++j) {
-          const size_t v = static_cast<size_t>(b * kTcBlockVectors + j);
-          const int half = static_cast<int>(j % 2);
+        for (int64_t j = 0; j < k; ++j) {
+          const size_t v = static_cast<size_t>(b * k + j);
+          const int half = tf32 ? 0 : static_cast<int>(j % 2);
           std::vector<TcEntry> values;  // the vector's non-zero values
           for (int64_t g = 0; g < kTcWindowRows; ++g) {
-            const size_t word = static_cast<size_t>(b * kTcWordsPerBlock + 4 * g + j / 2);
-            const uint32_t bits = static_cast<uint32_t>(static_cast<uint64_t>(tc.a.values[word]) >> (16 * half)) & 0xffffu;
-            const float value = half_value(bits, code_.dtype);
+            const size_t word = static_cast<size_t>(b * kTcWordsPerBlock + 4 * g + (tf32 ? j : j / 2));
+            const auto whole = static_cast<uint32_t>(static_cast<uint64_t>(tc.a.values[word]));
+            const uint32_t bits = tf32 ? whole : (whole >> (16 * half)) & 0xffffu;
+            const float value = tf32 ? float_of(bits) : half_value(bits, code_.dtype);
             if (value == 0.0f) continue;  // +0 or -0: no entry (a product that adds nothing)
             values.push_back({g, cols[v], value, bits, word, half});
           }
@@ -705,9 +736,9 @@ class Comparison {
             const TcEntry& e = twice != values.end() ? *twice : values.front();
             report(element_at(tc.cols, v),
                    fmt::format("{} (vector {} of block {}) is column {} again in window {} (also {}): a repeated column "
-                               "must be a padding vector of zeros, but {} is 0x{:04x} ({}, row {} of the window){}",
+                               "must be a padding vector of zeros, but {} is {} ({}, row {} of the window){}",
                                cols_element(v), j, b, cols[v], w, cols_element(it->second.first),
-                               a_element(e.word, e.half), e.bits, hex_float(e.value), e.g,
+                               a_element(e.word, e.half), bits_text(e.bits), hex_float(e.value), e.g,
                                twice != values.end()
                                    ? fmt::format(": the kernel would sum column {} of that row twice", cols[v])
                                    : std::string()));
@@ -718,9 +749,9 @@ class Comparison {
             held |= 1u << e.g;
             if (rows[slot] == -1) {
               report(element_at(tc.a, e.word),
-                     fmt::format("{} is 0x{:04x} ({}), a value of column {} for row {} of window {}, which has no row "
+                     fmt::format("{} is {} ({}), a value of column {} for row {} of window {}, which has no row "
                                  "(spmmc_tc_window_rows[{}] is -1): a weight of no row of A",
-                                 a_element(e.word, e.half), e.bits, hex_float(e.value), cols[v], e.g, w, slot));
+                                 a_element(e.word, e.half), bits_text(e.bits), hex_float(e.value), cols[v], e.g, w, slot));
               continue;
             }
             if (!valid_slot[slot]) continue;  // a row out of range or repeated: reported above
@@ -755,8 +786,8 @@ class Comparison {
         if (p == end || (i < entries.size() && entries[i].col < w_.col_idx[p])) {
           const TcEntry& extra = entries[i++];
           report(element_at(tc.a, extra.word),
-                 fmt::format("A({}, {}) = {} is in the code ({} is 0x{:04x}) but not in {}", r, extra.col,
-                             hex_float(extra.value), a_element(extra.word, extra.half), extra.bits, weights));
+                 fmt::format("A({}, {}) = {} is in the code ({} is {}) but not in {}", r, extra.col,
+                             hex_float(extra.value), a_element(extra.word, extra.half), bits_text(extra.bits), weights));
           continue;
         }
         if (i == entries.size() || w_.col_idx[p] < entries[i].col) {
@@ -769,8 +800,8 @@ class Comparison {
         const TcEntry& e = entries[i++];
         if (!same_bits(e.value, w_.values[p]))
           report(element_at(tc.a, e.word),
-                 fmt::format("A({}, {}) is {} in the code ({} is 0x{:04x}) but {} in {}", r, e.col, hex_float(e.value),
-                             a_element(e.word, e.half), e.bits, hex_float(w_.values[p]), weights));
+                 fmt::format("A({}, {}) is {} in the code ({} is {}) but {} in {}", r, e.col, hex_float(e.value),
+                             a_element(e.word, e.half), bits_text(e.bits), hex_float(w_.values[p]), weights));
         ++p;
       }
       if (out_.total_differences != before) ++out_.rows_differing;

@@ -108,7 +108,8 @@ bool pointer_pair_and_integer(const clang::FunctionDecl& f, unsigned bits, DType
   if (f.getNumParams() != 3) return false;
   const clang::QualType b = pointee(f.getParamDecl(0)), c = pointee(f.getParamDecl(1));
   const clang::QualType n = f.getParamDecl(2)->getType();
-  return element_dtype(b) == dtype && b.isConstQualified() && element_dtype(c) == dtype && !c.isConstQualified() &&
+  const DType element = dtype_storage(dtype);  // tf32: float
+  return element_dtype(b) == element && b.isConstQualified() && element_dtype(c) == element && !c.isConstQualified() &&
          n->isIntegerType() && (bits == 0 || ctx.getTypeSize(n) == bits);
 }
 
@@ -122,8 +123,8 @@ class KernelWalker {
     top.TraverseDecl(ctx_.getTranslationUnitDecl());
     read_info(top.variables);
     read_generic_path(top.variables);
-    read_tensor_core_path(top.variables);
     choose_dtype(top.functions);
+    read_tensor_core_path(top.variables);
     if (!check_element_types(top.functions)) return;
     if (out_.info.a_format.value && *out_.info.a_format.value == "csr-constants") {
       read_generic_only(top.functions);
@@ -131,6 +132,15 @@ class KernelWalker {
     }
     if (out_.info.a_format.value && *out_.info.a_format.value == kVectorBlocksFormat) {
       read_tensor_core_only(top.functions);
+      return;
+    }
+    // tf32 has no CUDA-core family: a tfloat32 file of another a_format is none that spmmc writes.
+    if (out_.dtype == DType::kTf32) {
+      const CodeLocation& at = out_.info.a_format.where;
+      out_.errors.push_back({at.file.empty() ? out_.info.where : at,
+                             fmt::format("{}, but the info object says a_format = '{}': tfloat32 files are of the "
+                                         "tensor-core family only (a_format '{}')",
+                                         dtype_origin_, out_.info.a_format.value.value_or("(none)"), kVectorBlocksFormat)});
       return;
     }
     const std::vector<const clang::FunctionDecl*> kernels = find_kernels(top.functions);
@@ -156,11 +166,11 @@ class KernelWalker {
   // ---- the element type ----------------------------------------------------------------------
 
   // B's and C's elements: the info object's dtype when it names one ("float32", "float16",
-  // "bfloat16"), else the element type of the first __global__ function's B (compare_with_weights
-  // then reports the info object's dtype).
+  // "bfloat16", "tfloat32"), else the element type of the first __global__ function's B
+  // (compare_with_weights then reports the info object's dtype).
   void choose_dtype(const std::vector<clang::FunctionDecl*>& functions) {
     const InfoField<std::string>& dtype = out_.info.dtype;
-    for (const DType d : {DType::kFp32, DType::kFp16, DType::kBf16})
+    for (const DType d : {DType::kFp32, DType::kFp16, DType::kBf16, DType::kTf32})
       if (dtype.value && *dtype.value == dtype_info_name(d)) {
         out_.dtype = d;
         out_.dtype_from_info = true;
@@ -172,7 +182,7 @@ class KernelWalker {
         if (const std::optional<DType> d = element_dtype(pointee(f->getParamDecl(0)))) {
           out_.dtype = *d;
           dtype_origin_ = fmt::format("{}, the first __global__ function, takes {} (the info object names no dtype of the "
-                                      "three)",
+                                      "four)",
                                       f->getNameAsString(), dtype_c_type(*d));
           return;
         }
@@ -200,13 +210,13 @@ class KernelWalker {
   bool element_type_matches(const clang::FunctionDecl& f, const clang::ParmVarDecl& p,
                             std::vector<CodeDiagnostic>& errors) const {
     const std::optional<DType> d = element_dtype(pointee(&p));
-    if (!d || *d == out_.dtype) return true;
+    if (!d || *d == dtype_storage(out_.dtype)) return true;
     errors.push_back({locator_.at(p.getLocation()),
                       fmt::format("the parameter {} of {} points to {} ({}) elements, but {}: B's and C's elements are "
                                   "{} ({})",
                                   p.getName().empty() ? std::string("(unnamed)") : p.getNameAsString(), f.getNameAsString(),
                                   dtype_c_type(*d), dtype_info_name(*d), dtype_origin_, dtype_c_type(out_.dtype),
-                                  dtype_info_name(out_.dtype))});
+                                  dtype_info_name(dtype_storage(out_.dtype)))});
     return false;
   }
 
@@ -253,18 +263,22 @@ class KernelWalker {
                               count, name));
   }
 
-  // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision only;
+  // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision or tf32;
   // its __global__ functions are the tensor-core kernel and the two generic kernels, one each (any
-  // other would run unchecked); every inline-PTX mma of the file (SPMMC_TC_MMA as expanded) is the
-  // m16n8k8 MMA of the file's dtype with float32 accumulators, since that dtype is how
-  // compare_with_weights decodes the bits of spmmc_tc_a and how the kernel's MMA reads them.
+  // other would run unchecked); every inline-PTX mma of the file (SPMMC_TC_MMA or
+  // SPMMC_MMA_M16N8K4_TF32 as expanded) is the MMA of the file's dtype with float32 accumulators
+  // (m16n8k8 for fp16 and bf16, m16n8k4 for tf32), since that dtype is how compare_with_weights
+  // decodes the bits of spmmc_tc_a and how the kernel's MMA reads them. In tf32 B's elements are
+  // rounded by the kernel: the file has cvt.rna.tf32.f32 and no other conversion to tf32 (the
+  // .tf32 operand of another rounding, or a float's bits unconverted, would not be the reference's).
   void read_tensor_core_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.tensor_core = true;
-    if (out_.dtype != DType::kFp16 && out_.dtype != DType::kBf16) {
+    const bool tf32 = out_.dtype == DType::kTf32;
+    if (!tf32 && !dtype_is_half(out_.dtype)) {
       const CodeLocation& at = out_.info.a_format.where;
       out_.errors.push_back({at.file.empty() ? out_.info.where : at,
                              fmt::format("the info object says a_format = '{}' (the tensor-core family), but {}: its MMAs "
-                                         "take float16 or bfloat16 elements, not {}",
+                                         "take float16, bfloat16 or tfloat32 elements, not {}",
                                          kVectorBlocksFormat, dtype_origin_, dtype_info_name(out_.dtype))});
       return;
     }
@@ -287,6 +301,8 @@ class KernelWalker {
             first == std::string::npos ? std::string() : text.substr(first, text.find_first_of(" \t\n{", first) - first);
         if (opcode.rfind("mma", 0) == 0)
           out_.tc.mmas.push_back({opcode, f->getNameAsString(), locator_.at(a->getBeginLoc())});
+        if (opcode.rfind("cvt", 0) == 0 && opcode.find(".tf32") != std::string::npos)
+          out_.tc.tf32_conversions.push_back({opcode, f->getNameAsString(), locator_.at(a->getBeginLoc())});
       }
     }
     for (const auto& [name, count] : expected)
@@ -294,8 +310,8 @@ class KernelWalker {
         error({}, fmt::format("the info object says a_format = '{}' (the tensor-core family), but the file has {} "
                               "__global__ {} (expected one)",
                               kVectorBlocksFormat, count, name));
-    const char* half = out_.dtype == DType::kFp16 ? "f16" : "bf16";
-    const std::string want = fmt::format("mma.sync.aligned.m16n8k8.row.col.f32.{}.{}.f32", half, half);
+    const char* type = out_.dtype == DType::kFp16 ? "f16" : out_.dtype == DType::kBf16 ? "bf16" : "tf32";
+    const std::string want = fmt::format("mma.sync.aligned.{}.row.col.f32.{}.{}.f32", tf32 ? "m16n8k4" : "m16n8k8", type, type);
     if (out_.tc.mmas.empty())
       error({}, fmt::format("the info object says a_format = '{}' (the tensor-core family), but no asm statement of the "
                             "file is an mma (expected {})",
@@ -304,8 +320,19 @@ class KernelWalker {
       if (m.opcode != want)
         out_.errors.push_back(
             {m.where, fmt::format("the MMA in {} is '{}', but {}: expected '{}' (spmmc_tc_a holds A's values as {} bits, "
-                                  "8 x 1 vectors of the m16n8k8 shape, summed in float32)",
-                                  m.function, m.opcode, dtype_origin_, want, dtype_info_name(out_.dtype))});
+                                  "8 x 1 vectors {} to a block (the {} shape), summed in float32)",
+                                  m.function, m.opcode, dtype_origin_, want, dtype_info_name(out_.dtype), tf32 ? 4 : 8,
+                                  tf32 ? "m16n8k4" : "m16n8k8")});
+    constexpr const char* kRoundToTf32 = "cvt.rna.tf32.f32";
+    if (tf32 && out_.tc.tf32_conversions.empty())
+      error({}, fmt::format("{}, but no asm statement of the file is {}: the tensor-core kernel would hand B's floats to "
+                            "the MMA unrounded (its tf32 operand drops their low bits rather than rounding them)",
+                            dtype_origin_, kRoundToTf32));
+    for (const MmaStatement& c : out_.tc.tf32_conversions)
+      if (c.opcode != kRoundToTf32)
+        out_.errors.push_back({c.where, fmt::format("the conversion in {} is '{}', but B's elements are rounded to tf32 "
+                                                    "to nearest, ties away from zero, as A's were: expected '{}'",
+                                                    c.function, c.opcode, kRoundToTf32)});
   }
 
   // Device functions that read as tile functions but that no case calls: kept to explain rows
@@ -842,7 +869,8 @@ class KernelWalker {
 
   // The tensor-core family's constants and arrays (whatever the a_format: compare_with_weights
   // reads them only in that family). spmmc_tc_a must hold 32-bit words (two half-precision values
-  // each) and spmmc_tc_cols int2 pairs: other element types would change what the kernel reads.
+  // each, or one tf32 value) and spmmc_tc_cols int2 pairs (fp16, bf16) or integers (tf32): other
+  // element types would change what the kernel reads.
   void read_tensor_core_path(const std::vector<clang::VarDecl*>& variables) {
     TensorCorePath& tc = out_.tc;
     const std::map<std::string, IntegerConstant*> constants = {{"spmmc_tc_windows", &tc.windows},
@@ -874,11 +902,27 @@ class KernelWalker {
         const auto* type = ctx_.getAsConstantArrayType(v->getType());
         if (ctx_.getTypeSize(type->getElementType()) != 32)
           error(v->getLocation(), fmt::format("the elements of spmmc_tc_a are {}-bit {}, but each must be one 32-bit word "
-                                              "of two 16-bit values (what a lane holds of the MMA's operand)",
+                                              "({}: what a lane holds of the MMA's operand)",
                                               ctx_.getTypeSize(type->getElementType()),
-                                              type->getElementType().getAsString()));
+                                              type->getElementType().getAsString(),
+                                              out_.dtype == DType::kTf32 ? "a float's bits rounded to tf32"
+                                                                         : "two 16-bit values"));
       } else if (name == "spmmc_tc_cols") {
-        read_pair_array(*v, name, tc.cols);
+        // tf32: one column per vector (lane 4g + t loads vector t); fp16, bf16: int2 pairs (vectors
+        // 2t and 2t + 1 of lane 4g + t). compare_with_weights counts the vectors per block by it.
+        const auto* type = ctx_.getAsConstantArrayType(v->getType());
+        if (out_.dtype != DType::kTf32) {
+          tc.cols_are_pairs = true;
+          read_pair_array(*v, name, tc.cols);
+        } else if (type && type->getElementType()->isIntegerType()) {
+          read_integer_array(*v, name, tc.cols);
+        } else {
+          tc.cols.found = true;
+          tc.cols.where = locator_.at(v->getLocation());
+          error(v->getLocation(), fmt::format("spmmc_tc_cols is not a const array of integer constants, but {}: a tf32 "
+                                              "block's 4 vectors have one column each",
+                                              dtype_origin_));
+        }
       }
     }
   }

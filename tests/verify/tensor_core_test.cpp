@@ -1,13 +1,17 @@
-// spmmc verify of the tensor-core family (spmmc compile --family tensor-core, --dtype fp16|bf16):
+// spmmc verify of the tensor-core family (spmmc compile --family tensor-core, --dtype fp16|bf16|tf32):
 // files written by the spmmc binary match their weights rounded to the dtype, A rebuilt from
 // spmmc_tc_window_block, spmmc_tc_window_rows, spmmc_tc_cols and spmmc_tc_a; edited copies are
 // refused at the array element concerned: a flipped bit of a value, a row twice (in one window or
 // two), a row in no window, a row with non-zeros in a window without blocks, a column outside K
 // (padding included), a column repeated with non-zero values, a value for a row slot of -1, the
 // arrays' sizes, the launch constants, the info object, the MMA of the other dtype, another
-// __global__ function, the generic path's arrays. The tests find their way around the arrays by
-// reading the initialisers' text themselves (not through the verifier's reading of them).
+// __global__ function, the generic path's arrays; in tf32 (blocks of 4 vectors, one value per
+// word, m16n8k4) a value off by one bit or not rounded to tf32, the MMA, B's rounding (a missing
+// cvt.rna.tf32.f32 or another rounding), the array sizes and the dtype. The tests find their way
+// around the arrays by reading the initialisers' text themselves (not through the verifier's
+// reading of them).
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -668,24 +672,214 @@ TEST_CASE("verify tensor-core: the info object's dtype float32 is refused", "[ve
   CHECK(find_message(v, "the parameter B of spmmc_tc_kernel points to __half (float16) elements") != nullptr);
 }
 
-// Every function kernel_tensor_core.cuh calls is declared by the prelude, so that the template cannot
+// Every function the tensor-core templates (kernel_tensor_core.cuh, kernel_tensor_core_tf32.cuh and
+// tf32's element type, dtype_tf32.cuh) call is declared by the prelude, so that the templates cannot
 // make verify fail to parse tensor-core files.
-TEST_CASE("verify tensor-core: the prelude declares what the tensor-core template calls", "[verify][tensor-core]") {
+TEST_CASE("verify tensor-core: the prelude declares what the tensor-core templates call", "[verify][tensor-core]") {
   const std::string source = SPMMC_SOURCE_DIR;
   const std::string prelude = test::read_file(source + "/verify/prelude/cuda_runtime.h");
-  const std::string text = test::read_file(source + "/codegen/templates/kernel_tensor_core.cuh");
   const std::regex call(R"(\b((?:__|make_)\w+)\s*\()");
-  std::set<std::string> called;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it)
-    if ((*it)[1] != "__launch_bounds__" && (*it)[1] != "__attribute__") called.insert((*it)[1]);
-  CHECK(called.count("__byte_perm"));
-  for (const std::string& name : called) {
+  for (const char* name : {"kernel_tensor_core.cuh", "kernel_tensor_core_tf32.cuh", "dtype_tf32.cuh"}) {
     INFO(name);
-    CHECK(std::regex_search(prelude, std::regex("\\b" + name + "\\(")));
+    const std::string text = test::read_file(source + "/codegen/templates/" + name);
+    std::set<std::string> called;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it)
+      if ((*it)[1] != "__launch_bounds__" && (*it)[1] != "__attribute__") called.insert((*it)[1]);
+    CHECK(called.count(std::string(name) == "kernel_tensor_core.cuh" ? "__byte_perm" : "__ldg"));
+    for (const std::string& function : called) {
+      INFO(function);
+      CHECK(std::regex_search(prelude, std::regex("\\b" + function + "\\(")));
+    }
   }
-  // The vector types it loads and stores.
-  for (const char* type : {"struct __attribute__((aligned(8))) int2", "struct __attribute__((aligned(16))) uint4"})
+  // The vector types they load and store.
+  for (const char* type : {"struct __attribute__((aligned(8))) int2", "struct __attribute__((aligned(16))) uint4",
+                           "struct __attribute__((aligned(16))) float4"})
     CHECK_THAT(prelude, Catch::Contains(type));
+}
+
+// ---- tf32 -----------------------------------------------------------------------------------------
+
+// Where A(r, c)'s value is in a tf32 file's spmmc_tc_a: lane 4g + t's word of block b holds vector t
+// (4 per block) of the window's row g, a whole float.
+ValuePlace find_tf32_value(const TcArrays& t, int64_t r, int64_t c) {
+  const int64_t slot = t.slot_of(r);
+  REQUIRE(slot >= 0);
+  const int64_t w = slot / 8, g = slot % 8;
+  for (int64_t b = t.window_block[static_cast<size_t>(w)]; b < t.window_block[static_cast<size_t>(w) + 1]; ++b)
+    for (int64_t j = 0; j < 4; ++j) {
+      const size_t v = static_cast<size_t>(4 * b + j), word = static_cast<size_t>(32 * b + 4 * g + j);
+      if (t.cols[v] == c && t.a[word] != 0) return {word, 0, v};
+    }
+  FAIL("A(" << r << ", " << c << ") is in no vector");
+  return {};
+}
+
+float word_float(int64_t word) {
+  const auto bits = static_cast<uint32_t>(word);
+  float f = 0.0f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+TEST_CASE("verify tensor-core: tf32 files match their weights rounded to tf32", "[verify][tensor-core][tf32]") {
+  for (const std::string reorder : {"grow", "none"}) {
+    INFO("--reorder " << reorder);
+    TcFile f;
+    compile_tc(f, DType::kTf32, {"--reorder", reorder});
+    const test::Verified v = test::verify_file(f.cu, f.a);
+    for (const auto& e : v.code.errors) INFO(e.where.str() << ": " << e.message);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK(v.result.match);
+    CHECK(v.code.tensor_core);
+    CHECK(v.code.dtype == DType::kTf32);
+    CHECK(v.code.dtype_from_info);
+    REQUIRE(v.code.tc.mmas.size() == 1);
+    CHECK(v.code.tc.mmas[0].opcode == "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32");
+    REQUIRE(v.code.tc.tf32_conversions.size() == 1);  // B's rounding, in dtype_tf32.cuh's spmmc_tf32_bits
+    CHECK(v.code.tc.tf32_conversions[0].opcode == "cvt.rna.tf32.f32");
+    CHECK(v.code.tc.tf32_conversions[0].function == "spmmc_tf32_bits");
+    CHECK_FALSE(v.code.tc.cols_are_pairs);
+    // tf32 has float's exponent range: the 1e-9 stays (it rounds to a tf32 value near it).
+    CHECK(v.result.weights_nnz == f.a.nnz());
+    CHECK(v.result.code_nnz == f.a.nnz());
+    CHECK(v.result.rows_written == kRows);
+    const nlohmann::json& tc = f.report["kernel"]["tensor_core"];
+    CHECK(tc["k"] == 4);
+    CHECK(v.result.tc_windows == tc["windows"].get<int64_t>());
+    CHECK(v.result.tc_blocks == tc["blocks"].get<int64_t>());
+    CHECK(v.result.tc_vectors == tc["vectors"].get<int64_t>());
+    CHECK(v.result.tc_padding == tc["padding_vectors"].get<int64_t>());
+    // A's values as the file holds them: floats rounded to tf32 (13 low bits zero), 0.1 among them.
+    const TcArrays t(f.text());
+    CHECK(t.cols.size() == static_cast<size_t>(4 * v.result.tc_blocks));
+    for (const int64_t word : t.a) CHECK((static_cast<uint32_t>(word) & 0x1fffu) == 0u);
+    CHECK(word_float(t.a[find_tf32_value(t, 4, 0).word]) == round_to_dtype(kTenth, DType::kTf32));
+    const auto r = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string()});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("(rounded to tf32)"));
+    CHECK_THAT(r.out, Catch::Contains("blocks of 4 8 x 1 vectors"));
+    const auto j = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string(), "--json"});
+    CHECK(j.exit_code == 0);
+    const auto report = nlohmann::json::parse(j.out);
+    CHECK(report["family"] == "tensor-core");
+    CHECK(report["dtype"] == "tf32");
+    CHECK(report["tensor_core"]["k"] == 4);
+    CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
+  }
+}
+
+TEST_CASE("verify tensor-core rejects tf32: a value off by a bit or not rounded to tf32", "[verify][tensor-core][tf32][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kTf32);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  const ValuePlace p = find_tf32_value(t, 4, 0);
+  const auto bits = static_cast<uint32_t>(t.a[p.word]);
+  const float want = round_to_dtype(kTenth, DType::kTf32);
+  CHECK(word_float(t.a[p.word]) == want);
+  // Bit 13 (one ulp of tf32), bit 0 (below tf32's mantissa: the MMA would ignore it, but A is no
+  // longer the weights rounded to tf32), the sign; and the float32 0.1 itself, not rounded.
+  uint32_t unrounded = 0;
+  std::memcpy(&unrounded, &kTenth, sizeof unrounded);
+  REQUIRE(unrounded != bits);
+  for (const uint32_t wrong : {bits ^ 0x2000u, bits ^ 1u, bits ^ 0x80000000u, unrounded}) {
+    INFO(fmt::format("0x{:08x}", wrong));
+    size_t at = 0;
+    const std::string text = set_element(cu, kA, p.word, word_literal(wrong), &at);
+    const test::Verified v = f.verify(text);
+    check_one_difference(v, text, at,
+                         fmt::format("A(4, 0) is {} in the code (spmmc_tc_a[{}] (block {}, lane {}) is 0x{:08x}) but {} in {}",
+                                     hex_float(word_float(wrong)), p.word, p.word / 32, p.word % 32, wrong, hex_float(want),
+                                     f.weights_name()));
+    CHECK(v.result.rows_differing == 1);
+    const auto r = run_spmmc({"verify", f.edited().string(), "--against", f.weights.string()});
+    CHECK(r.exit_code == 65);
+    CHECK_THAT(r.err, Catch::Contains(fmt::format("{}:{}:{}: error: A(4, 0) is ", f.edited().string(), test::line_of(text, at),
+                                                  test::column_of(text, at))));
+  }
+}
+
+TEST_CASE("verify tensor-core rejects tf32: the MMA, B's rounding, the arrays' sizes and the dtype",
+          "[verify][tensor-core][tf32][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kTf32);
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  SECTION("an m16n8k8 MMA") {
+    const std::string text = test::replace_first(cu, "mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32",
+                                                 "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK(v.code.parsed);
+    CHECK_FALSE(v.code.analyzed);
+    REQUIRE(v.code.errors.size() == 1);
+    CHECK_THAT(v.code.errors[0].message,
+               Catch::StartsWith("the MMA in spmmc_tc_mma4 is 'mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32', but the "
+                                 "info object says dtype = 'tfloat32'"));
+    CHECK_THAT(v.code.errors[0].message, Catch::Contains("expected 'mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32'"));
+    CHECK(v.code.errors[0].where.line == test::line_of(text, text.find("SPMMC_MMA_M16N8K4_TF32(acc[s]")));
+  }
+  SECTION("B rounded toward zero") {
+    const std::string text = test::replace_first(cu, "asm(\"cvt.rna.tf32.f32 %0, %1;\"", "asm(\"cvt.rz.tf32.f32 %0, %1;\"");
+    REQUIRE(text != cu);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    const CodeDiagnostic* d = find_message(v, "the conversion in spmmc_tf32_bits is 'cvt.rz.tf32.f32'");
+    REQUIRE(d != nullptr);
+    CHECK_THAT(d->message, Catch::Contains("expected 'cvt.rna.tf32.f32'"));
+  }
+  SECTION("B not rounded at all") {
+    const std::string text = test::replace_first(cu, "asm(\"cvt.rna.tf32.f32 %0, %1;\"", "asm(\"mov.b32 %0, %1;\"");
+    REQUIRE(text != cu);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    CHECK(find_message(v, "but no asm statement of the file is cvt.rna.tf32.f32: the tensor-core kernel would hand B's floats "
+                          "to the MMA unrounded") != nullptr);
+  }
+  SECTION("spmmc_tc_cols one element short") {
+    const auto numbers = initializer_numbers(cu, kCols_);
+    const size_t comma = cu.rfind(',', numbers.back().first);
+    const std::string text = cu.substr(0, comma) + cu.substr(numbers.back().first + numbers.back().second);
+    const test::Verified v = f.verify(text);
+    check_one_difference(v, text, text.find(kCols_),
+                         fmt::format("spmmc_tc_cols has {} elements, not 4 per block (one per 8 x 1 vector of the m16n8k4 "
+                                     "MMA)",
+                                     t.cols.size() - 1));
+  }
+  SECTION("the info object's dtype float32: a float32 file has no tensor-core family") {
+    const test::Verified v = f.verify(test::replace_first(cu, "\"tfloat32\",", "\"float32\","));
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    CHECK(find_message(v, "its MMAs take float16, bfloat16 or tfloat32 elements, not float32") != nullptr);
+  }
+  SECTION("the info object's dtype float16: B's and C's floats disagree") {
+    const test::Verified v = f.verify(test::replace_first(cu, "\"tfloat32\",", "\"float16\","));
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    CHECK(find_message(v, "the parameter B of spmmc_tc_kernel points to float (float32) elements") != nullptr);
+  }
+}
+
+TEST_CASE("verify: an unrolled float32 file that says dtype tfloat32 is refused", "[verify][tensor-core][tf32][corrupt]") {
+  test::TempDir dir;
+  const Csr a = tc_weights();
+  const fs::path weights = dir.path / "a.mtx";
+  write_matrix(a, weights.string(), MatrixFormat::kMatrixMarket, "tests/verify/tensor_core_test.cpp");
+  const auto r = run_spmmc({"compile", weights.string(), "--n", "64", "--name", "layer0", "--tile", "8x64", "-o",
+                            (dir.path / "out").string(), "--quiet"});
+  REQUIRE(r.exit_code == 0);
+  const fs::path cu = dir.path / "out" / "layer0.cu";
+  test::write_file(cu, test::replace_first(test::read_file(cu), "\"float32\",", "\"tfloat32\","));
+  const test::Verified v = test::verify_file(cu, a);
+  INFO(v.messages);
+  CHECK_FALSE(v.code.analyzed);
+  const CodeDiagnostic* d = find_message(v, "tfloat32 files are of the tensor-core family only");
+  REQUIRE(d != nullptr);
+  CHECK_THAT(d->message, Catch::Contains("the info object says a_format = 'unrolled-constants'"));
 }
 
 }  // namespace

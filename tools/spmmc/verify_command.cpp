@@ -125,7 +125,8 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
         {"col_idx", code.generic.col_idx.values.size()},
         {"weight_bits", code.generic.weight_bits.values.size()}}},
       // The tensor-core family's A as rebuilt from its arrays (null for the other families).
-      {"tensor_core", code.tensor_core ? Json{{"windows", result.tc_windows},
+      {"tensor_core", code.tensor_core ? Json{{"k", code.dtype == DType::kTf32 ? 4 : 8},
+                                              {"windows", result.tc_windows},
                                               {"blocks", result.tc_blocks},
                                               {"vectors", result.tc_vectors},
                                               {"padding_vectors", result.tc_padding}}
@@ -196,9 +197,10 @@ int run_verify(const Args& args) {
     const size_t tiles = code.tiles.size();
     const std::string stats =
         code.analyzed && code.tensor_core
-            ? fmt::format("; the tensor-core family ({} windows of 8 rows, {} blocks of 8 x 1 vectors: {} vectors and {} "
+            ? fmt::format("; the tensor-core family ({} windows of 8 rows, {} blocks of {} 8 x 1 vectors: {} vectors and {} "
                           "padding; and the generic path's CSR arrays; checked element by element)",
-                          result.tc_windows, result.tc_blocks, result.tc_vectors, result.tc_padding)
+                          result.tc_windows, result.tc_blocks, code.dtype == DType::kTf32 ? 4 : 8, result.tc_vectors,
+                          result.tc_padding)
         : code.analyzed && code.generic_only ? std::string("; the generic family (A's CSR arrays, checked element by element)")
         : code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
                                     code.columns.cols_per_thread, code.columns.cols_per_thread == 1 ? "" : "s",

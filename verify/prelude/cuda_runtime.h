@@ -101,6 +101,7 @@ __device__ uint2 __ldg(const uint2* p);
 __device__ int2 __ldg(const int2* p);
 __device__ uint4 __ldg(const uint4* p);
 __device__ unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s);
+__device__ void __stwb(float4* p, float4 value);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);
 __device__ float __uint_as_float(unsigned int x);
