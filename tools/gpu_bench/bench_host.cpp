@@ -91,7 +91,8 @@ std::string usage_text() {
          "       spmmc-gpu-bench --device-info\n\n"
          "Checks and times an spmmc-emitted SpMM kernel (C = A*B, float32, row-major) against a float64\n"
          "CPU reference, cuSPARSE SpMM (CSR; DEFAULT, CSR_ALG1/2/3, fastest kept), Sputnik's CudaSpmm\n"
-         "(rows by length, longest first) and cuBLAS SGEMM on dense A (FP32, no TF32).\n"
+         "(rows by length, longest first) and cuBLAS SGEMM on dense A (FP32, no TF32; with --dtype tf32\n"
+         "the TF32 GEMM instead).\n"
          "Sputnik: " +
          (sputnik_source_dir().empty() ? std::string("not built into this binary (reported as skipped)")
                                        : "built from " + sputnik_source_dir()) +
@@ -111,10 +112,14 @@ std::string usage_text() {
          "  --json FILE          append the result as one JSON object per line\n"
          "  --label TEXT         free text recorded with the result\n"
          "  --nvcc-seconds X     nvcc time of the kernel, recorded with the result\n"
-         "  --dtype T            fp32 (default), fp16 or bf16: the kernel's B and C (as given to spmmc compile);\n"
-         "                       in half precision A is rounded as spmmc rounds it, cuSPARSE and the dense\n"
-         "                       GEMM run in that dtype with float32 compute, results are checked against\n"
-         "                       float64 within the bound of docs/design/precision.md; no Sputnik\n"
+         "  --dtype T            fp32 (default), fp16, bf16 or tf32: the kernel's B and C (as given to spmmc\n"
+         "                       compile); in half precision A is rounded as spmmc rounds it, cuSPARSE and the\n"
+         "                       dense GEMM run in that dtype with float32 compute, results are checked\n"
+         "                       against float64 within the bound of docs/design/precision.md; no Sputnik.\n"
+         "                       tf32: B and C float; spmmc's kernel gets B as drawn (it rounds B itself),\n"
+         "                       the reference and the peers A and B rounded to tf32; peers cuSPARSE SpMM in\n"
+         "                       FP32 (it has no TF32 compute type), Sputnik (FP32) and cuBLAS's TF32 GEMM\n"
+         "                       (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32); checked within the tf32 bound\n"
          "  --device-info        print the GPU this would run on, then exit\n\n"
          "exit codes: 0 pass, 1 wrong result, 64 usage, 65 bad data or kernel/matrix mismatch,\n"
          "            66 missing input, 69 no GPU, 70 a CUDA/cuSPARSE/cuBLAS call failed\n";
@@ -162,7 +167,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.nvcc_seconds = parse_real(a, value());
     } else if (a == "--dtype") {
       const std::string& v = value();
-      if (!parse_dtype(v, o.dtype)) usage_error(fmt::format("--dtype: unknown type '{}' (expected fp32, fp16 or bf16)", v));
+      if (!parse_dtype(v, o.dtype))
+        usage_error(fmt::format("--dtype: unknown type '{}' (expected fp32, fp16, bf16 or tf32)", v));
     } else if (a == "--device-info") {
       o.device_info = true;
     } else {
@@ -226,10 +232,21 @@ Check check_result(const std::vector<float>& got, const std::vector<double>& wan
 
 Check check_half_result(const std::vector<uint16_t>& got, DType dtype, const std::vector<double>& want,
                         const std::vector<double>& bound) {
-  Check c;
   std::vector<float> values(got.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    values[i] = from_half_bits(got[i], dtype);
+  for (size_t i = 0; i < got.size(); ++i) values[i] = from_half_bits(got[i], dtype);
+  return check_bounded_result(values, want, bound);
+}
+
+bool checked_by_bound(DType dtype) { return dtype != DType::kFp32; }
+
+std::vector<float> rounded_b(std::vector<float> b, DType dtype) {
+  for (float& x : b) x = round_to_dtype(x, dtype);
+  return b;
+}
+
+Check check_bounded_result(const std::vector<float>& values, const std::vector<double>& want, const std::vector<double>& bound) {
+  Check c;
+  for (size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i])) {
       ++c.non_finite;
       continue;
@@ -297,15 +314,47 @@ double useful_tflops(int64_t nnz, int64_t n, double ms) {
 }
 
 const char* dense_gemm_name(DType dtype) {
-  return dtype == DType::kFp16 ? "HGEMM" : dtype == DType::kBf16 ? "BF16 GEMM" : "SGEMM";
+  switch (dtype) {
+    case DType::kFp16: return "HGEMM";
+    case DType::kBf16: return "BF16 GEMM";
+    case DType::kTf32: return "TF32 GEMM";
+    case DType::kFp32: break;
+  }
+  return "SGEMM";
+}
+
+std::string cusparse_math(DType dtype) {
+  switch (dtype) {
+    case DType::kFp16:
+    case DType::kBf16: return fmt::format("{} A, B and C, CUDA_R_32F compute", dtype_name(dtype));
+    case DType::kTf32:
+      return "FP32: float32 A, B and C, CUDA_R_32F compute (cuSPARSE's SpMM has no TF32 compute type); given A and B "
+             "rounded to tf32, so it multiplies what the tf32 kernel multiplies";
+    case DType::kFp32: break;
+  }
+  return "FP32: float32 A, B and C, CUDA_R_32F compute";
+}
+
+std::string dense_gemm_math(DType dtype) {
+  switch (dtype) {
+    case DType::kFp16:
+    case DType::kBf16:
+      return fmt::format("{}: cublasGemmEx of {} A, B and C, CUBLAS_COMPUTE_32F (tensor cores)", dense_gemm_name(dtype),
+                         dtype_name(dtype));
+    case DType::kTf32:
+      return "TF32 GEMM: cublasGemmEx of float32 A, B and C (A and B rounded to tf32), CUBLAS_COMPUTE_32F_FAST_TF32 "
+             "(TF32 tensor cores)";
+    case DType::kFp32: break;
+  }
+  return "FP32: cublasGemmEx CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH (no TF32)";
 }
 
 void decide_pass(BenchResult& r) {
   std::vector<std::string> failures;
-  const bool half = r.dtype != DType::kFp32;
-  auto describe = [half](const Check& c) {
+  const bool bounded = checked_by_bound(r.dtype);
+  auto describe = [bounded](const Check& c) {
     return c.non_finite > 0 ? fmt::format("{} NaN/Inf left in C", c.non_finite)
-           : half           ? fmt::format("an error {:.3g}x its bound (docs/design/precision.md)", c.max_bound_ratio)
+           : bounded        ? fmt::format("an error {:.3g}x its bound (docs/design/precision.md)", c.max_bound_ratio)
                             : fmt::format("relative error {:.3g} >= {:.0e}", c.rel_error, kTolerance);
   };
   if (!r.spmmc_check.passed) failures.push_back("spmmc: " + describe(r.spmmc_check));
@@ -356,7 +405,7 @@ std::string result_line(const BenchResult& r) {
   line += fmt::format(" | err spmmc {:.2e}", r.spmmc_check.rel_error);
   if (r.cusparse_best) line += fmt::format(" cuSPARSE {:.2e}", r.cusparse[*r.cusparse_best].check.rel_error);
   if (r.sputnik_check) line += fmt::format(" Sputnik {:.2e}", r.sputnik_check->rel_error);
-  if (r.dtype != DType::kFp32) {
+  if (checked_by_bound(r.dtype)) {
     line += fmt::format(" | error/bound spmmc {:.3f}", r.spmmc_check.max_bound_ratio);
     if (r.cusparse_best) line += fmt::format(" cuSPARSE {:.3f}", r.cusparse[*r.cusparse_best].check.max_bound_ratio);
     if (r.sgemm_check) line += fmt::format(" {} {:.3f}", dense_gemm_name(r.dtype), r.sgemm_check->max_bound_ratio);
@@ -410,16 +459,19 @@ void append_json(const std::string& path, const BenchResult& r) {
       {"cusparse_algorithms", algorithms},
       {"sgemm_ms", optional_number(sgemm_ms)},
       {"sgemm_timing", stats_json(r.sgemm_timing)},
-      {"sgemm_math", r.dtype == DType::kFp32 ? "FP32: cublasGemmEx CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH (no TF32)"
-                                             : fmt::format("{}: cublasGemmEx of {} A, B and C, CUBLAS_COMPUTE_32F (tensor cores)",
-                                                           dense_gemm_name(r.dtype), dtype_name(r.dtype))},
+      {"sgemm_math", dense_gemm_math(r.dtype)},
+      {"dense_gemm", dense_gemm_name(r.dtype)},
+      {"cusparse_math", cusparse_math(r.dtype)},
       {"dtype", dtype_name(r.dtype)},
-      {"spmmc_bound_ratio", optional_number(r.dtype != DType::kFp32 ? std::optional<double>(r.spmmc_check.max_bound_ratio)
-                                                                    : std::nullopt)},
+      {"spmmc_bound_ratio", optional_number(checked_by_bound(r.dtype) ? std::optional<double>(r.spmmc_check.max_bound_ratio)
+                                                                      : std::nullopt)},
       {"cusparse_bound_ratio",
-       optional_number(r.dtype != DType::kFp32 && r.cusparse_best
+       optional_number(checked_by_bound(r.dtype) && r.cusparse_best
                            ? std::optional<double>(r.cusparse[*r.cusparse_best].check.max_bound_ratio)
                            : std::nullopt)},
+      {"sgemm_bound_ratio",
+       optional_number(checked_by_bound(r.dtype) && r.sgemm_check ? std::optional<double>(r.sgemm_check->max_bound_ratio)
+                                                                  : std::nullopt)},
       {"sgemm_note", r.sgemm_note},
       {"sputnik_ms", optional_number(sputnik_ms)},
       {"sputnik_timing", stats_json(r.sputnik_timing)},

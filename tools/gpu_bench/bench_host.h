@@ -79,20 +79,29 @@ std::vector<int32_t> rows_longest_first(const Csr& a);
 // A as a dense row-major M x K float matrix (for SGEMM).
 std::vector<float> dense_row_major(const Csr& a);
 
-// ||got - want||_F / ||want||_F and the count of NaN/Inf in `got`; in half precision also the
-// largest |got - want| over its bound (error_bounds).
+// ||got - want||_F / ||want||_F and the count of NaN/Inf in `got`; in half precision and tf32 also
+// the largest |got - want| over its bound (error_bounds).
 struct Check {
   double rel_error = 0.0;
   int64_t non_finite = 0;
-  double max_bound_ratio = 0.0;  // half precision: passed needs <= 1 (and no NaN/Inf)
+  double max_bound_ratio = 0.0;  // half precision and tf32: passed needs <= 1 (and no NaN/Inf)
   bool passed = false;  // float32: non_finite == 0 && rel_error < kTolerance
 };
 inline constexpr double kTolerance = 1e-5;
 Check check_result(const std::vector<float>& got, const std::vector<double>& want);
+// C of floats against the float64 reference and the per-element bounds (tf32: B and C are float,
+// the tolerance is the bound's, not kTolerance).
+Check check_bounded_result(const std::vector<float>& got, const std::vector<double>& want, const std::vector<double>& bound);
 // C of a half-precision kernel (its 16-bit elements) against the float64 reference and the
 // per-element bounds.
 Check check_half_result(const std::vector<uint16_t>& got, DType dtype, const std::vector<double>& want,
                         const std::vector<double>& bound);
+// Whether results of `dtype` are judged by the per-element bound (fp16, bf16, tf32) rather than by
+// the relative error against kTolerance (fp32).
+bool checked_by_bound(DType dtype);
+// The values of B the kernels of `dtype` multiply, as the float64 reference takes them: `b` rounded
+// to the dtype (fp32: as it is; tf32: ties away from zero, as the kernel's cvt.rna.tf32.f32).
+std::vector<float> rounded_b(std::vector<float> b, DType dtype);
 // dtype_error_bound (compiler/common/dtype.h) for every element of C = A B: the row's non-zeros
 // as its products, or with `dense` all K (a dense GEMM sums K products, zeros included).
 std::vector<double> error_bounds(const Csr& a, const std::vector<float>& b, int64_t n, DType dtype,
@@ -156,8 +165,12 @@ double useful_tflops(int64_t nnz, int64_t n, double ms);
 // Fills passed / failure from the checks.
 void decide_pass(BenchResult& result);
 
-// The dense GEMM peer's name for the dtype: "SGEMM", "HGEMM", "BF16 GEMM".
+// The dense GEMM peer's name for the dtype: "SGEMM", "HGEMM", "BF16 GEMM", "TF32 GEMM".
 const char* dense_gemm_name(DType dtype);
+// How the peers compute for the dtype, for the JSON record: cuSPARSE's SpMM (tf32: FP32, cuSPARSE's
+// SpMM has no TF32 compute type) and the dense GEMM's cublasGemmEx.
+std::string cusparse_math(DType dtype);
+std::string dense_gemm_math(DType dtype);
 
 // One line: "PASS matrix ... spmmc 0.123 ms ...".
 std::string result_line(const BenchResult& result);

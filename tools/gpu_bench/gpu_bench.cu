@@ -284,15 +284,15 @@ std::pair<std::string, int> check_baseline(Runner& runner, const std::function<v
   return {"wrong-result", kNanFill};
 }
 
-// The CUDA data type of the dtype's elements.
+// The CUDA data type of the dtype's elements (tf32's are floats).
 cudaDataType_t cuda_type(DType dtype) {
   return dtype == DType::kFp16 ? CUDA_R_16F : dtype == DType::kBf16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
-// Values as the device holds them in the dtype: float32 bytes, or the 16-bit forms.
+// Values as the device holds them in the dtype: float32 bytes (fp32, tf32), or the 16-bit forms.
 std::vector<unsigned char> device_bytes(const std::vector<float>& values, DType dtype) {
   std::vector<unsigned char> out(values.size() * static_cast<size_t>(dtype_bytes(dtype)));
-  if (dtype == DType::kFp32) {
+  if (!dtype_is_half(dtype)) {
     if (!values.empty()) std::memcpy(out.data(), values.data(), out.size());
     return out;
   }
@@ -344,7 +344,7 @@ void run_cusparse(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStrea
     cusparseStatus_t status = cusparseSpMM_bufferSize(handle, op, op, &alpha, mat_a, mat_b, &beta, mat_c, CUDA_R_32F,
                                                       alg, &workspace_bytes);
     // NOT_SUPPORTED, or (seen with half-precision types) another refusal of the combination: skipped.
-    if (status == CUSPARSE_STATUS_NOT_SUPPORTED || (status != CUSPARSE_STATUS_SUCCESS && o.dtype != DType::kFp32)) {
+    if (status == CUSPARSE_STATUS_NOT_SUPPORTED || (status != CUSPARSE_STATUS_SUCCESS && dtype_is_half(o.dtype))) {
       progress(std::string("cuSPARSE ") + alg_name + ": " + cusparseGetErrorName(status) + " for CSR with row-major B and C of " +
                dtype_name(o.dtype) + " (skipped)");
       record.status = "unsupported";
@@ -355,7 +355,7 @@ void run_cusparse(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStrea
     DeviceBuffer<unsigned char> workspace(workspace_bytes);
     status = cusparseSpMM_preprocess(handle, op, op, &alpha, mat_a, mat_b, &beta, mat_c, CUDA_R_32F, alg,
                                      workspace.get());
-    if (status == CUSPARSE_STATUS_NOT_SUPPORTED || (status != CUSPARSE_STATUS_SUCCESS && o.dtype != DType::kFp32)) {
+    if (status == CUSPARSE_STATUS_NOT_SUPPORTED || (status != CUSPARSE_STATUS_SUCCESS && dtype_is_half(o.dtype))) {
       progress(std::string("cuSPARSE ") + alg_name + ": preprocessing: " + cusparseGetErrorName(status) + " (skipped)");
       record.status = "unsupported";
       result.cusparse.push_back(record);
@@ -387,7 +387,8 @@ void run_cusparse(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStrea
 }
 
 // The dense GEMM of the dtype: SGEMM (strict float32), HGEMM or BF16 GEMM (tensor cores, float32
-// compute), of the dense A.
+// compute), or for tf32 the TF32 GEMM (float32 A, B and C, CUBLAS_COMPUTE_32F_FAST_TF32: TF32 tensor
+// cores, as cuBLAS runs SGEMM when a user allows TF32), of the dense A.
 void run_sgemm(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStream_t stream, Runner& runner,
                const BenchOptions& o, const CheckC& check_c, BenchResult& result) {
   const size_t dense_bytes =
@@ -404,8 +405,10 @@ void run_sgemm(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStream_t
   OnExit destroy_handle([&] { cublasDestroy(handle); });
   CUBLAS_CHECK(cublasSetStream(handle, stream));
   // Plain FP32: the default math mode never uses TF32 for SGEMM (only CUBLAS_TF32_TENSOR_OP_MATH
-  // does); the float64 check below would catch TF32's ~1e-3 error anyway.
+  // does); the float64 check below would catch TF32's ~1e-3 error anyway. For tf32 the compute type
+  // asks for TF32 itself.
   CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
+  const cublasComputeType_t compute = o.dtype == DType::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   DeviceBuffer<unsigned char> dense_a(dense_bytes);
   dense_a.upload(device_bytes(dense_row_major(a), o.dtype));
   const cudaDataType_t type = cuda_type(o.dtype);
@@ -414,8 +417,7 @@ void run_sgemm(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStream_t
   const int cols = static_cast<int>(n), rows = a.rows, inner = a.cols;
   auto launch = [&] {
     CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, inner, &alpha, d_b, type, cols,
-                              dense_a.get(), type, inner, &beta, d_c, type, cols, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT));
+                              dense_a.get(), type, inner, &beta, d_c, type, cols, compute, CUBLAS_GEMM_DEFAULT));
   };
   Check check;
   const auto [status, fill] = check_baseline(runner, launch, check_c, check);
@@ -500,13 +502,15 @@ int run(const std::vector<std::string>& args) {
 
   const int64_t n = o.n;
   // In half precision B holds values of the dtype; the reference computes with them and A's
-  // rounded values in float64 (docs/design/precision.md).
-  std::vector<float> b = make_dense_b(a.cols, n, b_seed_for(o.read.seed));
-  for (float& x : b) x = round_to_dtype(x, o.dtype);
+  // rounded values in float64 (docs/design/precision.md). In tf32 B is float: spmmc's kernel gets it
+  // as drawn and rounds it itself (cvt.rna.tf32.f32); the reference, and the peers (so that they
+  // multiply the same values and are held to the same bound), get it rounded to tf32.
+  const std::vector<float> drawn = make_dense_b(a.cols, n, b_seed_for(o.read.seed));
+  const std::vector<float> b = rounded_b(drawn, o.dtype);
   const std::vector<double> reference = reference_spmm(a, b, n);
-  const bool half = o.dtype != DType::kFp32;
-  std::vector<double> sparse_bound, dense_bound;  // per element of C, half precision only
-  if (half) {
+  const bool half = dtype_is_half(o.dtype), bounded = checked_by_bound(o.dtype), tf32 = o.dtype == DType::kTf32;
+  std::vector<double> sparse_bound, dense_bound;  // per element of C, half precision and tf32 only
+  if (bounded) {
     sparse_bound = error_bounds(a, b, n, o.dtype, reference, false);
     dense_bound = error_bounds(a, b, n, o.dtype, reference, true);
   }
@@ -515,12 +519,17 @@ int run(const std::vector<std::string>& args) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   OnExit destroy_stream([&] { cudaStreamDestroy(stream); });
   DeviceBuffer<unsigned char> d_b(b.size() * static_cast<size_t>(dtype_bytes(o.dtype)));
-  d_b.upload(device_bytes(b, o.dtype));
+  d_b.upload(device_bytes(tf32 ? drawn : b, o.dtype));
+  // The peers' B: the same buffer, except in tf32 (B rounded to tf32, in a buffer of its own).
+  DeviceBuffer<unsigned char> d_b_rounded(tf32 ? b.size() * sizeof(float) : 0);
+  if (tf32) d_b_rounded.upload(device_bytes(b, o.dtype));
+  const void* const d_b_peers = tf32 ? static_cast<const void*>(d_b_rounded.get()) : static_cast<const void*>(d_b.get());
   DeviceBuffer<unsigned char> d_c(static_cast<size_t>(a.rows) * static_cast<size_t>(n) * static_cast<size_t>(dtype_bytes(o.dtype)));
   const size_t l2 = device.prop.l2CacheSize > 0 ? static_cast<size_t>(device.prop.l2CacheSize) : size_t{64} << 20;
   Runner runner(stream, d_c.get(), d_c.bytes(), 2 * l2);
   const auto checker = [&](const std::vector<double>& bound) -> CheckC {
-    if (!half) return [&] { return check_result(runner.download_c(), reference); };
+    if (!bounded) return [&] { return check_result(runner.download_c(), reference); };
+    if (!half) return [&, bound_ptr = &bound] { return check_bounded_result(runner.download_c(), reference, *bound_ptr); };
     return [&, bound_ptr = &bound] { return check_half_result(runner.download_half(), o.dtype, reference, *bound_ptr); };
   };
   const CheckC check_sparse = checker(sparse_bound), check_dense = checker(dense_bound);
@@ -543,13 +552,14 @@ int run(const std::vector<std::string>& args) {
   if (o.spmmc_only) {
     result.sputnik_status = "skipped: --spmmc-only";
   } else {
-    run_cusparse(a, d_b.get(), d_c.get(), n, stream, runner, o, check_sparse, result);
-    run_sgemm(a, d_b.get(), d_c.get(), n, stream, runner, o, check_dense, result);
+    if (tf32) progress("cuSPARSE: FP32 (its SpMM has no TF32 compute type), on A and B rounded to tf32");
+    run_cusparse(a, d_b_peers, d_c.get(), n, stream, runner, o, check_sparse, result);
+    run_sgemm(a, d_b_peers, d_c.get(), n, stream, runner, o, check_dense, result);
     if (half) {
       result.sputnik_status = "skipped: float32 only here";
       progress("Sputnik " + result.sputnik_status);
-    } else {
-      run_sputnik(a, reinterpret_cast<const float*>(d_b.get()), reinterpret_cast<float*>(d_c.get()), n, stream, runner, o,
+    } else {  // float32 B and C (in tf32 B rounded to tf32: FP32 CUDA cores on the same values)
+      run_sputnik(a, static_cast<const float*>(d_b_peers), reinterpret_cast<float*>(d_c.get()), n, stream, runner, o,
                   check_sparse, result);
     }
   }
