@@ -7,12 +7,16 @@ and reads NAME.json: the tile and family emitted, the search's seconds (planning
 tuning), and "versus_heuristic": whether the heuristic's pick was kept and, where a GPU timed them,
 the heuristic's real kernel against the emitted one (the same process, CUDA events, L2 flushed,
 median of the timed runs) and cuBLAS SGEMM. Modes: none and model run on the CPU, several at once
-(--jobs); auto (the default: rank with a GPU of the target's architecture, model without), rank,
+(--jobs); auto (the default: rank with a GPU of the target's architecture, none without), rank,
 proxy and exhaustive run one at a time. A finished run (its NAME.json exists) is not run again, so a
 study cut short by --budget resumes where it stopped.
 
 usage: scripts/tuning-study.py CASES... [--modes none,model,auto] [--out DIR] [--spmmc PATH]
                                [--jobs J] [--budget S] [--filter REGEX] [--flags "EXTRA FLAGS"]
+                               [--departures FILE]
+--departures FILE writes a kernel-study case file (scripts/kernel-study.sh) of every case where a CPU
+mode (model) emitted another kernel than --tune none: LABEL_none and LABEL_MODE, so that both are built
+and timed side by side (a CPU mode's pick is timed nowhere else; the GPU modes time theirs in-process).
 Prints a Markdown table (one row per case) and a summary (last) on stdout; writes OUT/study.json.
 Exit 69 when a GPU mode finds no usable GPU, 1 when a run failed, 0 otherwise.
 """
@@ -105,6 +109,8 @@ def main():
     ap.add_argument("--budget", type=float, default=0.0, help="seconds; GPU runs not started by then are skipped")
     ap.add_argument("--filter", default="", help="only cases whose label matches")
     ap.add_argument("--flags", default="", help="extra spmmc compile flags for every run")
+    ap.add_argument("--departures", default="", help="write a kernel-study case file of the cases where a CPU "
+                    "mode's kernel differs from --tune none's")
     a = ap.parse_args()
     modes = [m for m in a.modes.split(",") if m]
     for m in modes:
@@ -192,7 +198,31 @@ def main():
     with open(os.path.join(a.out, "study.json"), "w") as f:
         json.dump({"modes": modes, "cases": cases, "results": results}, f, indent=1)
     print("**Summary**: " + "; ".join(lines) + ".")
+    if a.departures:
+        write_departures(a.departures, cases, results, modes, a)
     return 1 if failed else 0
+
+
+def write_departures(path, cases, results, modes, a):
+    """The kernel-study cases of every (case, CPU mode) whose kernel is not --tune none's, with none's beside."""
+    modes = [m for m in modes if m in CPU_MODES]
+    out = [f"# Written by scripts/tuning-study.py --departures: the cases where a mode of {','.join(modes)} emitted",
+           "# another kernel than --tune none; both built and timed by scripts/kernel-study.sh. LABEL|MATRIX|N|FLAGS"]
+    for c in cases:
+        r = results[c["label"]]
+        if "error" in r.get("none", {"error": 1}):
+            continue
+        differs = [m for m in modes if m != "none" and "error" not in r.get(m, {"error": 1})
+                   and label_of(r[m]) != label_of(r["none"])]
+        if not differs:
+            continue
+        matrix = os.path.relpath(c["matrix"], ROOT)
+        extra = " ".join(shlex.quote(f) for f in c["flags"] + shlex.split(a.flags))
+        for m in ["none"] + differs:
+            out.append(f"{c['label']}_{m}|{matrix}|{c['n']}|--tune {m} {extra}".rstrip())
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"tuning-study: {len(out) - 2} departure cases in {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":

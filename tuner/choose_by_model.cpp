@@ -48,6 +48,9 @@ ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const R
   out.chosen = candidates[first];
   out.heuristic_kept = out.chosen == heuristic;
   out.why = ranked;
+  if (heuristic && !out.heuristic_kept)
+    out.why += fmt::format(", {:.3g} above the heuristic's tile {} ({:.3g}; margin {})", scores[first] - scores[heuristic_row],
+                           heuristic->tile.label(), scores[heuristic_row], kModelScoreMargin);
   return out;
 }
 

@@ -98,12 +98,21 @@ TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector
     }
   }
 
-  // Kernel function reduction: one proxy per (M1, V, blocks per SM, launch-bound class).
+  // Kernel function reduction: one proxy per (M1, V, blocks per SM, launch-bound class). A candidate
+  // whose real kernel is beyond the compile budget is not proxied: its real kernel would never be
+  // measured against the heuristic's, so it could not be emitted (a proxy of a large layer's narrow
+  // M1 took 105 s to compile for nothing on an H100, docs/benchmarks.md, issue 25).
   std::map<std::tuple<int32_t, int32_t, int32_t, int32_t>, ProxyGroup> groups;
   for (size_t i = 0; i < candidates.size(); ++i) {
     CandidateResult r;
     r.tile = candidates[i]->tile;
     result.candidates.push_back(r);
+    if (auto why = beyond_compile_budget(a, plan, r.tile, options)) {
+      result.candidates[i].proxy.detail = "not run: its real kernel is beyond the compile budget, so it cannot replace "
+                                          "the heuristic's";
+      result.candidates[i].real.detail = *why;
+      continue;
+    }
     const TileCandidate& t = r.tile;
     ProxyGroup& g = groups[{t.m1, t.cols_per_thread, t.min_blocks_per_sm, launch_bound_class(t.threads_per_block())}];
     g.m1 = t.m1;

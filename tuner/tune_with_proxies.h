@@ -24,7 +24,8 @@ int32_t launch_bound_class(int32_t threads);
 // per candidate; `chosen` is the fastest proxy. With options.generic_tiling, the generic family's
 // real kernel is timed after the proxies (`generic`, tuner/time_generic_kernel.h); with
 // options.heuristic, the heuristic's real kernel and the pick's (docs/design/tuning.md; none of
-// the search where the heuristic's is beyond options.max_real_compile_seconds); with
+// the search where the heuristic's is beyond options.max_real_compile_seconds, and no proxy for a
+// candidate whose own real kernel is beyond it: it could never be measured against the heuristic's); with
 // options.time_sgemm, cuBLAS SGEMM for the dense layer last (`sgemm`, tuner/time_sgemm.h).
 TuningResult tune_with_proxies(const Csr& a, const Plan& plan, const std::vector<const PlannedCandidate*>& candidates,
                                const GpuContext& gpu, const TuningOptions& options);
