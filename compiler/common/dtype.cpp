@@ -174,7 +174,7 @@ DTypeRounding round_values_to_dtype(Csr& a, DType d, const std::string& file) {
                   "the value {} of A at row {}, column {} is beyond the range of {} (largest finite {}): it cannot be "
                   "compiled in that precision; scale the layer or use --dtype fp32",
                   v, row + 1, a.col_idx[static_cast<size_t>(p)] + 1, dtype_name(d),
-                  d == DType::kFp16 ? "65504" : d == DType::kTf32 ? "3.4025e38" : "3.39e38");
+                  d == DType::kFp16 ? "65504" : d == DType::kTf32 ? "3.4012e38" : "3.39e38");
       if (rounded != v) {
         ++r.changed;
         r.max_relative_change = std::max(r.max_relative_change, std::fabs(static_cast<double>(rounded) - v) / std::fabs(v));
