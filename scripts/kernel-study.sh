@@ -167,8 +167,9 @@ def f(x, spec):
     return "-" if x is None else format(x, spec)
 
 print(f"### kernel study ({device})\n")
-# × dense GEMM: SGEMM for float32 cases, HGEMM or BF16 GEMM for --dtype fp16/bf16 ones (whose
-# error column is the largest error over its bound, docs/design/precision.md, not the relative error).
+# × dense GEMM: SGEMM for float32 cases, HGEMM, BF16 GEMM or TF32 GEMM for --dtype fp16/bf16/tf32 ones
+# (whose error column is the largest error over its bound, docs/design/precision.md, not the relative
+# error).
 print("| case | nnz | n | tile | nvcc s | cicc s | ptxas s | regs | spill B | spmmc TFLOP/s | × best peer | × dense GEMM | error | result |")
 print("|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
 speedups, worst = [], None
