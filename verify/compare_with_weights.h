@@ -46,9 +46,9 @@ struct WeightsComparison {
 };
 
 // Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no
-// duplicates, no explicit zeros; the matrix spmmc compile read). For a half-precision file
-// (code.dtype fp16 or bf16) the weights are first rounded to the dtype as spmmc compile rounds
-// them (round_values_to_dtype: values that round to zero dropped), and messages name them
+// duplicates, no explicit zeros; the matrix spmmc compile read). For a half-precision or tf32 file
+// (code.dtype fp16, bf16 or tf32) the weights are first rounded to the dtype as spmmc compile
+// rounds them (round_values_to_dtype: values that round to zero dropped), and messages name them
 // "WEIGHTS rounded to fp16"; a value beyond the dtype's range is one difference. Indices in
 // messages are 0-based, as in the code.
 WeightsComparison compare_with_weights(const EmittedKernelAnalysis& code, const Csr& weights,
