@@ -11,7 +11,8 @@
 #                  [TILE <M1>x<N1>[x<V>]]  force the tile, e.g. 32x128 or 16x512x2 (--tile)
 #                  [TUNE auto|none|model|rank|proxy|exhaustive]  how spmmc chooses the tile; default
 #                                          auto: rank where the building machine has a GPU of the
-#                                          target's architecture, model elsewhere (none with TILE).
+#                                          target's architecture, none (the heuristic) elsewhere
+#                                          and with TILE.
 #                                          model: the target's ranker (no GPU, reproducible; the
 #                                          heuristic where there is none; --model in OPTIONS names
 #                                          another); none: a heuristic (reproducible, no GPU); rank,

@@ -649,8 +649,8 @@ Command compile_command() {
       {"--model", "FILE", "--tune model|rank: the ranker model (default: <models>/<target>.ranker.json)"},
       {"--top-k", "K", "--tune rank: time the proxies of the K candidates the ranker puts first (default 10)"},
       {"--tune", "MODE",
-       "how to choose the tile: auto (default: rank where a GPU of the target's architecture is usable, model "
-       "elsewhere), none (a heuristic; no GPU), model (the LambdaMART ranker's first candidate; no GPU; the heuristic "
+       "how to choose the tile: auto (default: rank where a GPU of the target's architecture is usable, the "
+       "heuristic elsewhere), none (a heuristic; no GPU), model (the LambdaMART ranker's first candidate; no GPU; the heuristic "
        "where the target has no model), rank (the ranker's first --top-k, the fastest of their proxies on the GPU), "
        "proxy (time LO-SpMM proxies on the GPU, then the real kernels of the fastest few: --finalists) or exhaustive "
        "(compile and time every candidate's real kernel; slow). The GPU modes also time cuBLAS SGEMM on the dense "
