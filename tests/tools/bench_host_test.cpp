@@ -4,10 +4,12 @@
 // is needed to exercise.
 #include "tools/gpu_bench/bench_host.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "runtime/reference_spmm.h"
@@ -15,6 +17,41 @@
 
 namespace spmmc::gpu_bench {
 namespace {
+
+TEST_CASE("gpu bench: --threshold and --tensor read A as spmmc compile reads it", "[gpu-bench]") {
+  // kernel-study.sh and batch-study.sh pass a case's read options on to the bench; dense weights
+  // thresholded at compile time must be thresholded the same way here, or A would not match.
+  test::TempDir dir;
+  const auto npy = dir.path / "w.npy";
+  REQUIRE(test::run_spmmc({"gen", "uniform", "--rows", "16", "--cols", "32", "--sparsity", "0.5", "--values", "uniform",
+                           "-q", "-o", npy.string()}).exit_code == 0);
+  std::vector<std::string> args = {"--matrix", npy.string(), "--n", "8", "--kernel", "libk.so", "--name", "k"};
+  const Csr all = load_matrix(parse_bench_options(args));
+  REQUIRE(all.nnz() == 256);
+  double median = 0;
+  {
+    std::vector<float> v(all.values.begin(), all.values.end());
+    for (float& x : v) x = std::fabs(x);
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    median = v[v.size() / 2];
+  }
+  args.insert(args.end(), {"--threshold", fmt::format("{}", median)});
+  const Csr kept = load_matrix(parse_bench_options(args));
+  CHECK(kept.nnz() > 0);
+  CHECK(kept.nnz() < all.nnz());
+  for (float x : kept.values) CHECK(std::fabs(x) > median);
+  args.back() = "-1";
+  try {
+    parse_bench_options(args);
+    FAIL("accepted --threshold -1");
+  } catch (const BenchFailure& e) {
+    CHECK(e.exit_code() == kExitUsage);
+  }
+  args.insert(args.end() - 2, {"--tensor", "weights"});
+  args.back() = "0";
+  CHECK(parse_bench_options(args).read.tensor == "weights");
+  CHECK_THAT(usage_text(), Catch::Contains("--threshold T") && Catch::Contains("--tensor NAME"));
+}
 
 TEST_CASE("gpu bench: --dtype is parsed and checked", "[gpu-bench][dtype]") {
   const std::vector<std::string> base = {"--matrix", "a.mtx", "--n", "8", "--kernel", "libk.so", "--name", "k"};

@@ -101,6 +101,9 @@ std::string usage_text() {
          "  --matrix FILE        the matrix A the kernel was compiled from\n"
          "  --seed S             seed for synthesised values (as given to spmmc compile; default 0)\n"
          "  --values KIND        normal, uniform or ones for topology-only input (as given to spmmc compile)\n"
+         "  --threshold T        dense input (.npy, .npz, .safetensors): drop weights with |w| <= T (as given\n"
+         "                       to spmmc compile; default 0)\n"
+         "  --tensor NAME        safetensors: the tensor to read (as given to spmmc compile)\n"
          "  --n N                columns of B and C\n"
          "  --kernel FILE        the shared library built from NAME.cu (nvcc -shared)\n"
          "  --name NAME          the entry point; NAME_info() describes it\n"
@@ -144,6 +147,11 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       const std::string& v = value();
       o.read.values = parse_value_kind(v);
       if (!o.read.values) usage_error(fmt::format("--values: unknown kind '{}' (expected normal, uniform or ones)", v));
+    } else if (a == "--threshold") {
+      o.read.threshold = parse_real(a, value());
+      if (!(o.read.threshold >= 0.0)) usage_error(fmt::format("--threshold: expected a value >= 0, got {}", args[i]));
+    } else if (a == "--tensor") {
+      o.read.tensor = value();
     } else if (a == "--n") {
       o.n = parse_integer(a, value(), 1, std::numeric_limits<int32_t>::max());
       have_n = true;
