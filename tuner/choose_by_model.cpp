@@ -41,16 +41,17 @@ ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const R
   for (size_t i = 1; i < candidates.size(); ++i)
     if (scores[i] > scores[first]) first = i;
   const std::string ranked = fmt::format("the ranker's first of {} (score {:.3g})", tunable.why, scores[first]);
-  if (heuristic && candidates[first] != heuristic && scores[first] - scores[heuristic_row] < kModelScoreMargin)
-    return keep_heuristic(fmt::format("{} scores only {:.3g} above the heuristic's tile {} ({:.3g}; margin {})", ranked,
-                                      scores[first] - scores[heuristic_row], heuristic->tile.label(), scores[heuristic_row],
-                                      kModelScoreMargin));
+  const bool departs = heuristic && candidates[first] != heuristic;
+  // The score gap over the heuristic's pick, said whether the pick is kept or not.
+  const std::string gap = departs ? fmt::format("{:.3g} above the heuristic's tile {} ({:.3g}; margin {})",
+                                                scores[first] - scores[heuristic_row], heuristic->tile.label(),
+                                                scores[heuristic_row], kModelScoreMargin)
+                                  : std::string();
+  if (departs && scores[first] - scores[heuristic_row] < kModelScoreMargin)
+    return keep_heuristic(fmt::format("{} scores only {}", ranked, gap));
   out.chosen = candidates[first];
   out.heuristic_kept = out.chosen == heuristic;
-  out.why = ranked;
-  if (heuristic && !out.heuristic_kept)
-    out.why += fmt::format(", {:.3g} above the heuristic's tile {} ({:.3g}; margin {})", scores[first] - scores[heuristic_row],
-                           heuristic->tile.label(), scores[heuristic_row], kModelScoreMargin);
+  out.why = departs ? ranked + ", " + gap : ranked;
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "compiler/common/sha256.h"
 #include "runtime/reference_spmm.h"
 #include "tests/test_util.h"
+#include "tools/gpu_bench/bench_host.h"
 
 namespace spmmc::test {
 
@@ -384,21 +385,13 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
   };
   const auto is_nan = [dtype](uint16_t bits) { return std::isnan(from_half_bits(bits, dtype)); };
   for (const int64_t n : ns) {
-    std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
-    for (float& x : b) x = round_to_dtype(x, dtype);
+    const std::vector<float> b =
+        gpu_bench::rounded_b(seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz())), dtype);
     const std::vector<float> sums = fmaf_spmm(a, b, n);
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     // Per element: the bound of docs/design/precision.md from the row's products.
-    std::vector<double> bound(c_size, 0.0);
-    for (int32_t r = 0; r < a.rows; ++r)
-      for (int64_t j = 0; j < n; ++j) {
-        double abs_sum = 0.0;
-        for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
-          abs_sum += std::fabs(static_cast<double>(a.values[p]) * b[static_cast<size_t>(a.col_idx[p]) * n + j]);
-        const size_t i = static_cast<size_t>(r) * n + j;
-        bound[i] = dtype_error_bound(dtype, a.row_length(r), abs_sum, want[i]);
-      }
+    const std::vector<double> bound = gpu_bench::error_bounds(a, b, n, dtype, want, /*dense=*/false);
     for (const auto& [b_offset, c_offset] : std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 1}, {1, 0}, {0, 1}}) {
       INFO(label << " (" << dtype_name(dtype) << "), n = " << n << ", B and C " << b_offset << " and " << c_offset
                  << " elements past 16-byte boundaries");
@@ -471,21 +464,12 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
   PathCounts paths;
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
-    std::vector<float> b_tf32 = b;
-    for (float& x : b_tf32) x = round_to_dtype(x, DType::kTf32);
+    const std::vector<float> b_tf32 = gpu_bench::rounded_b(b, DType::kTf32);
     const std::vector<float> sums = fmaf_spmm(a, b_tf32, n);
     const std::vector<float> unrounded = fmaf_spmm(a, b, n);  // what a kernel that did not round B would be near
     const std::vector<double> want = reference_spmm(a, b_tf32, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
-    std::vector<double> bound(c_size, 0.0);
-    for (int32_t r = 0; r < a.rows; ++r)
-      for (int64_t j = 0; j < n; ++j) {
-        double abs_sum = 0.0;
-        for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
-          abs_sum += std::fabs(static_cast<double>(a.values[p]) * b_tf32[static_cast<size_t>(a.col_idx[p]) * n + j]);
-        const size_t i = static_cast<size_t>(r) * n + j;
-        bound[i] = dtype_error_bound(DType::kTf32, a.row_length(r), abs_sum, want[i]);
-      }
+    const std::vector<double> bound = gpu_bench::error_bounds(a, b_tf32, n, DType::kTf32, want, /*dense=*/false);
     for (const auto& [b_offset, c_offset] : std::vector<std::pair<size_t, size_t>>{{0, 0}, {1, 1}, {1, 0}, {0, 1}}) {
       INFO(label << " (tf32), n = " << n << ", B and C " << b_offset << " and " << c_offset << " floats past 16-byte boundaries");
       GuardedBuffer gb(b.size(), b_offset), gc(c_size, c_offset);
