@@ -927,16 +927,25 @@ class KernelWalker {
     }
   }
 
-  // `v`, a const array of integer constants, element by element into `array` (missing trailing
-  // elements are 0, as C++ initialises them). False, with an error at `v`, otherwise.
-  bool read_integer_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array) {
+  // The start of reading `v` into `array`: false, with an error at `v`, where `array` was read
+  // before; else `array` is marked found where `v` is, and `list` is v's initialiser list (nullptr
+  // where it has none).
+  bool start_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array, const clang::InitListExpr*& list) {
     if (array.found) {
       error(v.getLocation(), fmt::format("a second {}", name));
       return false;
     }
     array.found = true;
     array.where = locator_.at(v.getLocation());
-    const auto* list = v.hasInit() ? llvm::dyn_cast<clang::InitListExpr>(v.getInit()->IgnoreImplicit()) : nullptr;
+    list = v.hasInit() ? llvm::dyn_cast<clang::InitListExpr>(v.getInit()->IgnoreImplicit()) : nullptr;
+    return true;
+  }
+
+  // `v`, a const array of integer constants, element by element into `array` (missing trailing
+  // elements are 0, as C++ initialises them). False, with an error at `v`, otherwise.
+  bool read_integer_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array) {
+    const clang::InitListExpr* list = nullptr;
+    if (!start_array(v, name, array, list)) return false;
     const auto* type = ctx_.getAsConstantArrayType(v.getType());
     if (!list || !type || !type->getElementType()->isIntegerType() || !v.getType().isConstQualified()) {
       error(v.getLocation(), fmt::format("{} is not a const array of integer constants", name));
@@ -961,13 +970,8 @@ class KernelWalker {
   // `v`, a const array of int2 ({x, y} pairs of integer constants), flattened into `array`: element
   // i's x at 2i, its y at 2i + 1, each with its own place.
   bool read_pair_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array) {
-    if (array.found) {
-      error(v.getLocation(), fmt::format("a second {}", name));
-      return false;
-    }
-    array.found = true;
-    array.where = locator_.at(v.getLocation());
-    const auto* list = v.hasInit() ? llvm::dyn_cast<clang::InitListExpr>(v.getInit()->IgnoreImplicit()) : nullptr;
+    const clang::InitListExpr* list = nullptr;
+    if (!start_array(v, name, array, list)) return false;
     const auto* type = ctx_.getAsConstantArrayType(v.getType());
     const clang::RecordDecl* pair = type ? type->getElementType()->getAsRecordDecl() : nullptr;
     std::vector<const clang::FieldDecl*> fields;
