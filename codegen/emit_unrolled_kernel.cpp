@@ -108,6 +108,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                    const EmitOptions& options) {
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
   SPMMC_CHECK(!(options.generic_only && options.tensor_core), "one family: generic or tensor-core");
+  SPMMC_CHECK(options.generic_below_n >= 0, "generic_below_n must not be negative");
   SPMMC_CHECK(!options.tensor_core || !options.nvrtc_form, "the tensor-core family has no NVRTC form (it is not timed by the tuner)");
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
@@ -243,10 +244,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"REORDER", std::string(reorder_method_name(tiling.method))},
       {"SHA256", options.weights_sha256},
       {"VERSION", SPMMC_VERSION},
+      {"GENERIC_BELOW_N", std::to_string(options.generic_only ? 0 : options.generic_below_n)},
   };
   if (options.nvrtc_form) {
     if (options.generic_only)
-      for (const char* symbol : {kGenericKernelV4, kGenericKernelV1})
+      for (const char* symbol : {kGenericKernelV4, kGenericKernelV1, kGenericKernelSplit})
         fmt::format_to(std::back_inserter(declarations),
                        "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
                        dtype_c_type(options.dtype), dtype_c_type(options.dtype));

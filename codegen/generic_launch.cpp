@@ -11,7 +11,14 @@ namespace spmmc {
 GenericLaunch generic_launch(int32_t rows, int64_t n, bool aligned16) {
   SPMMC_CHECK(rows >= 1 && n >= 1, fmt::format("the generic launch of {} rows for n = {}", rows, n));
   GenericLaunch l;
-  l.cols_per_thread = n >= 128 && n % 4 == 0 && aligned16 ? 4 : 1;
+  if (n < kGenericSplitBelow) {
+    const int32_t warps = kGenericSplitThreads / 32;
+    l.symbol = kGenericKernelSplit;
+    l.grid_x = static_cast<unsigned>(std::min<int64_t>((int64_t{rows} + warps - 1) / warps, 65535));
+    l.block_x = kGenericSplitThreads;
+    return l;
+  }
+  l.cols_per_thread = n >= kGenericV4From && n % 4 == 0 && aligned16 ? 4 : 1;
   l.symbol = l.cols_per_thread == 4 ? kGenericKernelV4 : kGenericKernelV1;
   const int64_t threads = (n + l.cols_per_thread - 1) / l.cols_per_thread;  // per row
   int64_t width = 256 / kGenericRowsPerBlock, rows_per_block = kGenericRowsPerBlock;

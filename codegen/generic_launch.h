@@ -11,18 +11,26 @@ namespace spmmc {
 // The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, one.
 inline constexpr const char* kGenericKernelV4 = "spmmc_generic_kernel_v4";
 inline constexpr const char* kGenericKernelV1 = "spmmc_generic_kernel_v1";
+inline constexpr const char* kGenericKernelSplit = "spmmc_generic_kernel_split";  // a warp per row, small n
+// The defaults of SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: the split kernel below this
+// n, four columns per thread from that one; threads per block of the split kernel.
+inline constexpr int64_t kGenericSplitBelow = 8;
+inline constexpr int64_t kGenericV4From = 512;
+inline constexpr int32_t kGenericSplitThreads = 128;
 // Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).
 inline constexpr int32_t kGenericRowsPerBlock = 16;
 
 struct GenericLaunch {
   const char* symbol = kGenericKernelV1;
-  int32_t cols_per_thread = 1;  // V: 4 or 1
+  int32_t cols_per_thread = 1;  // V: 4 or 1 (1 for the split kernel)
   unsigned grid_x = 1, grid_y = 1;
   unsigned block_x = 1, block_y = 1;
 };
 
 // The launch for A with `rows` rows and n columns of B and C, B and C 16-byte aligned when
-// `aligned16`: V = 4 where n >= 128 is a multiple of 4 and both are aligned (blocks of 16 rows x 16
+// `aligned16`: where n < kGenericSplitBelow, the split kernel (blocks of 128 threads, a warp per row,
+// grid.x over the rows, at most 65535); else V = 4 where n >= kGenericV4From is a multiple of 4 and
+// both are aligned (blocks of 16 rows x 16
 // threads), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
 // multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
 // grid.y over the rows, at most 65535 (the blocks loop over the rest). Needs rows >= 1 and

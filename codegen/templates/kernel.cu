@@ -13,12 +13,19 @@ namespace {
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
 /*@TENSOR_CORE_CODE*//*@*/
-// The launch of the generic path: V = 4 where n >= 128 is a multiple of 4 and B and C are aligned
-// to four elements, else 1 (the tuner launches the generic family by the same rule, codegen/generic_launch.h;
-// the tests' host emulation checks that the two agree).
+// The launch of the generic path: the split kernel where n < SPMMC_GENERIC_SPLIT_BELOW; else V = 4
+// where n >= SPMMC_GENERIC_V4_FROM is a multiple of 4 and B and C are aligned to four elements, else
+// 1 (the tuner launches the generic family by the same rule, codegen/generic_launch.h; the tests'
+// host emulation checks that the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
-  const int64_t v = n >= 128 && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
+  if (n < SPMMC_GENERIC_SPLIT_BELOW) {  // a warp per row, its lanes splitting the row's products
+    const int64_t blocks = (spmmc_rows + spmmc_generic_split_threads / 32 - 1) / (spmmc_generic_split_threads / 32);
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_split),
+                            dim3(static_cast<unsigned>(blocks < 65535 ? blocks : 65535)), dim3(spmmc_generic_split_threads),
+                            args, 0, stream);
+  }
+  const int64_t v = n >= SPMMC_GENERIC_V4_FROM && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
   const int64_t threads = n / v + (n % v != 0);  // per row
   int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
   if (v == 1) {
@@ -38,6 +45,15 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
 }
 
+// Below this n the entry point takes the generic path, whatever the family (its kernels spread a
+// row's work over more threads where n is small: the split kernel below n = 32); chosen by spmmc
+// compile (docs/emitted-code.md, *Every batch size*); nvcc -DSPMMC_GENERIC_BELOW_N=N for studies.
+#ifdef SPMMC_GENERIC_BELOW_N
+constexpr int64_t spmmc_generic_below_n = SPMMC_GENERIC_BELOW_N;
+#else
+constexpr int64_t spmmc_generic_below_n = /*@GENERIC_BELOW_N*/0/*@*/;
+#endif
+
 const spmmc_kernel_info spmmc_info = {
     SPMMC_KERNEL_ABI_VERSION,
     "/*@NAME*/spmmc_template/*@*/",
@@ -56,6 +72,7 @@ const spmmc_kernel_info spmmc_info = {
     "/*@REORDER*/none/*@*/",
     "/*@SHA256*//*@*/",
     "/*@VERSION*//*@*/",
+    spmmc_generic_below_n,
 };
 
 #ifndef SPMMC_GENERIC_ONLY  // the unrolled path (a build with SPMMC_GENERIC_ONLY has the generic path only)
@@ -267,11 +284,12 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
 #if defined(SPMMC_TENSOR_CORE)
   // The tensor-core kernel takes 8 columns per lane with 16-byte loads and stores.
   const auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  if (n % 8 == 0 && aligned16(B) && aligned16(C)) return spmmc_launch_tc(args, n, stream);
+  if (n >= spmmc_generic_below_n && n % 8 == 0 && aligned16(B) && aligned16(C)) return spmmc_launch_tc(args, n, stream);
   return spmmc_launch_generic(args, B, C, n, stream);
 #elif !defined(SPMMC_GENERIC_ONLY)
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (sizeof(spmmc_elem) * spmmc_v) == 0; };
-  if (n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C)) return spmmc_launch_generic(args, B, C, n, stream);
+  if (n < spmmc_generic_below_n || n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C))
+    return spmmc_launch_generic(args, B, C, n, stream);
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();
   const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));

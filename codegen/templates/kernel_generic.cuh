@@ -3,11 +3,12 @@
 // (kernel.cu) and, for the tuner to time the generic family, into its NVRTC form
 // (kernel_nvrtc.cu). Needs int64_t and the CUDA built-ins from its includer.
 /*@*/
-// The generic path, for what the unrolled kernel does not take (n not a multiple of spmmc_v,
-// B or C not aligned to spmmc_v elements, n above spmmc_max_n) and for builds with
-// SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through the
-// read-only cache), each thread V adjacent columns of one row of C (V = 4 with vector loads and
-// stores where n >= 128 is a multiple of 4 and B and C are aligned to four elements, else 1; B's
+// The generic path, for what the unrolled kernel does not take (n below spmmc_generic_below_n, n
+// not a multiple of spmmc_v, B or C not aligned to spmmc_v elements, n above spmmc_max_n) and for
+// builds with SPMMC_GENERIC_ONLY: A as CSR data (the weights as constants of this file, read through
+// the read-only cache); below n = SPMMC_GENERIC_SPLIT_BELOW the split kernel (further below), else
+// each thread V adjacent columns of one row of C (V = 4 with vector loads and stores where n >=
+// SPMMC_GENERIC_V4_FROM is a multiple of 4 and B and C are aligned to four elements, else 1; B's
 // and C's elements are spmmc_elem, dtype_*.cuh, the sums float32). The rows are
 // taken in the order of spmmc_generic_order (the A-tiles' rows, which share columns, then the empty
 // rows): with V = 4 a block is 16 such rows x 64 columns, so that the rows of B its warps load
@@ -46,6 +47,11 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_elem* __restrict_
   const spmmc_elem* const at = B + static_cast<int64_t>(k) * n + col;
   if constexpr (V == 4) spmmc_load_b4(at, b);
   else b[0] = spmmc_load_b1(at);
+}
+
+// Element (k, col) of B as a float.
+__device__ __forceinline__ float spmmc_generic_load1(const spmmc_elem* __restrict__ B, int64_t n, int k, int64_t col) {
+  return spmmc_load_b1(B + static_cast<int64_t>(k) * n + col);
 }
 
 // The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0:
@@ -103,12 +109,105 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
   }
 }
 
-// The generic kernels, four columns per thread (vector loads and stores of four elements) and one. Two functions
+// Where n is small (below SPMMC_GENERIC_SPLIT_BELOW), one row's columns leave most lanes of a warp
+// idle and each thread a long chain of loads: the split kernel gives each row a warp whose lanes
+// are `ways` = 32 / width groups of `width` lanes (width: n rounded up to a power of two), a group's
+// lane j column j. A round is ways x SPMMC_GENERIC_DEPTH products: group g loads the columns,
+// weights and B-values of products g, g + ways, g + 2 ways, ... (every load of the round in flight
+// at once) into the warp's shared memory, laid out by product (lane l writes word 32 d + l, no bank
+// conflicts); then every lane sums the round's products of its column from shared memory in column
+// order (the loads independent of the sum, so they pipeline): bit for bit the other kernels' sums,
+// with up to 32 times the loads in flight per row. Ranges of K end where a product's column
+// reaches the next range (each range from +0, added in order; an empty one adds nothing), as above.
+// Lanes of columns at or beyond n load nothing and store nothing; group 0 stores. Blocks of
+// spmmc_generic_split_threads threads, a warp per row in the order of spmmc_generic_order.
+// The launch (spmmc_launch_generic; codegen/generic_launch.h for the tuner): the split kernel below
+// n = SPMMC_GENERIC_SPLIT_BELOW (1..33: 33 for every n up to 32, 1 for never), four columns per thread
+// from n = SPMMC_GENERIC_V4_FROM; nvcc -D for studies (docs/benchmarks.md, issue 27).
+#ifndef SPMMC_GENERIC_SPLIT_BELOW
+#define SPMMC_GENERIC_SPLIT_BELOW 8
+#endif
+#ifndef SPMMC_GENERIC_V4_FROM
+#define SPMMC_GENERIC_V4_FROM 512
+#endif
+static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33, "SPMMC_GENERIC_SPLIT_BELOW: 1..33");
+#ifndef SPMMC_GENERIC_DEPTH
+#define SPMMC_GENERIC_DEPTH 16  // products a lane loads per round
+#endif
+constexpr int spmmc_generic_split_threads = 128;
+constexpr int spmmc_generic_split_round = 32 * SPMMC_GENERIC_DEPTH;  // the most products of a round (n = 1)
+__device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
+                                                         int64_t n) {
+  constexpr int warps = spmmc_generic_split_threads / 32;
+  __shared__ float b_of[warps][spmmc_generic_split_round];  // [product x width + column]
+  __shared__ float w_of[warps][spmmc_generic_split_round];  // [product]
+  __shared__ int k_of[warps][spmmc_k_parts > 1 ? spmmc_generic_split_round : 1];  // [product]: ranges of K only
+  int width = 1;
+  while (width < n && width < 32) width *= 2;
+  const int ways = 32 / width, lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) / 32;
+  const int column = lane & (width - 1), group = lane / width;
+  const bool mine = column < n;  // a lane of a column of C
+  const int round = ways * SPMMC_GENERIC_DEPTH;
+  const int step = static_cast<int>(gridDim.x) * warps;
+  for (int slot = static_cast<int>(blockIdx.x) * warps + warp; slot < spmmc_rows; slot += step) {
+    const int row = spmmc_generic_order[slot];
+    const int end = spmmc_row_ptr[row + 1];
+    float total = 0.0f, acc = 0.0f;
+    int part = 0, next = spmmc_k_parts > 1 ? spmmc_k_part_begin[1] : 0;
+    bool any = false;  // the current range has products
+    for (int p = spmmc_row_ptr[row]; p < end; p += round) {
+      int k[SPMMC_GENERIC_DEPTH];
+      float w[SPMMC_GENERIC_DEPTH];
+      for (int d = 0; d < SPMMC_GENERIC_DEPTH; ++d) {
+        const int q = p + d * ways + group;
+        k[d] = q < end ? __ldg(&spmmc_col_idx[q]) : 0;
+        w[d] = q < end ? __uint_as_float(__ldg(&spmmc_weight_bits[q])) : 0.0f;
+      }
+      for (int d = 0; d < SPMMC_GENERIC_DEPTH; ++d) {
+        const bool real = p + d * ways + group < end;
+        b_of[warp][d * 32 + lane] = real && mine ? spmmc_generic_load1(B, n, k[d], column) : 0.0f;
+        if (column == 0) {
+          w_of[warp][d * ways + group] = w[d];
+          if constexpr (spmmc_k_parts > 1) k_of[warp][d * ways + group] = k[d];
+        }
+      }
+      __syncwarp();
+      const int count = end - p < round ? end - p : round;
+      if constexpr (spmmc_k_parts > 1) {
+        for (int i = 0; i < count; ++i) {
+          for (const int ki = k_of[warp][i]; ki >= next; next = spmmc_k_part_begin[part + 1]) {  // the range ends here
+            total = part == 0 ? acc : any ? total + acc : total;
+            acc = 0.0f, any = false, ++part;
+          }
+          acc = fmaf(w_of[warp][i], b_of[warp][i * width + column], acc), any = true;
+        }
+      } else {
+        int i = 0;
+        for (; i + 8 <= count; i += 8) {  // eight products' loads in flight, then their FMAs in order
+          float wi[8], bi[8];
+          for (int j = 0; j < 8; ++j) wi[j] = w_of[warp][i + j], bi[j] = b_of[warp][(i + j) * width + column];
+          for (int j = 0; j < 8; ++j) acc = fmaf(wi[j], bi[j], acc);
+        }
+        for (; i < count; ++i) acc = fmaf(w_of[warp][i], b_of[warp][i * width + column], acc);
+      }
+      __syncwarp();  // every lane has read the round before the next one overwrites it
+    }
+    total = part == 0 ? acc : any ? total + acc : total;
+    if (group == 0 && mine) spmmc_store_c1(C + static_cast<int64_t>(row) * n + column, total);
+  }
+}
+
+// The generic kernels: four columns per thread (vector loads and stores of four elements), one, and
+// the split one for small n. Three functions
 // rather than one template, so that the NVRTC form can give them C linkage (the tuner times the
 // generic family as it times the unrolled candidates: codegen/generic_launch.h).
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v4(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_rows<4>(B, C, n);
+}
+__global__ void __launch_bounds__(spmmc_generic_split_threads)
+    spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  spmmc_generic_split_rows(B, C, n);
 }
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v1(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {

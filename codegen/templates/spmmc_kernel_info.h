@@ -26,6 +26,8 @@ typedef struct spmmc_kernel_info {
   const char* reorder;        /* row reordering used: "overlap", "none", "length" or "grow" */
   const char* weights_sha256; /* SHA-256 of A in spmmc's canonical form (docs/emitted-code.md) */
   const char* spmmc_version;  /* the spmmc that emitted it */
+  int64_t generic_below_n;    /* the entry point runs the generic path (A as CSR data, a variant for small n)
+                                 for every n below this, the file's family from it on (0: by alignment only) */
 } spmmc_kernel_info;
 
 #endif /* SPMMC_KERNEL_INFO_DEFINED */

@@ -230,7 +230,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
   CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const spmmc_elem* __restrict__ B") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 3);  // and the generic path's two
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 4);  // and the generic path's three
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
   CHECK(count(k.cu, "constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {2};") == 1);
@@ -810,7 +810,7 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   options.nvrtc_form = true;
   options.generic_only = true;
   const EmittedKernel g = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
-  for (const char* symbol : {kGenericKernelV4, kGenericKernelV1}) {
+  for (const char* symbol : {kGenericKernelV4, kGenericKernelV1, kGenericKernelSplit}) {
     CHECK(count(g.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
     CHECK(count(g.nvrtc_cu, fmt::format("    {}(const spmmc_elem* __restrict__ B", symbol)) == 1);  // the definition
   }
@@ -822,6 +822,7 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   const Cubin cubin = compile_to_cubin({"k.cu", g.nvrtc_cu}, nvrtc);
   CHECK(cubin.image.find(kGenericKernelV4) != std::string::npos);
   CHECK(cubin.image.find(kGenericKernelV1) != std::string::npos);
+  CHECK(cubin.image.find(kGenericKernelSplit) != std::string::npos);
   // An unrolled candidate's form carries no generic code (its arrays would only cost compile time).
   options.generic_only = false;
   const EmittedKernel u = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
@@ -831,7 +832,7 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
 }
 
 TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[codegen][emit]") {
-  // V = 4 (n >= 128, a multiple of 4, aligned): 16 rows x 16 threads of 4 columns.
+  // V = 4 (n >= 512, a multiple of 4, aligned): 16 rows x 16 threads of 4 columns.
   GenericLaunch l = generic_launch(100, 4096, true);
   CHECK(std::string(l.symbol) == kGenericKernelV4);
   CHECK(l.cols_per_thread == 4);
@@ -847,8 +848,25 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   }
   l = generic_launch(100, 124, true);  // a row's 124 threads rounded up to 128: one row per block
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 100u, 128u, 1u));
-  l = generic_launch(100, 5, true);  // 5 threads rounded up to 8: 16 rows per block
+  // Below n = 8: the split kernel, a warp per row, 4 rows per block of 128 threads.
+  for (const int64_t n : {1, 5, 7}) {
+    INFO(n);
+    l = generic_launch(100, n, true);
+    CHECK(std::string(l.symbol) == kGenericKernelSplit);
+    CHECK(l.cols_per_thread == 1);
+    CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(25u, 1u, 128u, 1u));
+  }
+  CHECK(generic_launch(101, 1, false).grid_x == 26u);
+  CHECK(generic_launch(1000000, 4, true).grid_x == 65535u);  // the warps loop over the rest
+  l = generic_launch(100, 32, true);  // from n = 8: one column per thread, here a warp per row's 32 columns
+  CHECK(std::string(l.symbol) == kGenericKernelV1);
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 25u, 32u, 4u));
+  l = generic_launch(100, 8, true);  // 8 threads, 16 rows per block
+  CHECK(std::string(l.symbol) == kGenericKernelV1);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 7u, 8u, 16u));
+  // Four columns per thread from n = 512 (a multiple of 4, aligned); below it one.
+  CHECK(generic_launch(100, 508, true).cols_per_thread == 1);
+  CHECK(generic_launch(100, 512, true).cols_per_thread == 4);
   l = generic_launch(100, 40, true);  // above the warp size: a multiple of it
   CHECK(std::make_tuple(l.block_x, l.block_y) == std::make_tuple(64u, 2u));
   CHECK(generic_launch(2000000, 4096, true).grid_y == 65535);  // the blocks loop over the rest

@@ -108,6 +108,10 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
                             report["choice"]["n1"].get<int32_t>(), report["choice"]["cols_per_thread"].get<int32_t>(),
                             c.reorder, report["kernel"]["k_parts"].get<int32_t>(), generic);
     CHECK(kernel->info()->a_tiles == report["kernel"]["tiles"].get<int32_t>());
+    // The small-n dispatch: the report's, half of --n without a measurement (NAME_info(), NAME.json).
+    CHECK(kernel->info()->generic_below_n == report["kernel"]["generic_below_n"].get<int64_t>());
+    const bool below_given = std::find(c.args.begin(), c.args.end(), "--generic-below") != c.args.end();
+    if (!generic && !below_given) CHECK(kernel->info()->generic_below_n == std::max<int64_t>(1, c.tune_n / 2));
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
     const std::string label = fmt::format("{}x{}", info.m1, info.n1) +
@@ -301,7 +305,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   for (const char* dtype : {"fp16", "bf16"})
     for (const char* reorder : {"grow", "overlap"})
       cases.push_back({std::string("tc_") + dtype + "_" + reorder, path, {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder},
-                       ns, 1024, reorder});
+                       ns, 64, reorder});  // tuned for n = 64: the generic path below 32
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -347,7 +351,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen
   std::vector<KernelCase> cases;
   for (const char* reorder : {"grow", "overlap"})
     cases.push_back({std::string("tc_tf32_") + reorder, path, {"--family", "tensor-core", "--dtype", "tf32", "--reorder", reorder},
-                     ns, 1024, reorder});
+                     ns, 64, reorder});  // tuned for n = 64: the generic path below 32
   cases.push_back({"tc_tf32_auto", path, {"--dtype", "tf32"}, ns, 64, "grow"});  // --family auto: the tensor cores too
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
@@ -427,7 +431,7 @@ TEST_CASE("emitted kernel on the CPU: the balanced width of the default (800 thr
   REQUIRE(report["choice"]["m1"] == 16);
   CHECK(report["choice"]["threads_per_block"] == 800);
   CHECK(report["choice"]["min_blocks_per_sm"] == 1);
-  const test::PathCounts paths = run_cases({{"balanced_800", path, {}, {6272, 799, 801, 1600, 33}, 6272, "overlap"}}, dir.path);
+  const test::PathCounts paths = run_cases({{"balanced_800", path, {"--generic-below", "0"}, {6272, 799, 801, 1600, 33}, 6272, "overlap"}}, dir.path);
   CHECK(paths.unrolled >= 5);  // every width, at each alignment run_cases tries
   CHECK(paths.looped > 0);
 }
@@ -627,15 +631,16 @@ TEST_CASE("emitted kernel on the CPU: shared DLMC and MobileNet matrices", "[cod
     if (fs::exists(p)) cases.push_back({fmt::format("mobilenet_{}", i), p, {}, ns, widths[i], "overlap"});
     else WARN("skipped: " << p << " is absent");
   }
-  // And one with a forced small tile (many tiles, zero tiles for its empty rows).
+  // And one with a forced small tile (many tiles, zero tiles for its empty rows), its unrolled
+  // kernels at every n (--generic-below 0; the others take the generic path below half their width).
   const fs::path p = rn50 / "bottleneck_3_block_group2_1_1.smtx";
   if (fs::exists(p)) {
-    cases.push_back({"rn50_forced_4x32", p, {"--tile", "4x32"}, ns, 784, "overlap"});
-    cases.push_back({"rn50_forced_8x256x4", p, {"--tile", "8x256x4"}, ns, 784, "overlap"});
+    cases.push_back({"rn50_forced_4x32", p, {"--tile", "4x32", "--generic-below", "0"}, ns, 784, "overlap"});
+    cases.push_back({"rn50_forced_8x256x4", p, {"--tile", "8x256x4", "--generic-below", "0"}, ns, 784, "overlap"});
   }
   // Tuned for a very wide B, a 26k-non-zero layer gets the default split into several kernels.
   const fs::path wide = data / "weights" / "mobilenet" / "contraction_1x1_8.npy";
-  if (fs::exists(wide)) cases.push_back({"mobilenet_8_split", wide, {}, ns, int64_t{1} << 22, "overlap"});
+  if (fs::exists(wide)) cases.push_back({"mobilenet_8_split", wide, {"--generic-below", "0"}, ns, int64_t{1} << 22, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   if (!cases.empty()) CHECK(paths.unrolled > 0);
   if (fs::exists(wide)) CHECK(paths.kernels > 1);

@@ -65,7 +65,11 @@ int build_emulated(const std::vector<std::filesystem::path>& sources, const std:
 std::unique_ptr<EmulatedKernel> EmulatedKernel::load(const std::filesystem::path& so, const std::string& name,
                                                      std::string& error) {
   std::unique_ptr<EmulatedKernel> k(new EmulatedKernel());
-  k->handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: the emulation's fibers are shared by every shared object of the host thread
+  // (tests/cuda_emulation/warp_scheduler.h), and a fiber runs the code of the object that created it
+  // (every emitted file has collectives: the generic path's split kernel), so no object may be
+  // unmapped while the process runs (each test's files are at paths of their own).
+  k->handle_ = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!k->handle_) {
     error = dlerror();
     return nullptr;
@@ -132,6 +136,30 @@ float guard_value() {
   float f;
   std::memcpy(&f, &kGuardBits, sizeof f);
   return f;
+}
+
+// The generic path's last launch (grid, block as the emulation recorded them) for A of `rows` rows
+// at n: what codegen/generic_launch.h says (the tuner launches the generic family by it), and its
+// threads cover the columns: the split kernel (n < 8) a warp per row with every column in it, else
+// threads of 1 or 4 columns (4: n >= 512, n % 4 == 0, B and C 16-byte aligned) over the row.
+void check_generic_launch(const unsigned* grid, const unsigned* block, int32_t rows, int64_t n, bool aligned16) {
+  const GenericLaunch l = generic_launch(rows, n, aligned16);
+  CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
+  if (n < kGenericSplitBelow) {
+    CHECK(std::string(l.symbol) == kGenericKernelSplit);
+    CHECK(int64_t{grid[0]} * block[0] / 32 >= std::min<int64_t>(rows, 65535 * 4));  // a warp per row, or loops
+    return;
+  }
+  const int64_t v = n >= kGenericV4From && n % 4 == 0 && aligned16 ? 4 : 1;
+  CHECK(l.cols_per_thread == v);
+  CHECK(static_cast<int64_t>(grid[0]) * block[0] * v >= n);
+  CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * v < n);
+  if (v == 4) {  // 16 rows x 16 threads of 4 columns
+    CHECK(block[0] == 16);
+    CHECK(block[1] == 16);
+  } else {
+    CHECK(block[0] * block[1] <= 128);  // rows per block fill the 128 threads
+  }
 }
 
 // A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with kGuard
@@ -225,7 +253,8 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
 
       // The path: unrolled exactly when n % V == 0 and B, C are aligned to 4 x V bytes.
       const auto aligned = [v](const float* p) { return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(4 * v) == 0; };
-      const bool unrolled = !generic_only && n % v == 0 && aligned(gb.data) && aligned(gc.data);
+      // The file's family from NAME_info()->generic_below_n on, where n and the alignment allow it.
+      const bool unrolled = !generic_only && n >= info.generic_below_n && n % v == 0 && aligned(gb.data) && aligned(gc.data);
       const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
       if (unrolled) {
         ++paths.unrolled;
@@ -246,20 +275,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         ++paths.generic;
         CHECK(chain[0] == 1);  // the generic path is one kernel
         CHECK(runs == 0);      // no inline PTX ran
-        // Threads of 1 or 4 columns (4: n >= 128, n % 4 == 0, B and C 16-byte aligned) cover the row.
-        const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned16(gb.data) && aligned16(gc.data) ? 4 : 1;
-        CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
-        CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
-        if (generic_v == 4) {  // 16 rows x 16 threads of 4 columns
-          CHECK(block[0] == 16);
-          CHECK(block[1] == 16);
-        } else {
-          CHECK(block[0] * block[1] <= 128);  // rows per block fill the 128 threads
-        }
-        // The tuner launches the generic family by codegen/generic_launch.h: the same launch.
-        const GenericLaunch l = generic_launch(a.rows, n, aligned16(gb.data) && aligned16(gc.data));
-        CHECK(l.cols_per_thread == generic_v);
-        CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
+        check_generic_launch(grid, block, a.rows, n, aligned16(gb.data) && aligned16(gc.data));
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -298,7 +314,9 @@ void check_kernel_info(const spmmc_kernel_info& info, const std::string& name, c
     CHECK(info.cols_per_thread == 1);
     CHECK(info.a_tiles == 0);
     CHECK(std::string(info.a_format) == "csr-constants");
+    CHECK(info.generic_below_n == 0);  // the generic path everywhere
   } else {
+    CHECK(info.generic_below_n >= 0);
     CHECK(info.m1 == m1);
     CHECK(info.n1 == n1);
     CHECK(info.cols_per_thread == v);
@@ -419,10 +437,11 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
       const auto aligned = [](const uint16_t* p, int64_t elements) {
         return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(2 * elements) == 0;
       };
-      const bool unrolled = !generic_only && !tensor_core && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
+      const bool unrolled =
+          !generic_only && !tensor_core && n >= info.generic_below_n && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
       // The tensor-core kernel: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
       // and 64 columns, 4 warps per block (codegen/templates/kernel_tensor_core.cuh).
-      if (tensor_core && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8)) {
+      if (tensor_core && n >= info.generic_below_n && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8)) {
         ++paths.tensor_core;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
@@ -438,9 +457,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX ran
-        const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned(gb.data, 4) && aligned(gc.data, 4) ? 4 : 1;
-        CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
-        CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
+        check_generic_launch(grid, block, a.rows, n, aligned(gb.data, 4) && aligned(gc.data, 4));
       }
     }
   }
@@ -499,7 +516,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
       CHECK(gb.damaged_guards() == 0);
       CHECK(std::equal(b.begin(), b.end(), gb.data));
       const bool aligned16 = reinterpret_cast<uintptr_t>(gb.data) % 16 == 0 && reinterpret_cast<uintptr_t>(gc.data) % 16 == 0;
-      if (n % 8 == 0 && aligned16) {
+      if (n >= info.generic_below_n && n % 8 == 0 && aligned16) {
         // One warp per window (info.a_tiles) and 64 columns, 4 warps per block
         // (codegen/templates/kernel_tensor_core_tf32.cuh).
         ++paths.tensor_core;
@@ -512,9 +529,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
-        const int64_t generic_v = n >= 128 && n % 4 == 0 && aligned16 ? 4 : 1;  // four floats: 16 bytes
-        CHECK(static_cast<int64_t>(grid[0]) * block[0] * generic_v >= n);
-        CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * generic_v < n);
+        check_generic_launch(grid, block, a.rows, n, aligned16);  // four floats: 16 bytes
       }
     }
   }

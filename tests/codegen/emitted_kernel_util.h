@@ -56,7 +56,7 @@ class EmulatedKernel {
   using CapturingStream = void* (*)();
   using ReplayCapture = int (*)(void* stream);
 
-  // dlopens `so` (RTLD_NOW | RTLD_LOCAL) and finds NAME, NAME_info and the emulation's hooks;
+  // dlopens `so` (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE: see load's comment) and finds NAME, NAME_info and the emulation's hooks;
   // `error` says why not.
   static std::unique_ptr<EmulatedKernel> load(const std::filesystem::path& so, const std::string& name, std::string& error);
   ~EmulatedKernel();

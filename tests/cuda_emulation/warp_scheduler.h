@@ -62,6 +62,10 @@
 // at once, each with its own fibers (but see cuda_runtime.h on __shared__ variables). g++ makes the
 // scheduler (a static of an inline function) a unique symbol, so all the shared objects of a
 // process that include this header share each host thread's one scheduler, as they share blockIdx.
+// A fiber runs the worker_main of the shared object that created it, for every later block of every
+// object: an object that ran blocks on fibers must therefore stay mapped while the process runs
+// (dlopen it with RTLD_NODELETE, as tests/codegen/emitted_kernel_util.cpp does; dlclose of such an
+// object leaves fibers that jump into unmapped code).
 #ifndef SPMMC_TESTS_CUDA_EMULATION_WARP_SCHEDULER_H
 #define SPMMC_TESTS_CUDA_EMULATION_WARP_SCHEDULER_H
 

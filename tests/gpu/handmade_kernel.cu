@@ -64,6 +64,7 @@ const spmmc_kernel_info kInfo = {
     "none",
     "",
     "handmade",
+    0,
 };
 
 }  // namespace

@@ -105,5 +105,9 @@ __device__ void __stwb(float4* p, float4 value);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);
 __device__ float __uint_as_float(unsigned int x);
+/* The generic path's split kernel: a warp's lanes share a round of products through shared memory. */
+__device__ float __shfl_sync(unsigned mask, float var, int src_lane, int width = 32);
+__device__ int __shfl_sync(unsigned mask, int var, int src_lane, int width = 32);
+__device__ void __syncwarp(unsigned mask = 0xffffffffu);
 
 #endif

@@ -25,6 +25,7 @@ typedef struct spmmc_kernel_info {
   const char* reorder;
   const char* weights_sha256;
   const char* spmmc_version;
+  int64_t generic_below_n;
 } spmmc_kernel_info;
 
 #endif

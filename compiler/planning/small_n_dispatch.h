@@ -1,0 +1,27 @@
+// Where an emitted file leaves its family for the generic path (issue 27; docs/emitted-code.md,
+// *Every batch size*): the unrolled and tensor-core kernels are tuned for one n and take about the
+// same time at every smaller n (each block walks its whole tile code), while the generic kernels'
+// time shrinks with n, so below some n the generic path is the faster one. spmmc compile writes the
+// answer into the file (EmitOptions::generic_below_n, NAME_info()->generic_below_n).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace spmmc {
+
+struct SmallNDispatch {
+  int64_t generic_below_n = 0;  // the generic path for every n below this
+  std::string why;              // for NAME.json
+};
+
+// The dispatch of a file tuned for n whose family is not the generic one. Where the tuner measured
+// both at n (`family_ms`: the emitted kernel's median, `generic_ms`: the generic kernel's), the n at
+// which the generic kernel's time, scaled in proportion to n, meets the family's flat time:
+// floor(n x family_ms / generic_ms), at most n; else n / 2, the crossover measured on an H100 for
+// kernels about twice as fast as the generic one at their n (docs/benchmarks.md, issue 27). At
+// least 1. Needs n >= 1 and positive times (InternalError).
+SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms);
+
+}  // namespace spmmc
