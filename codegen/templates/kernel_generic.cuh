@@ -114,9 +114,9 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // are `ways` = 32 / width groups of `width` lanes (width: n rounded up to a power of two), a group's
 // lane j column j. A round is ways x SPMMC_GENERIC_DEPTH products: group g loads the columns,
 // weights and B-values of products g, g + ways, g + 2 ways, ... (every load of the round in flight
-// at once) into the warp's shared memory, laid out by product (lane l writes word 32 d + l, no bank
-// conflicts); then every lane sums the round's products of its column from shared memory in column
-// order (the loads independent of the sum, so they pipeline): bit for bit the other kernels' sums,
+// at once) into the warp's shared memory as (weight, B-value) pairs laid out by product (lane l
+// writes pair 32 d + l); then every lane sums the round's products of its column from shared memory
+// in column order, one 8-byte load per product, eight loads ahead of the FMAs: bit for bit the other kernels' sums,
 // with up to 32 times the loads in flight per row. Ranges of K end where a product's column
 // reaches the next range (each range from +0, added in order; an empty one adds nothing), as above.
 // Lanes of columns at or beyond n load nothing and store nothing; group 0 stores. Blocks of
@@ -135,12 +135,14 @@ static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33,
 #define SPMMC_GENERIC_DEPTH 16  // products a lane loads per round
 #endif
 constexpr int spmmc_generic_split_threads = 128;
+struct alignas(8) spmmc_product {  // a product's weight and B-value, one 8-byte load of shared memory
+  float w, b;
+};
 constexpr int spmmc_generic_split_round = 32 * SPMMC_GENERIC_DEPTH;  // the most products of a round (n = 1)
 __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
                                                          int64_t n) {
   constexpr int warps = spmmc_generic_split_threads / 32;
-  __shared__ float b_of[warps][spmmc_generic_split_round];  // [product x width + column]
-  __shared__ float w_of[warps][spmmc_generic_split_round];  // [product]
+  __shared__ spmmc_product wb_of[warps][spmmc_generic_split_round];  // [product x width + column]
   __shared__ int k_of[warps][spmmc_k_parts > 1 ? spmmc_generic_split_round : 1];  // [product]: ranges of K only
   int width = 1;
   while (width < n && width < 32) width *= 2;
@@ -165,11 +167,9 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
       }
       for (int d = 0; d < SPMMC_GENERIC_DEPTH; ++d) {
         const bool real = p + d * ways + group < end;
-        b_of[warp][d * 32 + lane] = real && mine ? spmmc_generic_load1(B, n, k[d], column) : 0.0f;
-        if (column == 0) {
-          w_of[warp][d * ways + group] = w[d];
-          if constexpr (spmmc_k_parts > 1) k_of[warp][d * ways + group] = k[d];
-        }
+        wb_of[warp][d * 32 + lane] = {w[d], real && mine ? spmmc_generic_load1(B, n, k[d], column) : 0.0f};
+        if constexpr (spmmc_k_parts > 1)
+          if (column == 0) k_of[warp][d * ways + group] = k[d];
       }
       __syncwarp();
       const int count = end - p < round ? end - p : round;
@@ -179,16 +179,18 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
             total = part == 0 ? acc : any ? total + acc : total;
             acc = 0.0f, any = false, ++part;
           }
-          acc = fmaf(w_of[warp][i], b_of[warp][i * width + column], acc), any = true;
+          const spmmc_product x = wb_of[warp][i * width + column];
+          acc = fmaf(x.w, x.b, acc), any = true;
         }
       } else {
+        const spmmc_product* x = &wb_of[warp][column];
         int i = 0;
-        for (; i + 8 <= count; i += 8) {  // eight products' loads in flight, then their FMAs in order
-          float wi[8], bi[8];
-          for (int j = 0; j < 8; ++j) wi[j] = w_of[warp][i + j], bi[j] = b_of[warp][(i + j) * width + column];
-          for (int j = 0; j < 8; ++j) acc = fmaf(wi[j], bi[j], acc);
+        for (; i + 8 <= count; i += 8, x += 8 * width) {  // eight products' loads in flight, then their FMAs in order
+          spmmc_product xi[8];
+          for (int j = 0; j < 8; ++j) xi[j] = x[j * width];
+          for (int j = 0; j < 8; ++j) acc = fmaf(xi[j].w, xi[j].b, acc);
         }
-        for (; i < count; ++i) acc = fmaf(w_of[warp][i], b_of[warp][i * width + column], acc);
+        for (; i < count; ++i, x += width) acc = fmaf(x->w, x->b, acc);
       }
       __syncwarp();  // every lane has read the round before the next one overwrites it
     }
