@@ -115,15 +115,17 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // lane j column j. A round is ways x SPMMC_GENERIC_DEPTH products: group g loads the columns,
 // weights and B-values of products g, g + ways, g + 2 ways, ... (every load of the round in flight
 // at once) into the warp's shared memory as (weight, B-value) pairs laid out by product (lane l
-// writes pair 32 d + l); then every lane sums the round's products of its column from shared memory
-// in column order, one 8-byte load per product, eight loads ahead of the FMAs: bit for bit the other kernels' sums,
-// with up to 32 times the loads in flight per row. Ranges of K end where a product's column
-// reaches the next range (each range from +0, added in order; an empty one adds nothing), as above.
-// Lanes of columns at or beyond n load nothing and store nothing; group 0 stores. Blocks of
-// spmmc_generic_split_threads threads, a warp per row in the order of spmmc_generic_order.
+// writes pair 32 d + l); then every lane sums the round's products of its column from shared
+// memory in column order, one 8-byte load per product, eight loads ahead of the FMAs: bit for bit
+// the other kernels' sums, with up to 32 times the loads in flight per row. Ranges of K end where
+// a product's column reaches the next range (each range from +0, added in order; an empty one adds
+// nothing), as above. Lanes of columns at or beyond n load nothing and store nothing; group 0
+// stores. Blocks of spmmc_generic_split_threads threads, a warp per row in the order of
+// spmmc_generic_order.
+//
 // The launch (spmmc_launch_generic; codegen/generic_launch.h for the tuner): the split kernel below
-// n = SPMMC_GENERIC_SPLIT_BELOW (1..33: 33 for every n up to 32, 1 for never), four columns per thread
-// from n = SPMMC_GENERIC_V4_FROM; nvcc -D for studies (docs/benchmarks.md, issue 27).
+// n = SPMMC_GENERIC_SPLIT_BELOW (1..33: 33 for every n up to 32, 1 for never), four columns per
+// thread from n = SPMMC_GENERIC_V4_FROM; nvcc -D for studies (docs/benchmarks.md, issue 27).
 #ifndef SPMMC_GENERIC_SPLIT_BELOW
 #define SPMMC_GENERIC_SPLIT_BELOW 8
 #endif

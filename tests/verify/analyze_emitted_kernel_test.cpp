@@ -361,7 +361,7 @@ TEST_CASE("verify: the prelude's spmmc_kernel_info is the emitter's, field by fi
   const std::string prelude_text = test::read_file(source + "/verify/prelude/spmmc_kernel_info.h");
   const auto emitted = struct_fields(emitted_text);
   const auto prelude = struct_fields(prelude_text);
-  CHECK(emitted.size() == 17);
+  CHECK(emitted.size() == 18);
   CHECK(prelude == emitted);
   // And the ABI version.
   const std::regex version(R"(#define SPMMC_KERNEL_ABI_VERSION (\d+))");
@@ -429,7 +429,7 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
       {"a dependent-launch macro twice", "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n",
        "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n", "unrecognised statement", false},
       {"no kernel with a dispatch", "switch (blockIdx.x)", "switch (blockIdx.y)",
-       "expected __global__ functions with a switch (blockIdx.x) dispatch (the unrolled kernels), found none (of 3 "
+       "expected __global__ functions with a switch (blockIdx.x) dispatch (the unrolled kernels), found none (of 4 "
        "__global__ functions)", false, false},
       {"a launch loop stepping by 2", "j < spmmc_kernel_count; ++j)", "j < spmmc_kernel_count; j += 2)",
        "the loop does not step by 1"},
