@@ -446,9 +446,10 @@ void run_checks() {
                       finalists == 0 ? "fastest proxy" : "fastest real kernel"));
   }
 
-  // 5a. time_generic_kernel alone: four columns per thread (n = 256) and one (n = 77), in this
+  // 5a. time_generic_kernel alone: each of the generic launch's kernels (codegen/generic_launch.h):
+  // four columns per thread (n = 512), one (n = 256 and 77) and the split kernel (n = 3), in this
   // process and in a worker; each checked against float64 by check_real_kernels.
-  for (const int64_t generic_n : {n, int64_t{77}})
+  for (const int64_t generic_n : {int64_t{512}, n, int64_t{77}, int64_t{3}})
     for (const bool in_worker : {false, true}) {
       TuningOptions generic_options = options;
       generic_options.n = generic_n;
