@@ -629,9 +629,10 @@ Command compile_command() {
       "--options-file: -Xptxas -O1 for the unrolled family, none for the generic and tensor-core ones).\n"
       "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
       "for, and below --generic-below (default about --n / 2) the file runs its generic path, whose kernels\n"
-      "spread small n over more threads (NAME_info()->generic_below_n). Files are written atomically, and the four always come from one run:\n"
-      "concurrent compiles of the same NAME into DIR take turns through the lock file DIR/.NAME.lock. NAME.cu\n"
-      "and NAME.h are byte-identical for the same inputs and options (NAME.json too with --reproducible).\n"
+      "spread small n over more threads (NAME_info()->generic_below_n). Files are written atomically,\n"
+      "and the four always come from one run: concurrent compiles of the same NAME into DIR take turns\n"
+      "through the lock file DIR/.NAME.lock. NAME.cu and NAME.h are byte-identical for the same inputs\n"
+      "and options (NAME.json too with --reproducible).\n"
       "NAME must be a C identifier that the emitted code can own: not a name of the CUDA toolkit (cu*, CU*,\n"
       "nv*, NV*, threadIdx, atomicAdd, ...) or the C library (printf, sinf, ...), not main, not spmmc_*,\n"
       "*_info or *_t. See docs/emitted-code.md and docs/user-guide.md.";
