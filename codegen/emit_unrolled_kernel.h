@@ -62,9 +62,9 @@ struct EmitOptions {
   // (its only one: the unrolled and generic families compute on CUDA cores).
   DType dtype = DType::kFp32;
   // The entry point takes the generic path for every n below this (a variant for small n: the
-  // unrolled and tensor-core kernels leave the GPU idle there), its family from it on; 0: only where
-  // n or the alignment of B and C rules the family out. NAME_info()'s generic_below_n. Not with
-  // generic_only (its only path is the generic one: 0).
+  // unrolled kernel takes the same time at every n below the one it was tuned for), its family from
+  // it on; 0: only where n or the alignment of B and C rules the family out. NAME_info()'s
+  // generic_below_n. Not with generic_only (its only path is the generic one: 0).
   int64_t generic_below_n = 0;
 };
 

@@ -111,7 +111,7 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     // The small-n dispatch: the report's, half of --n without a measurement (NAME_info(), NAME.json).
     CHECK(kernel->info()->generic_below_n == report["kernel"]["generic_below_n"].get<int64_t>());
     const bool below_given = std::find(c.args.begin(), c.args.end(), "--generic-below") != c.args.end();
-    if (!generic && !below_given) CHECK(kernel->info()->generic_below_n == std::max<int64_t>(1, c.tune_n / 2));
+    if (!generic && !below_given) CHECK(kernel->info()->generic_below_n == std::max<int64_t>(1, c.tune_n / 2));  // unrolled
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
     const std::string label = fmt::format("{}x{}", info.m1, info.n1) +
@@ -305,7 +305,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   for (const char* dtype : {"fp16", "bf16"})
     for (const char* reorder : {"grow", "overlap"})
       cases.push_back({std::string("tc_") + dtype + "_" + reorder, path, {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder},
-                       ns, 64, reorder});  // tuned for n = 64: the generic path below 32
+                       ns, 64, reorder});
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -325,6 +325,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     REQUIRE(kernel);
     CHECK(std::string(kernel->info()->a_format) == "vector-blocks-constants");
     CHECK(kernel->info()->a_tiles == report["kernel"]["tensor_core"]["windows"].get<int32_t>());
+    CHECK(kernel->info()->generic_below_n == 0);  // the tensor-core family: no small-n dispatch by default
     paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name);
   }
   CHECK(paths.tensor_core > 0);
@@ -351,7 +352,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen
   std::vector<KernelCase> cases;
   for (const char* reorder : {"grow", "overlap"})
     cases.push_back({std::string("tc_tf32_") + reorder, path, {"--family", "tensor-core", "--dtype", "tf32", "--reorder", reorder},
-                     ns, 64, reorder});  // tuned for n = 64: the generic path below 32
+                     ns, 64, reorder});
   cases.push_back({"tc_tf32_auto", path, {"--dtype", "tf32"}, ns, 64, "grow"});  // --family auto: the tensor cores too
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
@@ -375,6 +376,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen
     CHECK(std::string(kernel->info()->dtype) == "tfloat32");
     CHECK(kernel->info()->a_tiles == report["kernel"]["tensor_core"]["windows"].get<int32_t>());
     CHECK(kernel->info()->nnz == a.nnz());
+    CHECK(kernel->info()->generic_below_n == 0);  // the tensor-core family: no small-n dispatch by default
     paths += test::check_emulated_tf32_kernel(*kernel, a, c.ns, c.name);
   }
   CHECK(paths.tensor_core > 0);

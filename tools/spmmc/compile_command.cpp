@@ -412,15 +412,18 @@ int run_compile(const Args& args) {
   const RowTiling windows = tensor_core ? tile_rows(m.csr, 8, window_method) : RowTiling{};
   const std::string family_name = tensor_core ? "tensor-core" : generic ? "generic" : "unrolled";
   // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
-  // the two kernels' times where the search measured both, else half of --n.
+  // the two kernels' times where the search measured both, else half of --n; the tensor-core family
+  // only with --generic-below.
   SmallNDispatch small_n;
   if (generic) {
     small_n.why = "the generic family: the generic path at every n";
   } else if (args.has("--generic-below")) {
     small_n.generic_below_n = args.get_int("--generic-below", 0, 0, kMaxIndex);
     small_n.why = "--generic-below";
+  } else if (tensor_core) {  // its grid covers n, so its time shrinks with n: not measured against the generic path
+    small_n.why = "the tensor-core family: its kernel's grid follows n (not measured against the generic path)";
   } else {
-    const bool measured = !tensor_core && decision && decision->emitted_ms && tuned && tuned->generic &&
+    const bool measured = decision && decision->emitted_ms && tuned && tuned->generic &&
                           tuned->generic->outcome == Outcome::kOk;
     small_n = choose_generic_below_n(plan_options.n, measured ? decision->emitted_ms : std::nullopt,
                                      measured ? std::optional<double>(tuned->generic->time.median_ms) : std::nullopt);
