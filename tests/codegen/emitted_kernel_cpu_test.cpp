@@ -394,21 +394,36 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   INFO(g.err);
   REQUIRE(g.exit_code == 0);
   const std::vector<int64_t> ns = {1, 2, 3, 4, 6, 8, 100, 128, 130, 256, 1028, 4100};
+  // The unrolled kernels at every width (--generic-below 0; one file keeps the default dispatch,
+  // the generic path below n = 512).
   std::vector<KernelCase> cases;
   for (const char* tile : {"32x64", "8x128x2", "16x256x4", "4x512x4", "2x64x2", "64x1024x4"}) {
     std::string name = std::string("threads_") + tile;
     for (char& ch : name) ch = ch == 'x' ? '_' : ch;
-    cases.push_back({name, path, {"--tile", tile}, ns, 1024, "overlap"});
+    cases.push_back({name, path, {"--tile", tile, "--generic-below", "0"}, ns, 1024, "overlap"});
   }
   cases.push_back({"threads_8x128x2_none", path, {"--tile", "8x128x2", "--reorder", "none"}, ns, 1024, "none"});
   // The same code split into several kernels (one chain of launches per call).
-  cases.push_back({"kernels_8x128x2", path, {"--tile", "8x128x2", "--fmas-per-kernel", "40"}, ns, 1024, "overlap"});
-  cases.push_back({"kernels_4x512x4", path, {"--tile", "4x512x4", "--fmas-per-kernel", "1"}, ns, 1024, "overlap"});
-  // The split along K: ranges added in order by later kernels (and by the generic path).
-  cases.push_back({"kparts_32x64", path, {"--tile", "32x64", "--k-parts", "3"}, ns, 1024, "overlap"});
-  cases.push_back({"kparts_8x128x2", path, {"--tile", "8x128x2", "--k-parts", "2", "--fmas-per-kernel", "40"}, ns, 1024,
+  cases.push_back({"kernels_8x128x2", path, {"--tile", "8x128x2", "--fmas-per-kernel", "40", "--generic-below", "0"}, ns, 1024,
                    "overlap"});
-  cases.push_back({"kparts_4x256x4", path, {"--tile", "4x256x4", "--k-parts", "7"}, ns, 1024, "overlap"});
+  cases.push_back({"kernels_4x512x4", path, {"--tile", "4x512x4", "--fmas-per-kernel", "1", "--generic-below", "0"}, ns, 1024,
+                   "overlap"});
+  // The split along K: ranges added in order by later kernels (and by the generic path).
+  cases.push_back({"kparts_32x64", path, {"--tile", "32x64", "--k-parts", "3", "--generic-below", "0"}, ns, 1024, "overlap"});
+  cases.push_back({"kparts_8x128x2", path, {"--tile", "8x128x2", "--k-parts", "2", "--fmas-per-kernel", "40", "--generic-below",
+                   "0"}, ns, 1024, "overlap"});
+  cases.push_back({"kparts_4x256x4", path, {"--tile", "4x256x4", "--k-parts", "7", "--generic-below", "0"}, ns, 1024, "overlap"});
+  // Rows longer than the split kernel's rounds (512 products at n = 1, 64 at n = 7): one row of
+  // 1500 products, one of 600, the rest short; several rounds, a partial last one, ranges of K
+  // that end inside a round (the generic path below n = 64 of the --k-parts 3 file).
+  const fs::path long_rows = write_mtx(dir.path, "long_rows", make_matrix(9, 1700, [](int32_t r, int32_t c) {
+                                         const bool on = r == 2 ? c % 9 != 4 : r == 6 ? c % 3 == 1 : (c * 7 + r) % 97 == 0;
+                                         return on ? 0.125f * static_cast<float>((c * 13 + r * 5) % 17) - 1.0f : 0.0f;
+                                       }));
+  const std::vector<int64_t> small = {1, 2, 3, 5, 7, 8, 33};
+  cases.push_back({"long_rows_generic", long_rows, {"--family", "generic"}, small, 64, "overlap"});
+  cases.push_back({"long_rows_kparts", long_rows, {"--tile", "2x64", "--k-parts", "3", "--generic-below", "64"}, small, 64,
+                   "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);
