@@ -49,11 +49,6 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_elem* __restrict_
   else b[0] = spmmc_load_b1(at);
 }
 
-// Element (k, col) of B as a float.
-__device__ __forceinline__ float spmmc_generic_load1(const spmmc_elem* __restrict__ B, int64_t n, int k, int64_t col) {
-  return spmmc_load_b1(B + static_cast<int64_t>(k) * n + col);
-}
-
 // The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0:
 // whole batches of `batch` products whose loads are all in flight at once, then the rest one
 // product at a time (measured faster than a last, partial batch with its loads clamped).
@@ -168,8 +163,9 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
         w[d] = q < end ? __uint_as_float(__ldg(&spmmc_weight_bits[q])) : 0.0f;
       }
       for (int d = 0; d < SPMMC_GENERIC_DEPTH; ++d) {
-        const bool real = p + d * ways + group < end;
-        wb_of[warp][d * 32 + lane] = {w[d], real && mine ? spmmc_generic_load1(B, n, k[d], column) : 0.0f};
+        float b[1] = {0.0f};
+        if (p + d * ways + group < end && mine) spmmc_generic_load<1>(B, n, k[d], column, b);
+        wb_of[warp][d * 32 + lane] = {w[d], b[0]};
         if constexpr (spmmc_k_parts > 1)
           if (column == 0) k_of[warp][d * ways + group] = k[d];
       }
