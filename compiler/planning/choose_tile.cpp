@@ -64,6 +64,19 @@ double resident_warps_per_sm(int64_t a_tiles, int64_t n, const TileCandidate& ti
   return static_cast<double>(std::min(blocks, wave)) * warps_per_block / static_cast<double>(sms);
 }
 
+int64_t single_tile_threads(const Plan& plan, int64_t a_tiles, const Target& target) {
+  int64_t best = 0, best_columns = -1;
+  for (const PlannedCandidate& c : plan.candidates) {
+    if (c.tile.m1 != 64 || c.tile.cols_per_thread != 1 || c.verdict.rejected_by == Constraint::kRegister ||
+        c.tile.min_blocks_per_sm != kSingleTileBlocksPerSm)
+      continue;
+    const int64_t columns = busiest_sm_columns(a_tiles, plan.shape.n, c.tile.n1, c.tile.min_blocks_per_sm, target.sm_count);
+    if (best_columns < 0 || columns < best_columns || (columns == best_columns && c.tile.n1 > best))
+      best = c.tile.n1, best_columns = columns;
+  }
+  return best;
+}
+
 namespace {
 
 // The design's candidate for one M1 (V = 1, N1 = balanced_threads), or nullptr where the plan has
@@ -85,6 +98,27 @@ DesignTile design_tile(const Plan& plan, const Target& target, int32_t m1) {
   return d;
 }
 
+// The single-tile rule's candidate (M1 = 64, V = 1, N1 = single_tile_threads), or nullptr where
+// A's non-empty rows are not one A-tile at M1 = 64 and several at M1 = 32, or the plan has no such
+// candidate. The launch counts the blocks that store the empty rows' zeros too (a_tiles).
+const M1Plan* tiling_for(const Plan& plan, int32_t m1) {
+  const auto t = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
+  return t == plan.per_m1.end() ? nullptr : &*t;
+}
+
+DesignTile single_tile(const Plan& plan, const Target& target) {
+  DesignTile d;
+  const M1Plan* whole = tiling_for(plan, 64);
+  const M1Plan* halves = tiling_for(plan, 32);
+  if (!whole || !halves || whole->tiling.num_tiles() != 1 || halves->tiling.num_tiles() < 2) return d;
+  d.a_tiles = whole->tiling.num_blocks();
+  const int64_t n1 = single_tile_threads(plan, d.a_tiles, target);
+  for (const PlannedCandidate& c : plan.candidates)
+    if (c.tile.m1 == 64 && c.tile.n1 == n1 && c.tile.cols_per_thread == 1 && c.verdict.rejected_by != Constraint::kRegister)
+      d.candidate = &c;
+  return d;
+}
+
 }  // namespace
 
 const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target& target,
@@ -101,6 +135,21 @@ const PlannedCandidate* choose_tile_by_heuristic(const Plan& plan, const Target&
                        busiest_sm_columns(d.a_tiles, plan.shape.n, c.tile.n1, c.tile.min_blocks_per_sm, target.sm_count),
                        c.tile.min_blocks_per_sm, c.tile.m1, reason);
   };
+  if (const DesignTile single = single_tile(plan, target); single.candidate && fits(*single.candidate)) {
+    const double fill = unrolled_wave_fill(single.a_tiles, plan.shape.n, single.candidate->tile, target);
+    if (fill >= kSingleTileMinWaveFill) {
+      const PlannedCandidate& c = *single.candidate;
+      const M1Plan* narrowest = tiling_for(plan, 16);
+      const int64_t columns = busiest_sm_columns(single.a_tiles, plan.shape.n, c.tile.n1, c.tile.min_blocks_per_sm, target.sm_count);
+      why = fmt::format("heuristic (--tune none): the single-tile design, A's non-empty rows (of {}) in one A-tile of "
+                        "M1 = 64 (each column of B loaded once for every row: NNC_sum {}, against {} at M1 = 16), V = 1, "
+                        "N1 = {} threads (the width with {} blocks per SM that leaves the busiest of {} SMs the fewest "
+                        "columns: {}), its launch filling {:.2f} of a wave (at least {:.2f})",
+                        plan.shape.m, c.features.nnc_sum, narrowest ? narrowest->after.nnc_sum : 0, c.tile.n1,
+                        kSingleTileBlocksPerSm, target.sm_count, columns, fill, kSingleTileMinWaveFill);
+      return single.candidate;
+    }
+  }
   const bool narrow_fits = narrow.candidate && fits(*narrow.candidate);
   const bool wide_fits = wide.candidate && fits(*wide.candidate);
   if (narrow_fits && wide_fits) {

@@ -18,6 +18,11 @@ namespace spmmc {
 // where its launch keeps more than kWiderTileWarpShare of the resident warps per SM that M1 = 16
 // has (resident_warps_per_sm), and it fits; M1 = 16 otherwise (study 16: 1.03-1.46x on the 36
 // shared layers that pass, 0.72-0.89x where a 512-row layer at n = 4096 halves its warps).
+// Before both, where A's non-empty rows form one A-tile at M1 = 64 and more than one at M1 = 32
+// (33-64 of them), the single-tile tile (M1 = 64, V = 1, N1 = single_tile_threads) is taken if it
+// fits and its launch fills at least kSingleTileMinWaveFill of a wave: every block then loads each
+// column of B once for all rows, where M1 = 16's A-tiles load it 1.5-3.9 times over on the shared
+// layers (NNC_sum; kSingleTileMinWaveFill, kSingleTileBlocksPerSm).
 // Where M1 = 16 does not `fit` (the size guard's compile time) M1 = 32 is taken if it fits, and
 // still when neither fits: larger tiles would spill under the budget, so the size guard refuses it
 // with its message instead. Candidates rejected by the register constraint never qualify; one
@@ -58,6 +63,37 @@ double resident_warps_per_sm(int64_t a_tiles, int64_t n, const TileCandidate& ti
 // layers at both M1): shares of 0.78-1.39 ran 1.03-1.46x faster at M1 = 32 (one layer 0.84x),
 // 0.50-0.73 ran 0.55-0.91x; at exactly 0.75 (64-row layers at n = 100352) 0.81-1.06x.
 constexpr double kWiderTileWarpShare = 0.75;
+
+// The single-tile rule of the heuristic (choose_tile_by_heuristic): for a layer of 33-64 non-empty
+// rows, one A-tile of M1 = 64 in blocks of kSingleTileBlocksPerSm per SM, where its launch fills at
+// least kSingleTileMinWaveFill of a wave. Measured on an H100 (docs/benchmarks.md, "The whole
+// shared set (issue 25)", `--tune rank`'s real kernels against the heuristic's in one process): on
+// the ResNet-50 layers of 64 rows at n = 100352 (K = 256 and 576, 737-7372 non-zeros) 64x384 ran
+// 1.05-1.22x the heuristic's 16x1024 (10 layers), on MobileNet's 64-row layer at n = 401408 64x448
+// ran 1.04x its 32x832; on the ResNet-50 ones the warp share kept M1 = 16 (M1 = 32 at 0.75 of its
+// warps), and 64x384 keeps 23.8 warps per SM against M1 = 16's 32 (0.74). M1 = 64 tiles lost only
+// where A had several of them: 0.83x and 0.93x on 512 x 128 layers of 30% and 20% density,
+// 0.78-0.95x on MobileNet's layers of 128 and 256 rows (64x448, 64x224), while on 512 x 128 layers
+// of 2-10% density they won 1.07-1.09x; nothing the plan knows separated those yet, so layers of
+// several A-tiles at M1 = 64 keep the rule above. Not measured: the 64-row layers at 2% (327
+// non-zeros) and 30% (11059) density, where `rank` emitted 32x448 and kept 16x1024 (64x224 ran
+// 1.08x on the latter by scripts/kernel-study.sh), and any 64-row layer below a full wave (n below
+// about 90k). The winners' launches filled 0.99 and 1.0 of a wave; 0.95 leaves room for a partial
+// last B-tile, not for a launch that leaves SMs idle.
+constexpr double kSingleTileMinWaveFill = 0.95;
+// Two blocks per SM leave a 64-row tile's 64 accumulators 73-93 registers (352-448 threads); the
+// single-tile rule takes only those. With four (224 threads, 72 registers), 64x224 ran 0.96-1.06x
+// where 64x384 ran 1.08-1.20x on the same 7 layers (docs/benchmarks.md, the same section: the
+// `--tune model` departures, timed by scripts/kernel-study.sh, against the `auto` column).
+constexpr int32_t kSingleTileBlocksPerSm = 2;
+
+// Threads per block (V = 1) of the single-tile rule's tile for `a_tiles` A-tiles at width n: among
+// the M1 = 64 candidates of `plan` that the register constraint keeps, with kSingleTileBlocksPerSm
+// blocks per SM, the width whose launch leaves the busiest SM the fewest columns
+// (busiest_sm_columns), the most threads among equals; 0 where there is none. E.g. one A-tile at
+// n = 100352 on 132 SMs: 384 threads give 262 blocks of one B-tile, 2 on the busiest SM (768
+// columns); 448 give 224 (896 columns).
+int64_t single_tile_threads(const Plan& plan, int64_t a_tiles, const Target& target);
 
 // The share of one wave of resident blocks (the target's SMs x the tile's launch-bound minimum
 // blocks per SM) that the unrolled launch of `a_tiles` A-tiles at width n fills: a_tiles x

@@ -642,6 +642,10 @@ TEST_CASE("emitted kernel on the CPU: shared DLMC and MobileNet matrices", "[cod
     if (fs::exists(p)) cases.push_back({"rn50_" + layer, p, {}, ns, width, "overlap"});
     else WARN("skipped: " << p << " is absent");
   }
+  // At batch 32 (n = 100352) the heuristic gives the 64-row layer one A-tile of M1 = 64 (64x384,
+  // choose_tile.h's single-tile rule): its 64 accumulators per thread, unrolled at the small ns too.
+  if (const fs::path p = rn50 / "bottleneck_1_block_group1_1_1.smtx"; fs::exists(p))
+    cases.push_back({"rn50_single_tile", p, {"--generic-below", "0"}, ns, 100352, "overlap"});
   const int64_t widths[] = {12544, 3136, 3136, 784};
   for (int i = 0; i < 4; ++i) {
     const fs::path p = data / "weights" / "mobilenet" / fmt::format("contraction_1x1_{}.npy", i);

@@ -151,6 +151,59 @@ TEST_CASE("heuristic: M1 = 32 where it keeps more than three quarters of M1 = 16
     }
 }
 
+TEST_CASE("heuristic: one A-tile of M1 = 64 where A's 33-64 non-empty rows fill a wave with it", "[choose_tile]") {
+  const Target h100 = load_target("h100");
+  const auto fits_all = [](const PlannedCandidate&) { return true; };
+  std::string why;
+  // The ResNet-50 layers of 64 rows at n = 100352 (64 x 256 at 90%): 64x384 ran 1.05-1.22x the
+  // warp share's 16x1024 on the H100 (choose_tile.h, kSingleTileMinWaveFill).
+  const Plan plan = uniform_plan(64, 256, 0.9, 100352);
+  const PlannedCandidate* c = choose_tile_by_heuristic(plan, h100, fits_all, why);
+  REQUIRE(c != nullptr);
+  CHECK(c->tile.m1 == 64);
+  CHECK(c->tile.n1 == 384);
+  CHECK(c->tile.cols_per_thread == 1);
+  CHECK(c->tile.min_blocks_per_sm == kSingleTileBlocksPerSm);
+  CHECK(c->verdict.rejected_by != Constraint::kRegister);
+  CHECK_THAT(why, Catch::Contains("single-tile design") && Catch::Contains("0.99 of a wave"));
+  // 384 threads: 262 blocks of one B-tile, two on the busiest SM; 448 leave it 896 columns, the
+  // four-block widths (224) and the one-block ones are not the rule's.
+  CHECK(single_tile_threads(plan, 1, h100) == 384);
+  CHECK(busiest_sm_columns(1, 100352, 384, 2, 132) == 768);
+  CHECK(busiest_sm_columns(1, 100352, 448, 2, 132) == 896);
+  // Where the M1 = 64 tile would exceed the compile-time limit, the warp share decides as before.
+  const PlannedCandidate* guarded =
+      choose_tile_by_heuristic(plan, h100, [](const PlannedCandidate& p) { return p.tile.m1 != 64; }, why);
+  REQUIRE(guarded != nullptr);
+  CHECK(guarded->tile.m1 == 16);
+  CHECK_THAT(why, Catch::Contains("not above 0.75"));
+  // The same rows at n = 25088: 66 blocks of 384 fill a quarter of a wave; not measured, the warp
+  // share decides.
+  {
+    const Plan narrow_n = uniform_plan(64, 256, 0.9, 25088);
+    const PlannedCandidate* d = choose_tile_by_heuristic(narrow_n, h100, fits_all, why);
+    REQUIRE(d != nullptr);
+    CHECK(d->tile.m1 != 64);
+    CHECK(unrolled_wave_fill(1, 25088, TileCandidate{64, 384, 1, 2}, h100) < kSingleTileMinWaveFill);
+  }
+  // Several A-tiles at M1 = 64 (128 and 512 rows): M1 = 64 lost 0.78-0.95x on such layers, the rule
+  // is not theirs, whatever the width.
+  for (const int64_t rows : {128, 512}) {
+    const Plan several = uniform_plan(rows, 128, 0.9, 100352);
+    const PlannedCandidate* d = choose_tile_by_heuristic(several, h100, fits_all, why);
+    REQUIRE(d != nullptr);
+    INFO(rows << " rows: " << why);
+    CHECK(d->tile.m1 <= 32);
+  }
+  // 32 rows or fewer are one A-tile at M1 = 32 already: M1 = 64 would load nothing less.
+  {
+    const Plan few = uniform_plan(32, 256, 0.9, 100352);
+    const PlannedCandidate* d = choose_tile_by_heuristic(few, h100, fits_all, why);
+    REQUIRE(d != nullptr);
+    CHECK(d->tile.m1 <= 32);
+  }
+}
+
 TEST_CASE("tunable candidates: no tile wider than n rounded up to the warp reaches the ranker or the tuners", "[choose_tile][tunable]") {
   // A power-law graph at n = 128 (issue 25: 64x672 and 32x512 were picked from the fallback set).
   GeneratorOptions g;
