@@ -80,11 +80,14 @@ class BitsetOverlap {
 
 // Overlaps by an inverted index: for each column, the open tiles holding it; tiles sharing no
 // column with the row are taken from an ordered set by (nnc, id). Cost follows the overlaps,
-// not the tile count, which suits large, very sparse matrices.
+// not the tile count, which suits large, very sparse matrices. Columns marked in `skipped` (hub
+// columns, above the work budget) have no index: no tile is credited with them, as if every
+// tile lacked them; the tiles' nnc still counts them.
 class IndexOverlap {
  public:
-  IndexOverlap(int32_t tiles, int32_t cols, double nnz_limit)
-      : col_tiles_(cols), tile_cols_(tiles), overlap_(tiles, 0), limit_(nnz_limit) {
+  IndexOverlap(int32_t tiles, int32_t cols, double nnz_limit, std::vector<bool> skipped)
+      : col_tiles_(cols), tile_cols_(tiles), overlap_(tiles, 0), skipped_(std::move(skipped)), limit_(nnz_limit) {
+    if (skipped_.empty()) skipped_.assign(static_cast<size_t>(cols), false);
     for (int32_t t = 0; t < tiles; ++t) {
       by_nnc_.insert({0, t});
       by_nnz_.insert({0, t});
@@ -95,6 +98,7 @@ class IndexOverlap {
   void candidates(const Tiles& tiles, const int32_t* row_cols, int32_t len, Offer&& offer) {
     touched_.clear();
     for (int32_t i = 0; i < len; ++i) {
+      if (skipped_[row_cols[i]]) continue;
       std::vector<int32_t>& list = col_tiles_[row_cols[i]];
       for (size_t k = 0; k < list.size();) {
         const int32_t t = list[k];
@@ -136,7 +140,7 @@ class IndexOverlap {
         merged_.push_back(have[i++]);
       } else {
         merged_.push_back(c);
-        col_tiles_[c].push_back(t);
+        if (!skipped_[c]) col_tiles_[c].push_back(t);
       }
     }
     merged_.insert(merged_.end(), have.begin() + static_cast<std::ptrdiff_t>(i), have.end());
@@ -162,6 +166,7 @@ class IndexOverlap {
   std::vector<int32_t> overlap_;
   std::vector<int32_t> touched_;
   std::vector<int32_t> merged_;
+  std::vector<bool> skipped_;
   std::set<std::pair<int32_t, int32_t>> by_nnc_, by_nnz_;
   double limit_;
 };
@@ -225,7 +230,7 @@ std::optional<ReorderMethod> parse_reorder_method(std::string_view name) {
   return std::nullopt;
 }
 
-RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch overlaps) {
+RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch overlaps, double max_work) {
   SPMMC_CHECK(m1 >= 1, "M1 must be at least 1");
   RowTiling tiling;
   tiling.m1 = m1;
@@ -245,24 +250,53 @@ RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch
   }
   Tiles tiles(count, m1);
   // Cost of the two ways to find overlaps: scanning every open tile's bitset per row, or
-  // walking the open tiles of each of the row's columns.
+  // walking the open tiles of each of the row's columns (a column of d non-zeros is walked d
+  // times, through at most min(tiles, d) tiles, half of them on average as tiles fill up).
   const double words = static_cast<double>((a.cols + 63) / 64);
   const double bitset_cost = static_cast<double>(order.size()) * count * (words + 2.0);
-  double index_cost = 0;
-  {
-    std::vector<int32_t> col_len(static_cast<size_t>(a.cols), 0);
-    for (int32_t c : a.col_idx) ++col_len[c];
-    for (int32_t c : a.col_idx) index_cost += std::min<double>(count, col_len[c]);
-    index_cost = index_cost / 2 + static_cast<double>(order.size()) * 32.0;  // tiles fill up; set operations
-  }
+  const double row_cost = static_cast<double>(order.size()) * 32.0;  // set operations per row
+  std::vector<int32_t> col_len(static_cast<size_t>(a.cols), 0);
+  for (int32_t c : a.col_idx) ++col_len[c];
+  const auto column_cost = [&](int32_t d) { return static_cast<double>(d) * std::min<double>(count, d) / 2; };
+  double index_cost = row_cost;
+  for (int32_t d : col_len) index_cost += column_cost(d);
   const double bitset_bytes = static_cast<double>(count) * words * 8.0;
+  // kAuto: the bitsets where they are the cheaper and within the work budget (they are exact).
   const bool use_bitsets = overlaps == OverlapSearch::kBitsets ||
-                           (overlaps == OverlapSearch::kAuto && bitset_cost <= index_cost && bitset_bytes <= kMaxBitsetBytes);
+                           (overlaps == OverlapSearch::kAuto && bitset_cost <= index_cost && bitset_cost <= max_work &&
+                            bitset_bytes <= kMaxBitsetBytes);
   if (use_bitsets) {
     BitsetOverlap overlap(count, a.cols);
     assign_rows(a, order, tiles, overlap, tiling);
   } else {
-    IndexOverlap overlap(count, a.cols, tiling.nnz_limit);
+    // Above the work budget, the columns with the most non-zeros (the hubs of a power-law graph)
+    // leave the search: the longest first, until the rest fits the budget. Their walks are the
+    // cost (every row with a hub column visits every open tile holding it), and they say least
+    // about which rows belong together (almost every tile holds them).
+    std::vector<bool> skipped;
+    if (index_cost > max_work) {
+      std::vector<int32_t> by_len = col_len;
+      std::sort(by_len.begin(), by_len.end());
+      double work = row_cost;
+      int32_t kept_len = 0;  // the longest column that keeps its index
+      for (size_t i = 0; i < by_len.size();) {
+        size_t j = i;
+        double group = 0;  // every column of this length: all stay, or all leave
+        for (; j < by_len.size() && by_len[j] == by_len[i]; ++j) group += column_cost(by_len[j]);
+        if (work + group > max_work) break;
+        work += group;
+        kept_len = by_len[i];
+        i = j;
+      }
+      skipped.assign(static_cast<size_t>(a.cols), false);
+      for (int32_t c = 0; c < a.cols; ++c)
+        if (col_len[c] > kept_len) {
+          skipped[c] = true;
+          ++tiling.hub_columns;
+        }
+      tiling.hub_min_nnz = kept_len + 1;
+    }
+    IndexOverlap overlap(count, a.cols, tiling.nnz_limit, std::move(skipped));
     assign_rows(a, order, tiles, overlap, tiling);
   }
   tiling.tile_ptr.push_back(0);

@@ -35,6 +35,10 @@ struct RowTiling {
   // Rows no open tile could take within TH_nnz (Algorithm 1's fallback), in assignment order.
   // Every other assignment leaves its tile within TH_nnz.
   std::vector<int32_t> fallback_rows;
+  // Columns left out of Algorithm 1's overlap search for its work budget (hub columns: all of
+  // at least hub_min_nnz non-zeros; see reorder_rows_by_column_overlap). 0: the search was exact.
+  int32_t hub_columns = 0;
+  int32_t hub_min_nnz = 0;
 
   int32_t num_tiles() const { return static_cast<int32_t>(tile_ptr.size()) - 1; }
   // Thread blocks along x of a kernel for this tiling: the tiles, then tiles of at most m1
@@ -49,12 +53,21 @@ struct RowTiling {
 // goes to the tile with the fewest non-empty columns after merging it that still has room
 // (< M1 rows) and whose non-zeros after merging stay within TH_nnz; ties go to the lower tile
 // id. When no tile with room stays within TH_nnz, the row goes to the tile with room and the
-// fewest merged non-empty columns. Exact and deterministic; O(nnz x tiles-sharing-a-column)
-// or O(rows x tiles x K/64), whichever is cheaper for the matrix.
-// `overlaps` picks how tile/row column overlaps are found; every choice gives the same tiling
-// (tests check this), kAuto the fastest for the matrix.
+// fewest merged non-empty columns. Deterministic; O(nnz x tiles-sharing-a-column) or
+// O(rows x tiles x K/64), whichever is cheaper for the matrix.
+// Exact while that estimated work is at most `max_work`. Above it (large power-law graphs, where
+// a hub column is held by thousands of open tiles and every row holding it walks them all), the
+// columns with the most non-zeros are left out of the overlap search, the longest first, until
+// the estimated work of the rest fits: a tile is not credited with sharing such a column (its
+// merged nnc counts the column as new, for every tile alike), while the tiles' nnc still counts
+// it. RowTiling::hub_columns says how many were left out. kMaxExactOverlapWork keeps every shared
+// DLMC layer and graph exact (their largest estimate is 2.1e7).
+// `overlaps` picks how tile/row column overlaps are found; within the budget every choice gives
+// the same tiling (tests check this), kAuto the fastest for the matrix; kBitsets is always exact.
 enum class OverlapSearch { kAuto, kBitsets, kColumnIndex };
-RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch overlaps = OverlapSearch::kAuto);
+constexpr double kMaxExactOverlapWork = 3e7;
+RowTiling reorder_rows_by_column_overlap(const Csr& a, int32_t m1, OverlapSearch overlaps = OverlapSearch::kAuto,
+                                         double max_work = kMaxExactOverlapWork);
 
 // Tiles the rows of `a` with `method` (kColumnOverlap calls the function above, kGrow
 // grow_row_tiles).

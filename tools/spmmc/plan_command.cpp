@@ -48,6 +48,8 @@ Json plan_json(const std::string& path, const LoadedMatrix& m, const Target& tar
                        {"after", tiling_json(p.after)},
                        {"nnz_limit", p.tiling.nnz_limit},
                        {"fallback_assignments", p.tiling.fallback_rows.size()},
+                       {"hub_columns", p.tiling.hub_columns},
+                       {"hub_min_nnz", p.tiling.hub_min_nnz},
                        {"seconds", p.seconds}});
   }
   Json candidates = Json::array();
@@ -102,6 +104,11 @@ std::string plan_text(const std::string& path, const LoadedMatrix& m, const Targ
                        p.after.tiles, p.before.max_nnc, p.after.max_nnc, p.before.mean_nnc, p.after.mean_nnc,
                        p.before.nnz_cov, p.after.nnz_cov, p.seconds * 1e3);
   }
+  // Algorithm 1's work budget (docs/design/planning.md, "Scale"): say where it was not exact.
+  for (const M1Plan& p : plan.per_m1)
+    if (p.tiling.hub_columns > 0)
+      out += fmt::format("  M1 = {}: {} hub column(s) of at least {} non-zeros left out of the overlap search (work budget)\n",
+                         p.m1, p.tiling.hub_columns, p.tiling.hub_min_nnz);
   // The grid: one row per M1, one column per N1.
   std::vector<int32_t> n1_axis;
   for (const auto& c : plan.candidates)

@@ -148,6 +148,65 @@ TEST_CASE("reorder: shuffled repeated row patterns are regrouped into tiles of i
   CHECK(natural.max_nnc > nnz_per_row);  // the shuffle did mix them
 }
 
+TEST_CASE("reorder: above the work budget a hub column is not credited to the tiles that hold it", "[reorder]") {
+  // Rows (all of length 2, so in row order): r0 {1,2}, r1 {0,3}, r2 {0,4}, r3 {5,6}; M1 = 2:
+  // 2 tiles, TH_nnz = 4. Column 0 is the only one with two non-zeros (the hub).
+  //   r0 -> t0 (both empty); r1 -> t1 (t0 merged nnc 4, t1 2).
+  //   r2, exact: t1 holds column 0 (merged nnc 3, t0 4) -> t1; r3 -> t0.      tiles {r0,r3} {r1,r2}
+  //   r2, column 0 left out: merged nnc 4 in both -> t0 (lower id); r3 -> t1. tiles {r0,r2} {r1,r3}
+  // The column index's estimate: 4 rows x 32 + 6 columns of 1 x min(2, 1) / 2 + column 0's
+  // 2 x min(2, 2) / 2 = 133; a budget of 132 leaves column 0 out, and only it.
+  const Csr a = from_rows(7, {{1, 2}, {0, 3}, {0, 4}, {5, 6}});
+  const RowTiling exact = reorder_rows_by_column_overlap(a, 2, OverlapSearch::kColumnIndex);
+  CHECK(exact.rows == std::vector<int32_t>{0, 3, 1, 2});
+  CHECK(exact.hub_columns == 0);
+  CHECK(exact.hub_min_nnz == 0);
+  const RowTiling capped = reorder_rows_by_column_overlap(a, 2, OverlapSearch::kColumnIndex, 132.0);
+  check_tiling(a, capped);
+  CHECK(capped.rows == std::vector<int32_t>{0, 2, 1, 3});
+  CHECK(capped.tile_ptr == std::vector<int32_t>{0, 2, 4});
+  CHECK(capped.hub_columns == 1);
+  CHECK(capped.hub_min_nnz == 2);
+  // The tiles' nnc still counts the hub column: {1,2,0,4} and {0,3,5,6}.
+  CHECK(measure_tiling(a, capped).nnc_per_tile == std::vector<int32_t>{4, 4});
+  // Budget 0: every column is left out; here the same tiles as without column 0.
+  const RowTiling none = reorder_rows_by_column_overlap(a, 2, OverlapSearch::kColumnIndex, 0.0);
+  CHECK(none.hub_columns == 7);
+  CHECK(none.rows == std::vector<int32_t>{0, 2, 1, 3});
+  // The bitsets are exact whatever the budget; kAuto takes them here (their cost, 24, fits).
+  CHECK(reorder_rows_by_column_overlap(a, 2, OverlapSearch::kBitsets, 0.0).rows == exact.rows);
+  CHECK(reorder_rows_by_column_overlap(a, 2, OverlapSearch::kAuto, 132.0).rows == exact.rows);
+}
+
+TEST_CASE("reorder: the work budget leaves out the longest columns of a power-law graph, and nothing within it",
+          "[reorder]") {
+  GeneratorOptions g;
+  g.kind = GeneratorKind::kRmat;
+  g.scale = 11;  // 2048 nodes, ~30k edges: within the default budget
+  g.seed = 5;
+  const Csr a = generate_matrix(g);
+  std::vector<int32_t> col_len(static_cast<size_t>(a.cols), 0);
+  for (int32_t c : a.col_idx) ++col_len[c];
+  for (int32_t m1 : {4, 32}) {
+    INFO("M1 " << m1);
+    const RowTiling exact = reorder_rows_by_column_overlap(a, m1);
+    CHECK(exact.hub_columns == 0);
+    CHECK(exact.rows == reorder_rows_by_column_overlap(a, m1, OverlapSearch::kBitsets).rows);
+    const RowTiling capped = reorder_rows_by_column_overlap(a, m1, OverlapSearch::kColumnIndex, 2e5);
+    check_tiling(a, capped);  // a partition; every non-fallback assignment within TH_nnz
+    REQUIRE(capped.hub_columns > 0);
+    // The hubs are exactly the columns of at least hub_min_nnz non-zeros: the longest ones.
+    CHECK(std::count_if(col_len.begin(), col_len.end(), [&](int32_t d) { return d >= capped.hub_min_nnz; }) ==
+          capped.hub_columns);
+    CHECK(capped.hub_columns < a.cols / 4);
+    CHECK(capped.rows != exact.rows);
+    // What it costs: NNC_sum within 10% of the exact search's on this graph.
+    const TilingStats e = measure_tiling(a, exact), c = measure_tiling(a, capped);
+    INFO("NNC_sum " << e.nnc_sum << " -> " << c.nnc_sum << ", max nnc " << e.max_nnc << " -> " << c.max_nnc);
+    CHECK(static_cast<double>(c.nnc_sum) <= 1.1 * static_cast<double>(e.nnc_sum));
+  }
+}
+
 // LO-SpMM §4.3: a 1024 x 1024 matrix at sparsity 0.98 in 32 blocks of 32 rows; block i and
 // block i + 16 share a fraction R of their non-zero positions (row by row); adjacent blocks
 // (2j, 2j + 1) have non-zero counts in the ratio 1 : ratio.
