@@ -14,7 +14,7 @@ inline constexpr const char* kGenericKernelV1 = "spmmc_generic_kernel_v1";
 inline constexpr const char* kGenericKernelSplit = "spmmc_generic_kernel_split";  // a warp per row, small n
 // The defaults of SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: the split kernel below this
 // n, four columns per thread from that one; threads per block of the split kernel.
-inline constexpr int64_t kGenericSplitBelow = 8;
+inline constexpr int64_t kGenericSplitBelow = 17;
 inline constexpr int64_t kGenericV4From = 512;
 inline constexpr int32_t kGenericSplitThreads = 128;
 // Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).

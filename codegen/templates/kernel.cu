@@ -46,7 +46,7 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
 }
 
 // Below this n the entry point takes the generic path, whatever the family (its kernels spread a
-// row's work over more threads where n is small: the split kernel below n = 8); chosen by spmmc
+// row's work over more threads where n is small: the split kernel up to n = 16); chosen by spmmc
 // compile (docs/emitted-code.md, *Every batch size*); nvcc -DSPMMC_GENERIC_BELOW_N=N for studies.
 #ifdef SPMMC_GENERIC_BELOW_N
 constexpr int64_t spmmc_generic_below_n = SPMMC_GENERIC_BELOW_N;

@@ -41,20 +41,48 @@ static_assert(SPMMC_GENERIC_ROWS == 8 || SPMMC_GENERIC_ROWS == 16 || SPMMC_GENER
 #define SPMMC_GENERIC_BATCH 32
 #endif
 
-// V elements of row k of B from column col, as floats: one, or four (aligned to four elements).
-template <int V>
-__device__ __forceinline__ void spmmc_generic_load(const spmmc_elem* __restrict__ B, int64_t n, int k, int64_t col, float (&b)[V]) {
-  const spmmc_elem* const at = B + static_cast<int64_t>(k) * n + col;
+// A thread's columns of B: its first element `at` and the rows' distance in bytes, `Stride` an int
+// where a row of B has at most INT32_MAX bytes (spmmc_narrow_n), so that the address of row k is
+// one 32 x 32 -> 64-bit multiply-add (IMAD.WIDE); with int64_t a 64-bit multiply, cast and shift
+// gave each load of B about ten more instructions (PTX of the ffn layer's kernel at n = 32).
+template <typename Stride>
+struct spmmc_b_columns {
+  const char* at;
+  Stride stride;
+};
+constexpr int64_t spmmc_narrow_n = 0x7fffffff / static_cast<int64_t>(sizeof(spmmc_elem));
+template <typename Stride>
+__device__ __forceinline__ spmmc_b_columns<Stride> spmmc_columns_of(const spmmc_elem* B, int64_t n, int64_t col) {
+  return {reinterpret_cast<const char*>(B + col), static_cast<Stride>(n * static_cast<int64_t>(sizeof(spmmc_elem)))};
+}
+
+// k x stride: a 32 x 32 -> 64-bit multiply (written in PTX: nvcc hoisted the stride's widening out of
+// the loop and multiplied in 64 bits), or a 64-bit one.
+__device__ __forceinline__ int64_t spmmc_row_offset(int k, int stride) {
+#ifdef __CUDA_ARCH__
+  int64_t offset;
+  asm("mul.wide.s32 %0, %1, %2;" : "=l"(offset) : "r"(k), "r"(stride));
+  return offset;
+#else
+  return static_cast<int64_t>(k) * stride;
+#endif
+}
+__device__ __forceinline__ int64_t spmmc_row_offset(int k, int64_t stride) { return k * stride; }
+
+// V elements of row k of B at a thread's columns, as floats: one, or four (aligned to four elements).
+template <int V, typename Stride>
+__device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>& cols, int k, float (&b)[V]) {
+  const spmmc_elem* const at = reinterpret_cast<const spmmc_elem*>(cols.at + spmmc_row_offset(k, cols.stride));
   if constexpr (V == 4) spmmc_load_b4(at, b);
   else b[0] = spmmc_load_b1(at);
 }
 
-// The sums of products p..end-1 of a row for columns col..col+V-1, each in order from +0:
-// whole batches of `batch` products whose loads are all in flight at once, then the rest one
-// product at a time (measured faster than a last, partial batch with its loads clamped).
-template <int V>
-__device__ __forceinline__ void spmmc_generic_sum(const spmmc_elem* __restrict__ B, int64_t n, int64_t col, int p, int end,
-                                                  float (&acc)[V]) {
+// The sums of products p..end-1 of a row for a thread's V columns, each in order from +0: whole
+// batches of `batch` products whose loads are all in flight at once, then the rest one product at a
+// time (measured faster than a last, partial batch with its loads clamped, study 10, and than one
+// with its slots beyond the row masked: 1.0-1.7x at 8 <= n <= 256, issue 27).
+template <int V, typename Stride>
+__device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>& cols, int p, int end, float (&acc)[V]) {
   constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
   int k[batch];
@@ -63,7 +91,7 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_elem* __restrict__
     for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + i]), bits[i] = __ldg(&spmmc_weight_bits[p + i]);
   for (; p + batch <= end; p += batch) {
     float b[batch][V], w[batch];
-    for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(B, n, k[i], col, b[i]), w[i] = __uint_as_float(bits[i]);
+    for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(cols, k[i], b[i]), w[i] = __uint_as_float(bits[i]);
     if (p + 2 * batch <= end)  // the next batch's columns and weights, while these loads of B are in flight
       for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + batch + i]), bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
     for (int i = 0; i < batch; ++i)
@@ -71,17 +99,18 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_elem* __restrict__
   }
   for (; p < end; ++p) {
     float b[V];
-    spmmc_generic_load<V>(B, n, __ldg(&spmmc_col_idx[p]), col, b);
+    spmmc_generic_load<V>(cols, __ldg(&spmmc_col_idx[p]), b);
     const float w = __uint_as_float(__ldg(&spmmc_weight_bits[p]));
     for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
   }
 }
 
 // The rows of C in the order of spmmc_generic_order, V columns per thread (the body of both kernels).
-template <int V>
+template <int V, typename Stride>
 __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
+  const spmmc_b_columns<Stride> cols = spmmc_columns_of<Stride>(B, n, col);
   const int step = static_cast<int>(gridDim.y * blockDim.y);
   for (int slot = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); slot < spmmc_rows; slot += step) {
     const int row = spmmc_generic_order[slot];
@@ -94,7 +123,7 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
         for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
       if (part > 0 && end == p) continue;
       float acc[V];
-      spmmc_generic_sum<V>(B, n, col, p, end, acc);
+      spmmc_generic_sum<V>(cols, p, end, acc);
       for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
       p = end;
     }
@@ -112,7 +141,9 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // at once) into the warp's shared memory as (weight, B-value) pairs laid out by product (lane l
 // writes pair 32 d + l); then every lane sums the round's products of its column from shared
 // memory in column order, one 8-byte load per product, eight loads ahead of the FMAs: bit for bit
-// the other kernels' sums, with up to 32 times the loads in flight per row. Ranges of K end where
+// the other kernels' sums, with up to 32 times the loads in flight per row. The next round's
+// columns, weights and B-values are loaded while a round is summed (SPMMC_GENERIC_SPLIT_AHEAD; 0
+// loads them after the sum). Ranges of K end where
 // a product's column reaches the next range (each range from +0, added in order; an empty one adds
 // nothing), as above. Lanes of columns at or beyond n load nothing and store nothing; group 0
 // stores. Blocks of spmmc_generic_split_threads threads, a warp per row in the order of
@@ -120,9 +151,11 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 //
 // The launch (spmmc_launch_generic; codegen/generic_launch.h for the tuner): the split kernel below
 // n = SPMMC_GENERIC_SPLIT_BELOW (1..33: 33 for every n up to 32, 1 for never), four columns per
-// thread from n = SPMMC_GENERIC_V4_FROM; nvcc -D for studies (docs/benchmarks.md, issue 27).
+// thread from n = SPMMC_GENERIC_V4_FROM; nvcc -D for studies (docs/benchmarks.md, issue 27: the
+// split kernel ran 1.4x one column per thread at n = 8 and 1.04x at 16; one column per thread was
+// faster at n = 32).
 #ifndef SPMMC_GENERIC_SPLIT_BELOW
-#define SPMMC_GENERIC_SPLIT_BELOW 8
+#define SPMMC_GENERIC_SPLIT_BELOW 17
 #endif
 #ifndef SPMMC_GENERIC_V4_FROM
 #define SPMMC_GENERIC_V4_FROM 512
@@ -131,11 +164,15 @@ static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33,
 #ifndef SPMMC_GENERIC_DEPTH
 #define SPMMC_GENERIC_DEPTH 16  // products a lane loads per round
 #endif
+#ifndef SPMMC_GENERIC_SPLIT_AHEAD
+#define SPMMC_GENERIC_SPLIT_AHEAD 1  // the next round's loads issued before this round's sum (0: after it)
+#endif
 constexpr int spmmc_generic_split_threads = 128;
 struct alignas(8) spmmc_product {  // a product's weight and B-value, one 8-byte load of shared memory
   float w, b;
 };
 constexpr int spmmc_generic_split_round = 32 * SPMMC_GENERIC_DEPTH;  // the most products of a round (n = 1)
+template <typename Stride>
 __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
                                                          int64_t n) {
   constexpr int warps = spmmc_generic_split_threads / 32;
@@ -146,6 +183,7 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
   const int ways = 32 / width, lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) / 32;
   const int column = lane & (width - 1), group = lane / width;
   const bool mine = column < n;  // a lane of a column of C
+  const spmmc_b_columns<Stride> cols = spmmc_columns_of<Stride>(B, n, column);
   const int round = ways * SPMMC_GENERIC_DEPTH;
   const int step = static_cast<int>(gridDim.x) * warps;
   for (int slot = static_cast<int>(blockIdx.x) * warps + warp; slot < spmmc_rows; slot += step) {
@@ -154,22 +192,42 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
     float total = 0.0f, acc = 0.0f;
     int part = 0, next = spmmc_k_parts > 1 ? spmmc_k_part_begin[1] : 0;
     bool any = false;  // the current range has products
-    for (int p = spmmc_row_ptr[row]; p < end; p += round) {
-      int k[SPMMC_GENERIC_DEPTH];
-      float w[SPMMC_GENERIC_DEPTH];
-      for (int d = 0; d < SPMMC_GENERIC_DEPTH; ++d) {
+    constexpr int depth = SPMMC_GENERIC_DEPTH;
+    int k[depth], kr[depth];  // the columns of the round being loaded; of the round in flight
+    float w[depth], wr[depth], b[depth];
+    // The columns and weights of the round at p, then its loads of B (lanes beyond n or products
+    // beyond the row load nothing).
+    const auto load_columns = [&](int p) {
+      for (int d = 0; d < depth; ++d) {
         const int q = p + d * ways + group;
         k[d] = q < end ? __ldg(&spmmc_col_idx[q]) : 0;
         w[d] = q < end ? __uint_as_float(__ldg(&spmmc_weight_bits[q])) : 0.0f;
       }
-      for (int d = 0; d < SPMMC_GENERIC_DEPTH; ++d) {
-        float b[1] = {0.0f};
-        if (p + d * ways + group < end && mine) spmmc_generic_load<1>(B, n, k[d], column, b);
-        wb_of[warp][d * 32 + lane] = {w[d], b[0]};
+    };
+    const auto load_b = [&](int p) {
+      for (int d = 0; d < depth; ++d) {
+        float bd[1] = {0.0f};
+        if (p + d * ways + group < end && mine) spmmc_generic_load<1>(cols, k[d], bd);
+        b[d] = bd[0], kr[d] = k[d], wr[d] = w[d];
+      }
+    };
+    int p = spmmc_row_ptr[row];
+    if (p < end) {
+      load_columns(p);
+      load_b(p);
+      if (p + round < end) load_columns(p + round);
+    }
+    for (; p < end; p += round) {
+      for (int d = 0; d < depth; ++d) {  // the round's (weight, B-value) pairs, as they arrive
+        wb_of[warp][d * 32 + lane] = {wr[d], b[d]};
         if constexpr (spmmc_k_parts > 1)
-          if (column == 0) k_of[warp][d * ways + group] = k[d];
+          if (column == 0) k_of[warp][d * ways + group] = kr[d];
       }
       __syncwarp();
+      if (SPMMC_GENERIC_SPLIT_AHEAD && p + round < end) {  // the next round's loads in flight during this round's sum
+        load_b(p + round);
+        if (p + 2 * round < end) load_columns(p + 2 * round);
+      }
       const int count = end - p < round ? end - p : round;
       if constexpr (spmmc_k_parts > 1) {
         for (int i = 0; i < count; ++i) {
@@ -191,6 +249,10 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
         for (; i < count; ++i, x += width) acc = fmaf(x->w, x->b, acc);
       }
       __syncwarp();  // every lane has read the round before the next one overwrites it
+      if (!SPMMC_GENERIC_SPLIT_AHEAD && p + round < end) {
+        load_b(p + round);
+        if (p + 2 * round < end) load_columns(p + 2 * round);
+      }
     }
     total = part == 0 ? acc : any ? total + acc : total;
     if (group == 0 && mine) spmmc_store_c1(C + static_cast<int64_t>(row) * n + column, total);
@@ -203,13 +265,15 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
 // generic family as it times the unrolled candidates: codegen/generic_launch.h).
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v4(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_rows<4>(B, C, n);
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<4, int>(B, C, n);
+  else spmmc_generic_rows<4, int64_t>(B, C, n);
 }
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_split_rows(B, C, n);
+  spmmc_generic_split_rows<int>(B, C, n);  // n < 33
 }
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v1(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_rows<1>(B, C, n);
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<1, int>(B, C, n);
+  else spmmc_generic_rows<1, int64_t>(B, C, n);
 }

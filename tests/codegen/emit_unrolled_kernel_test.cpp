@@ -848,8 +848,8 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   }
   l = generic_launch(100, 124, true);  // a row's 124 threads rounded up to 128: one row per block
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 100u, 128u, 1u));
-  // Below n = 8: the split kernel, a warp per row, 4 rows per block of 128 threads.
-  for (const int64_t n : {1, 5, 7}) {
+  // Up to n = 16: the split kernel, a warp per row, 4 rows per block of 128 threads.
+  for (const int64_t n : {1, 5, 7, 8, 16}) {
     INFO(n);
     l = generic_launch(100, n, true);
     CHECK(std::string(l.symbol) == kGenericKernelSplit);
@@ -858,12 +858,12 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   }
   CHECK(generic_launch(101, 1, false).grid_x == 26u);
   CHECK(generic_launch(1000000, 4, true).grid_x == 65535u);  // the warps loop over the rest
-  l = generic_launch(100, 32, true);  // from n = 8: one column per thread, here a warp per row's 32 columns
+  l = generic_launch(100, 32, true);  // from n = 17: one column per thread, here a warp per row's 32 columns
   CHECK(std::string(l.symbol) == kGenericKernelV1);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 25u, 32u, 4u));
-  l = generic_launch(100, 8, true);  // 8 threads, 16 rows per block
+  l = generic_launch(100, 17, true);  // 17 threads rounded up to 32, 4 rows per block
   CHECK(std::string(l.symbol) == kGenericKernelV1);
-  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 7u, 8u, 16u));
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 25u, 32u, 4u));
   // Four columns per thread from n = 512 (a multiple of 4, aligned); below it one.
   CHECK(generic_launch(100, 508, true).cols_per_thread == 1);
   CHECK(generic_launch(100, 512, true).cols_per_thread == 4);

@@ -140,7 +140,7 @@ float guard_value() {
 
 // The generic path's last launch (grid, block as the emulation recorded them) for A of `rows` rows
 // at n: what codegen/generic_launch.h says (the tuner launches the generic family by it), and its
-// threads cover the columns: the split kernel (n < 8) a warp per row with every column in it, else
+// threads cover the columns: the split kernel (n <= 16) a warp per row with every column in it, else
 // threads of 1 or 4 columns (4: n >= 512, n % 4 == 0, B and C 16-byte aligned) over the row.
 void check_generic_launch(const unsigned* grid, const unsigned* block, int32_t rows, int64_t n, bool aligned16) {
   const GenericLaunch l = generic_launch(rows, n, aligned16);
