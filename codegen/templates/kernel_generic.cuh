@@ -78,9 +78,15 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>
 }
 
 // The sums of products p..end-1 of a row for a thread's V columns, each in order from +0: whole
-// batches of `batch` products whose loads are all in flight at once, then the rest one product at a
-// time (measured faster than a last, partial batch with its loads clamped, study 10, and than one
-// with its slots beyond the row masked: 1.0-1.7x at 8 <= n <= 256, issue 27).
+// batches of `batch` products whose loads are all in flight at once, the next batch's columns and
+// weights loaded while a batch's loads of B are in flight; then the rest one product at a time, or
+// with SPMMC_GENERIC_TAIL=1 as one batch whose slots beyond the row load nothing and add nothing
+// (issue 27, 11 layers: 1.04-1.05x at n = 17 and 32, 0.87-0.94x at 128 and 256, where more warps
+// make the predicated slots' instructions cost; one at a time was also faster than a last batch
+// with its loads clamped, study 10, and than masking every batch's slots).
+#ifndef SPMMC_GENERIC_TAIL
+#define SPMMC_GENERIC_TAIL 0
+#endif
 template <int V, typename Stride>
 __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>& cols, int p, int end, float (&acc)[V]) {
   constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
@@ -96,6 +102,21 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>&
       for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + batch + i]), bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
     for (int i = 0; i < batch; ++i)
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
+  }
+  if (SPMMC_GENERIC_TAIL && p < end) {  // the rest, fewer than a batch, its loads all in flight
+    float b[batch][V];
+    for (int i = 0; i < batch; ++i) {
+      const bool in = p + i < end;
+      k[i] = in ? __ldg(&spmmc_col_idx[p + i]) : 0, bits[i] = in ? __ldg(&spmmc_weight_bits[p + i]) : 0u;
+    }
+    for (int i = 0; i < batch; ++i) {
+      for (int v = 0; v < V; ++v) b[i][v] = 0.0f;
+      if (p + i < end) spmmc_generic_load<V>(cols, k[i], b[i]);
+    }
+    for (int i = 0; i < batch; ++i)
+      if (p + i < end)
+        for (int v = 0; v < V; ++v) acc[v] = fmaf(__uint_as_float(bits[i]), b[i][v], acc[v]);
+    p = end;
   }
   for (; p < end; ++p) {
     float b[V];
