@@ -207,6 +207,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
       {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
       {"GENERIC_ORDER", joined(generic_row_order(a, tiling), [](int32_t x) { return std::to_string(x); })},
+      // the generic family builds at nvcc's default level, the unrolled files' generic path at -O1
+      // (templates/kernel_generic.cuh says what each measured)
+      {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
       {"WEIGHT_BITS", joined(a.values, [](float x) {
          uint32_t bits = 0;
          std::memcpy(&bits, &x, sizeof bits);

@@ -87,19 +87,36 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>
 #ifndef SPMMC_GENERIC_TAIL
 #define SPMMC_GENERIC_TAIL 0
 #endif
+// With one column per thread, a batch's weights are loaded after its loads of B are issued in the
+// unrolled files' generic path (0, -Xptxas -O1: 128 registers instead of 154, 4 blocks of 128
+// threads per SM instead of 3; on 11 layers 1.07-1.21x at 17 <= n <= 256, geomeans, no layer below
+// 0.96x), a batch ahead with its columns in the generic family's files (1, nvcc's default level:
+// there the layers of long rows ran 0.81-0.90x without it, e.g. 1000- and 512-row layers of 614 and
+// 1382 products a row at their n = 32, H100, issue 27). Four columns per thread keep them ahead.
+#ifndef SPMMC_GENERIC_WEIGHTS_AHEAD
+#define SPMMC_GENERIC_WEIGHTS_AHEAD /*@WEIGHTS_AHEAD*/0/*@*/
+#endif
 template <int V, typename Stride>
 __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>& cols, int p, int end, float (&acc)[V]) {
   constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
+  constexpr bool weights_ahead = SPMMC_GENERIC_WEIGHTS_AHEAD || V == 4;
   int k[batch];
   unsigned bits[batch];
   if (p + batch <= end)
-    for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + i]), bits[i] = __ldg(&spmmc_weight_bits[p + i]);
+    for (int i = 0; i < batch; ++i) {
+      k[i] = __ldg(&spmmc_col_idx[p + i]);
+      if (weights_ahead) bits[i] = __ldg(&spmmc_weight_bits[p + i]);
+    }
   for (; p + batch <= end; p += batch) {
     float b[batch][V], w[batch];
-    for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(cols, k[i], b[i]), w[i] = __uint_as_float(bits[i]);
-    if (p + 2 * batch <= end)  // the next batch's columns and weights, while these loads of B are in flight
-      for (int i = 0; i < batch; ++i) k[i] = __ldg(&spmmc_col_idx[p + batch + i]), bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
+    for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(cols, k[i], b[i]);
+    for (int i = 0; i < batch; ++i) w[i] = __uint_as_float(weights_ahead ? bits[i] : __ldg(&spmmc_weight_bits[p + i]));
+    if (p + 2 * batch <= end)  // the next batch's columns (and weights), while these loads of B are in flight
+      for (int i = 0; i < batch; ++i) {
+        k[i] = __ldg(&spmmc_col_idx[p + batch + i]);
+        if (weights_ahead) bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
+      }
     for (int i = 0; i < batch; ++i)
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
   }

@@ -790,8 +790,15 @@ TEST_CASE("emitter: the generic kernel takes the A-tiles' rows, heaviest tiles f
     EmitOptions options;
     options.name = "k";
     options.generic_only = generic_only;
+    options.nvrtc_form = true;
     const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kRowLength), make_tile(2, 32, 1), options);
     CHECK(order_of(k.cu) == std::vector<int32_t>{3, 6, 0, 5, 1, 4, 2});
+    // One column per thread loads a batch's weights a batch ahead in the generic family (built at
+    // nvcc's default level), with the batch's loads of B in the unrolled files' generic path (-O1);
+    // the NVRTC form the tuner times says the same as NAME.cu.
+    const std::string ahead = std::string("#define SPMMC_GENERIC_WEIGHTS_AHEAD ") + (generic_only ? "1" : "0") + "\n";
+    CHECK(count(k.cu, ahead) == 1);
+    if (generic_only) CHECK(count(k.nvrtc_cu, ahead) == 1);
   }
   // In natural order the tiles are consecutive rows, empty ones included: {0, 1} (4), {2, 3} (5),
   // {4, 5} (6), {6} (6); equal tiles keep their order.
