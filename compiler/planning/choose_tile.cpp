@@ -79,43 +79,48 @@ int64_t single_tile_threads(const Plan& plan, int64_t a_tiles, const Target& tar
 
 namespace {
 
-// The design's candidate for one M1 (V = 1, N1 = balanced_threads), or nullptr where the plan has
-// no such M1 or the register constraint rejected it.
+// A rule's candidate (nullptr where it has none) and the A-tiles of its launch.
 struct DesignTile {
   const PlannedCandidate* candidate = nullptr;
   int64_t a_tiles = 0;  // the emitted grid.x, empty-row tiles included
 };
 
-DesignTile design_tile(const Plan& plan, const Target& target, int32_t m1) {
-  DesignTile d;
-  const auto tiling = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
-  if (tiling == plan.per_m1.end()) return d;
-  d.a_tiles = tiling->tiling.num_blocks();
-  const int64_t n1 = balanced_threads(d.a_tiles, plan.shape.n, target);
+// The plan of the tiling at M1 = m1, or nullptr where the plan has none.
+const M1Plan* tiling_for(const Plan& plan, int32_t m1) {
+  const auto t = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
+  return t == plan.per_m1.end() ? nullptr : &*t;
+}
+
+// The planned candidate M1 x N1 with V = 1 that the register constraint kept, or nullptr.
+const PlannedCandidate* v1_candidate(const Plan& plan, int32_t m1, int64_t n1) {
+  const PlannedCandidate* found = nullptr;
   for (const PlannedCandidate& c : plan.candidates)
     if (c.tile.m1 == m1 && c.tile.n1 == n1 && c.tile.cols_per_thread == 1 && c.verdict.rejected_by != Constraint::kRegister)
-      d.candidate = &c;
+      found = &c;
+  return found;
+}
+
+// The design's candidate for one M1 (V = 1, N1 = balanced_threads), or nullptr where the plan has
+// no such M1 or the register constraint rejected it.
+DesignTile design_tile(const Plan& plan, const Target& target, int32_t m1) {
+  DesignTile d;
+  const M1Plan* tiling = tiling_for(plan, m1);
+  if (!tiling) return d;
+  d.a_tiles = tiling->tiling.num_blocks();
+  d.candidate = v1_candidate(plan, m1, balanced_threads(d.a_tiles, plan.shape.n, target));
   return d;
 }
 
 // The single-tile rule's candidate (M1 = 64, V = 1, N1 = single_tile_threads), or nullptr where
 // A's non-empty rows are not one A-tile at M1 = 64 and several at M1 = 32, or the plan has no such
 // candidate. The launch counts the blocks that store the empty rows' zeros too (a_tiles).
-const M1Plan* tiling_for(const Plan& plan, int32_t m1) {
-  const auto t = std::find_if(plan.per_m1.begin(), plan.per_m1.end(), [m1](const M1Plan& p) { return p.m1 == m1; });
-  return t == plan.per_m1.end() ? nullptr : &*t;
-}
-
 DesignTile single_tile(const Plan& plan, const Target& target) {
   DesignTile d;
   const M1Plan* whole = tiling_for(plan, 64);
   const M1Plan* halves = tiling_for(plan, 32);
   if (!whole || !halves || whole->tiling.num_tiles() != 1 || halves->tiling.num_tiles() < 2) return d;
   d.a_tiles = whole->tiling.num_blocks();
-  const int64_t n1 = single_tile_threads(plan, d.a_tiles, target);
-  for (const PlannedCandidate& c : plan.candidates)
-    if (c.tile.m1 == 64 && c.tile.n1 == n1 && c.tile.cols_per_thread == 1 && c.verdict.rejected_by != Constraint::kRegister)
-      d.candidate = &c;
+  d.candidate = v1_candidate(plan, 64, single_tile_threads(plan, d.a_tiles, target));
   return d;
 }
 
