@@ -79,14 +79,9 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>
 
 // The sums of products p..end-1 of a row for a thread's V columns, each in order from +0: whole
 // batches of `batch` products whose loads are all in flight at once, the next batch's columns and
-// weights loaded while a batch's loads of B are in flight; then the rest one product at a time, or
-// with SPMMC_GENERIC_TAIL=1 as one batch whose slots beyond the row load nothing and add nothing
-// (issue 27, 11 layers: 1.04-1.05x at n = 17 and 32, 0.87-0.94x at 128 and 256, where more warps
-// make the predicated slots' instructions cost; one at a time was also faster than a last batch
-// with its loads clamped, study 10, and than masking every batch's slots).
-#ifndef SPMMC_GENERIC_TAIL
-#define SPMMC_GENERIC_TAIL 0
-#endif
+// weights loaded while a batch's loads of B are in flight; then the rest one product at a time
+// (measured faster than a last batch with its loads clamped, study 10, and than one with its slots
+// beyond the row masked: 0.87-0.94x at n = 128 and 256 on 11 layers, issue 27).
 // With one column per thread, a batch's weights are loaded after its loads of B are issued in the
 // unrolled files' generic path (0, -Xptxas -O1: 128 registers instead of 154, 4 blocks of 128
 // threads per SM instead of 3; on 11 layers 1.07-1.21x at 17 <= n <= 256, geomeans, no layer below
@@ -119,21 +114,6 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>&
       }
     for (int i = 0; i < batch; ++i)
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
-  }
-  if (SPMMC_GENERIC_TAIL && p < end) {  // the rest, fewer than a batch, its loads all in flight
-    float b[batch][V];
-    for (int i = 0; i < batch; ++i) {
-      const bool in = p + i < end;
-      k[i] = in ? __ldg(&spmmc_col_idx[p + i]) : 0, bits[i] = in ? __ldg(&spmmc_weight_bits[p + i]) : 0u;
-    }
-    for (int i = 0; i < batch; ++i) {
-      for (int v = 0; v < V; ++v) b[i][v] = 0.0f;
-      if (p + i < end) spmmc_generic_load<V>(cols, k[i], b[i]);
-    }
-    for (int i = 0; i < batch; ++i)
-      if (p + i < end)
-        for (int v = 0; v < V; ++v) acc[v] = fmaf(__uint_as_float(bits[i]), b[i][v], acc[v]);
-    p = end;
   }
   for (; p < end; ++p) {
     float b[V];
@@ -180,8 +160,7 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // writes pair 32 d + l); then every lane sums the round's products of its column from shared
 // memory in column order, one 8-byte load per product, eight loads ahead of the FMAs: bit for bit
 // the other kernels' sums, with up to 32 times the loads in flight per row. The next round's
-// columns, weights and B-values are loaded while a round is summed (SPMMC_GENERIC_SPLIT_AHEAD; 0
-// loads them after the sum). Ranges of K end where
+// columns, weights and B-values are loaded while a round is summed. Ranges of K end where
 // a product's column reaches the next range (each range from +0, added in order; an empty one adds
 // nothing), as above. Lanes of columns at or beyond n load nothing and store nothing; group 0
 // stores. Blocks of spmmc_generic_split_threads threads, a warp per row in the order of
@@ -201,9 +180,6 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33, "SPMMC_GENERIC_SPLIT_BELOW: 1..33");
 #ifndef SPMMC_GENERIC_DEPTH
 #define SPMMC_GENERIC_DEPTH 16  // products a lane loads per round
-#endif
-#ifndef SPMMC_GENERIC_SPLIT_AHEAD
-#define SPMMC_GENERIC_SPLIT_AHEAD 1  // the next round's loads issued before this round's sum (0: after it)
 #endif
 constexpr int spmmc_generic_split_threads = 128;
 struct alignas(8) spmmc_product {  // a product's weight and B-value, one 8-byte load of shared memory
@@ -262,7 +238,7 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
           if (column == 0) k_of[warp][d * ways + group] = kr[d];
       }
       __syncwarp();
-      if (SPMMC_GENERIC_SPLIT_AHEAD && p + round < end) {  // the next round's loads in flight during this round's sum
+      if (p + round < end) {  // the next round's loads in flight during this round's sum
         load_b(p + round);
         if (p + 2 * round < end) load_columns(p + 2 * round);
       }
@@ -287,10 +263,6 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
         for (; i < count; ++i, x += width) acc = fmaf(x->w, x->b, acc);
       }
       __syncwarp();  // every lane has read the round before the next one overwrites it
-      if (!SPMMC_GENERIC_SPLIT_AHEAD && p + round < end) {
-        load_b(p + round);
-        if (p + 2 * round < end) load_columns(p + 2 * round);
-      }
     }
     total = part == 0 ? acc : any ? total + acc : total;
     if (group == 0 && mine) spmmc_store_c1(C + static_cast<int64_t>(row) * n + column, total);
