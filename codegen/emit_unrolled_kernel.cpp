@@ -202,6 +202,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::map<std::string, std::string> generic_values = {
       {"HEADER_COMMENT", ""},
       {"M", std::to_string(a.rows)},
+      {"NNZ", std::to_string(a.nnz())},
       {"K_PARTS", std::to_string(k_part_begin.size() - 1)},
       {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
       {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
@@ -251,7 +252,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   };
   if (options.nvrtc_form) {
     if (options.generic_only)
-      for (const char* symbol : {kGenericKernelV4, kGenericKernelV1, kGenericKernelSplit})
+      for (const char* symbol : kGenericKernels)
         fmt::format_to(std::back_inserter(declarations),
                        "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
                        dtype_c_type(options.dtype), dtype_c_type(options.dtype));

@@ -8,8 +8,10 @@
 
 namespace spmmc {
 
-GenericLaunch generic_launch(int32_t rows, int64_t n, bool aligned16) {
-  SPMMC_CHECK(rows >= 1 && n >= 1, fmt::format("the generic launch of {} rows for n = {}", rows, n));
+GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
+  const int32_t rows = a.rows;
+  SPMMC_CHECK(rows >= 1 && n >= 1 && a.sms >= 1,
+              fmt::format("the generic launch of {} rows for n = {} on {} SMs", rows, n, a.sms));
   GenericLaunch l;
   if (n < kGenericSplitBelow) {
     const int32_t warps = kGenericSplitThreads / 32;
@@ -36,6 +38,14 @@ GenericLaunch generic_launch(int32_t rows, int64_t n, bool aligned16) {
   l.grid_y = static_cast<unsigned>(std::min<int64_t>(y, 65535));
   l.block_x = static_cast<unsigned>(width);
   l.block_y = static_cast<unsigned>(rows_per_block);
+  if (l.cols_per_thread == 1) {
+    const int64_t warps = int64_t{l.grid_x} * l.grid_y * ((width * rows_per_block + 31) / 32);
+    const int64_t resident = int64_t{a.sms} * kGenericV1ResidentWarps;
+    const bool long_rows = a.products >= kGenericV1LongRow * rows;
+    if (a.weights_ahead) l.batch = long_rows ? (warps <= resident ? 32 : 8) : 2 * warps <= resident ? 32 : 2 * warps <= 3 * resident ? 16 : 8;
+    else l.batch = long_rows ? (warps <= 2 * resident ? 32 : 16) : 2 * warps <= 5 * resident ? 16 : 8;
+    l.symbol = l.batch == 32 ? kGenericKernelV1 : l.batch == 16 ? kGenericKernelV1B16 : kGenericKernelV1B8;
+  }
   return l;
 }
 

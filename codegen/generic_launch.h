@@ -8,10 +8,15 @@
 
 namespace spmmc {
 
-// The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, one.
+// The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, one
+// (batches of 32, 16 and 8 products), the split kernel (a warp per row, small n).
 inline constexpr const char* kGenericKernelV4 = "spmmc_generic_kernel_v4";
 inline constexpr const char* kGenericKernelV1 = "spmmc_generic_kernel_v1";
-inline constexpr const char* kGenericKernelSplit = "spmmc_generic_kernel_split";  // a warp per row, small n
+inline constexpr const char* kGenericKernelV1B16 = "spmmc_generic_kernel_v1_b16";
+inline constexpr const char* kGenericKernelV1B8 = "spmmc_generic_kernel_v1_b8";
+inline constexpr const char* kGenericKernelSplit = "spmmc_generic_kernel_split";
+inline constexpr const char* kGenericKernels[] = {kGenericKernelV4, kGenericKernelV1, kGenericKernelV1B16, kGenericKernelV1B8,
+                                                  kGenericKernelSplit};
 // The defaults of SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: the split kernel below this
 // n, four columns per thread from that one; threads per block of the split kernel.
 inline constexpr int64_t kGenericSplitBelow = 17;
@@ -19,10 +24,24 @@ inline constexpr int64_t kGenericV4From = 512;
 inline constexpr int32_t kGenericSplitThreads = 128;
 // Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).
 inline constexpr int32_t kGenericRowsPerBlock = 16;
+// One column per thread's batch (spmmc_generic_v1_batch in codegen/templates/kernel.cu): the
+// launch's warps are weighed against this many per SM; rows of at least this many products on
+// average are long.
+inline constexpr int64_t kGenericV1ResidentWarps = 16;
+inline constexpr int64_t kGenericV1LongRow = 64;
+
+// What the generic launch depends on besides n and the alignment of B and C.
+struct GenericShape {
+  int32_t rows = 1;            // A's rows
+  int64_t products = 0;        // A's non-zeros
+  int sms = 1;                 // the device's SMs
+  bool weights_ahead = false;  // SPMMC_GENERIC_WEIGHTS_AHEAD: 1 in the generic family's files
+};
 
 struct GenericLaunch {
   const char* symbol = kGenericKernelV1;
   int32_t cols_per_thread = 1;  // V: 4 or 1 (1 for the split kernel)
+  int32_t batch = 0;            // V = 1: products per batch (32, 16 or 8); else 0
   unsigned grid_x = 1, grid_y = 1;
   unsigned block_x = 1, block_y = 1;
 };
@@ -33,8 +52,12 @@ struct GenericLaunch {
 // both are aligned (blocks of 16 rows x 16
 // threads), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
 // multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
-// grid.y over the rows, at most 65535 (the blocks loop over the rest). Needs rows >= 1 and
-// 1 <= n with the columns' blocks within 2^31 - 1 (checked).
-GenericLaunch generic_launch(int32_t rows, int64_t n, bool aligned16);
+// grid.y over the rows, at most 65535 (the blocks loop over the rest); with V = 1 the batch, from
+// the launch's warps W against R = kGenericV1ResidentWarps per SM and whether A's rows hold at
+// least kGenericV1LongRow products on average: in the generic family's files (weights ahead) long
+// rows 32 up to W = R, else 8; shorter ones 32 up to R / 2, 16 up to 1.5 R, else 8; in the unrolled
+// files' generic path long rows 32 up to 2 R, else 16; shorter ones 16 up to 2.5 R, else 8.
+// Needs rows >= 1, sms >= 1 and 1 <= n with the columns' blocks within 2^31 - 1 (checked).
+GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16);
 
 }  // namespace spmmc

@@ -25,7 +25,7 @@ Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const Gpu
     return m;
   }
   // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
-  const GenericLaunch launch = generic_launch(a.rows, options.n, true);
+  const GenericLaunch launch = generic_launch({a.rows, a.nnz(), gpu.device().sm_count, /*weights_ahead=*/true}, options.n, true);
   RealKernel kernel;
   kernel.tile.m1 = kGenericRowsPerBlock;
   kernel.tile.cols_per_thread = launch.cols_per_thread;

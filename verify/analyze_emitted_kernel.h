@@ -248,7 +248,7 @@ struct EmittedKernelAnalysis {
   // The tensor-core family (a_format "vector-blocks-constants"): no unrolled code; the tensor-core
   // arrays (A rebuilt from them), the generic path's arrays (the calls the tensor-core kernel does
   // not take) and the info object are what is checked; its __global__ functions must be the
-  // tensor-core kernel and the three generic kernels, its MMAs of the file's dtype.
+  // tensor-core kernel and the generic kernels, its MMAs of the file's dtype.
   bool tensor_core = false;
   // B's and C's elements (spmmc compile --dtype): float, __half or __nv_bfloat16, and how they are
   // multiplied. The info object's dtype when it names one of the four ("float32", "float16",

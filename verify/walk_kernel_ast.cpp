@@ -241,12 +241,13 @@ class KernelWalker {
     return kernels;
   }
 
-  // A file of the generic family (a_format "csr-constants"): its __global__ functions are the three
-  // generic kernels (four columns per thread, one, and the split one), which read the arrays read_generic_path
+  // A file of the generic family (a_format "csr-constants"): its __global__ functions are the
+  // generic kernels (four columns per thread, one with three batches, and the split one), which read the arrays read_generic_path
   // took; unrolled code would run unchecked, so any other __global__ function is an error.
   void read_generic_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.generic_only = true;
-    std::map<std::string, int> generic = {{kGenericKernelV4, 0}, {kGenericKernelV1, 0}, {kGenericKernelSplit, 0}};
+    std::map<std::string, int> generic;
+    for (const char* symbol : kGenericKernels) generic[symbol] = 0;
     for (const clang::FunctionDecl* f : functions) {
       if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
       const auto found = generic.find(f->getNameAsString());
@@ -264,7 +265,7 @@ class KernelWalker {
   }
 
   // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision or tf32;
-  // its __global__ functions are the tensor-core kernel and the three generic kernels, one each (any
+  // its __global__ functions are the tensor-core kernel and the generic kernels, one each (any
   // other would run unchecked); every inline-PTX mma of the file (SPMMC_TC_MMA or
   // SPMMC_MMA_M16N8K4_TF32 as expanded) is the MMA of the file's dtype with float32 accumulators
   // (m16n8k8 for fp16 and bf16, m16n8k4 for tf32), since that dtype is how compare_with_weights
@@ -282,7 +283,8 @@ class KernelWalker {
                                          kVectorBlocksFormat, dtype_origin_, dtype_info_name(out_.dtype))});
       return;
     }
-    std::map<std::string, int> expected = {{kTensorCoreKernel, 0}, {kGenericKernelV4, 0}, {kGenericKernelV1, 0}, {kGenericKernelSplit, 0}};
+    std::map<std::string, int> expected = {{kTensorCoreKernel, 0}};
+    for (const char* symbol : kGenericKernels) expected[symbol] = 0;
     for (const clang::FunctionDecl* f : functions) {
       if (f->hasAttr<clang::CUDAGlobalAttr>()) {
         const auto found = expected.find(f->getNameAsString());

@@ -13,10 +13,57 @@ namespace {
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
 /*@TENSOR_CORE_CODE*//*@*/
+// What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
+// but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
+struct spmmc_device_shape {
+  int index = 0;
+  int sms = 1;
+  bool dependent_launch = false;
+};
+spmmc_device_shape spmmc_current_device() {
+  spmmc_device_shape d;
+  int device = 0, sms = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return d;
+  d.index = device;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0) d.sms = sms;
+  d.dependent_launch = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+  return d;
+}
+
+// One column per thread: the batch that fits the launch. A batch's loads in flight per warp cost
+// registers, so fewer warps stay resident: with the weights loaded with B (the unrolled files'
+// generic path, -Xptxas -O1) 128, 64 and 40 registers at 32, 16 and 8 products; with the weights a
+// batch ahead (the generic family, nvcc's default level) 145, 80 and 64. Rows shorter than 64
+// products on average get little from a batch of 32 (most of their products go one at a time after
+// the whole batches); a launch of more warps than stay resident needs warps more than loads. The
+// thresholds, in the launch's warps against 16 per SM (`resident`), are the best of the three
+// batches on 11 layers at n = 17-384 (H100, issue 27; docs/benchmarks.md: 1.04-1.26x the batch of 32
+// alone in the unrolled files, 1.03-1.30x in the generic family, geomeans per n). nvcc
+// -DSPMMC_GENERIC_V1_BATCH=32, 16 or 8 takes that batch always (studies).
+#ifndef SPMMC_GENERIC_V1_BATCH
+#define SPMMC_GENERIC_V1_BATCH 0
+#endif
+static_assert(SPMMC_GENERIC_V1_BATCH == 0 || SPMMC_GENERIC_V1_BATCH == 32 || SPMMC_GENERIC_V1_BATCH == 16 ||
+                  SPMMC_GENERIC_V1_BATCH == 8,
+              "SPMMC_GENERIC_V1_BATCH: 0 (by the launch), 32, 16 or 8");
+constexpr int spmmc_generic_v1_resident_warps = 16;  // per SM
+constexpr int64_t spmmc_generic_v1_long_row = 64;    // products
+int spmmc_generic_v1_batch(int64_t warps, int sms) {
+  if (SPMMC_GENERIC_V1_BATCH != 0) return SPMMC_GENERIC_V1_BATCH;
+  const int64_t resident = int64_t{sms} * spmmc_generic_v1_resident_warps;
+  const bool long_rows = spmmc_products >= spmmc_generic_v1_long_row * spmmc_rows;
+  if (SPMMC_GENERIC_WEIGHTS_AHEAD) {
+    if (long_rows) return warps <= resident ? 32 : 8;
+    return 2 * warps <= resident ? 32 : 2 * warps <= 3 * resident ? 16 : 8;
+  }
+  if (long_rows) return warps <= 2 * resident ? 32 : 16;
+  return 2 * warps <= 5 * resident ? 16 : 8;
+}
+
 // The launch of the generic path: the split kernel where n < SPMMC_GENERIC_SPLIT_BELOW; else V = 4
 // where n >= SPMMC_GENERIC_V4_FROM is a multiple of 4 and B and C are aligned to four elements, else
-// 1 (the tuner launches the generic family by the same rule, codegen/generic_launch.h; the tests'
-// host emulation checks that the two agree).
+// 1 with the batch of spmmc_generic_v1_batch (the tuner launches the generic family by the same
+// rule, codegen/generic_launch.h; the tests' host emulation checks that the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
   if (n < SPMMC_GENERIC_SPLIT_BELOW) {  // a warp per row, its lanes splitting the row's products
@@ -40,8 +87,14 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   if (x > 0x7fffffff) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(rows_per_block));
-  const void* const kernel = v == 4 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v4)
-                                    : reinterpret_cast<const void*>(&spmmc_generic_kernel_v1);
+  const void* kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v4);
+  if (v == 1) {
+    const int64_t warps = x * (y < 65535 ? y : 65535) * ((width * rows_per_block + 31) / 32);
+    const int batch = spmmc_generic_v1_batch(warps, spmmc_current_device().sms);
+    kernel = batch == 32   ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v1)
+             : batch == 16 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v1_b16)
+                           : reinterpret_cast<const void*>(&spmmc_generic_kernel_v1_b8);
+  }
   return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
 }
 
@@ -81,23 +134,6 @@ constexpr int spmmc_kernel_count = /*@KERNEL_COUNT*/1/*@*/;
 const void* const spmmc_kernels[spmmc_kernel_count] = {
     /*@KERNEL_POINTERS*/reinterpret_cast<const void*>(&spmmc_template_kernel_0)/*@*/};
 constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {/*@KERNEL_TILES*/1/*@*/};
-
-// What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
-// but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
-struct spmmc_device_shape {
-  int index = 0;
-  int sms = 1;
-  bool dependent_launch = false;
-};
-spmmc_device_shape spmmc_current_device() {
-  spmmc_device_shape d;
-  int device = 0, sms = 0, major = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return d;
-  d.index = device;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0) d.sms = sms;
-  d.dependent_launch = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
-  return d;
-}
 
 // grid.y of every unrolled kernel: blocks per A-tile, each looping over its share of the B-tiles,
 // so that all kernels' blocks together fit the SMs in one wave (as many blocks per SM as fit at

@@ -21,6 +21,7 @@
 // range of K (the split along K: each range's sum from +0, added to the row's total in range
 // order, a range without products of the row adding nothing).
 constexpr int spmmc_rows = /*@M*/1/*@*/;
+constexpr int64_t spmmc_products = /*@NNZ*/0/*@*/;  // A's non-zeros
 __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
 __device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
 __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
@@ -35,8 +36,8 @@ constexpr int spmmc_generic_threads = 256;  // the most threads of a block of th
 #endif
 static_assert(SPMMC_GENERIC_ROWS == 8 || SPMMC_GENERIC_ROWS == 16 || SPMMC_GENERIC_ROWS == 32,
               "SPMMC_GENERIC_ROWS: 8, 16 or 32 rows per block");
-// Products per batch with one column per thread (a quarter of it with four); nvcc -D for studies
-// (docs/benchmarks.md, study 10: 32 and 8 ran fastest).
+// Products per batch with four columns per thread (times four) and the largest batch of one column
+// per thread; nvcc -D for studies (docs/benchmarks.md, study 10: 32 and 8 ran fastest).
 #ifndef SPMMC_GENERIC_BATCH
 #define SPMMC_GENERIC_BATCH 32
 #endif
@@ -91,9 +92,9 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>
 #ifndef SPMMC_GENERIC_WEIGHTS_AHEAD
 #define SPMMC_GENERIC_WEIGHTS_AHEAD /*@WEIGHTS_AHEAD*/0/*@*/
 #endif
-template <int V, typename Stride>
+template <int V, int Batch, typename Stride>
 __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>& cols, int p, int end, float (&acc)[V]) {
-  constexpr int batch = V == 4 ? SPMMC_GENERIC_BATCH / 4 : SPMMC_GENERIC_BATCH;
+  constexpr int batch = Batch;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
   constexpr bool weights_ahead = SPMMC_GENERIC_WEIGHTS_AHEAD || V == 4;
   int k[batch];
@@ -123,8 +124,9 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>&
   }
 }
 
-// The rows of C in the order of spmmc_generic_order, V columns per thread (the body of both kernels).
-template <int V, typename Stride>
+// The rows of C in the order of spmmc_generic_order, V columns per thread, batches of Batch products
+// (the body of the kernels of one and four columns per thread).
+template <int V, int Batch, typename Stride>
 __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
   if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
@@ -141,7 +143,7 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
         for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
       if (part > 0 && end == p) continue;
       float acc[V];
-      spmmc_generic_sum<V>(cols, p, end, acc);
+      spmmc_generic_sum<V, Batch>(cols, p, end, acc);
       for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
       p = end;
     }
@@ -269,14 +271,14 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
   }
 }
 
-// The generic kernels: four columns per thread (vector loads and stores of four elements), one, and
-// the split one for small n. Three functions
-// rather than one template, so that the NVRTC form can give them C linkage (the tuner times the
-// generic family as it times the unrolled candidates: codegen/generic_launch.h).
+// The generic kernels: four columns per thread (vector loads and stores of four elements), one with
+// batches of 32, 16 or 8 products, and the split one for small n. Functions rather than one
+// template, so that the NVRTC form can give them C linkage (the tuner times the generic family as it
+// times the unrolled candidates: codegen/generic_launch.h).
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v4(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  if (n <= spmmc_narrow_n) spmmc_generic_rows<4, int>(B, C, n);
-  else spmmc_generic_rows<4, int64_t>(B, C, n);
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int>(B, C, n);
+  else spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int64_t>(B, C, n);
 }
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
@@ -284,6 +286,17 @@ __global__ void __launch_bounds__(spmmc_generic_split_threads)
 }
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v1(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  if (n <= spmmc_narrow_n) spmmc_generic_rows<1, int>(B, C, n);
-  else spmmc_generic_rows<1, int64_t>(B, C, n);
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<1, SPMMC_GENERIC_BATCH, int>(B, C, n);
+  else spmmc_generic_rows<1, SPMMC_GENERIC_BATCH, int64_t>(B, C, n);
 }
+__global__ void __launch_bounds__(spmmc_generic_threads)
+    spmmc_generic_kernel_v1_b16(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<1, 16, int>(B, C, n);
+  else spmmc_generic_rows<1, 16, int64_t>(B, C, n);
+}
+__global__ void __launch_bounds__(spmmc_generic_threads)
+    spmmc_generic_kernel_v1_b8(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<1, 8, int>(B, C, n);
+  else spmmc_generic_rows<1, 8, int64_t>(B, C, n);
+}
+

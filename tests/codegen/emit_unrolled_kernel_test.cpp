@@ -230,7 +230,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
   CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const spmmc_elem* __restrict__ B") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 4);  // and the generic path's three
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 6);  // and the generic path's five
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
   CHECK(count(k.cu, "constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {2};") == 1);
@@ -817,7 +817,7 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   options.nvrtc_form = true;
   options.generic_only = true;
   const EmittedKernel g = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
-  for (const char* symbol : {kGenericKernelV4, kGenericKernelV1, kGenericKernelSplit}) {
+  for (const char* symbol : kGenericKernels) {
     CHECK(count(g.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
     CHECK(count(g.nvrtc_cu, fmt::format("    {}(const spmmc_elem* __restrict__ B", symbol)) == 1);  // the definition
   }
@@ -827,9 +827,7 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   NvrtcOptions nvrtc;
   nvrtc.arch = "sm_90";
   const Cubin cubin = compile_to_cubin({"k.cu", g.nvrtc_cu}, nvrtc);
-  CHECK(cubin.image.find(kGenericKernelV4) != std::string::npos);
-  CHECK(cubin.image.find(kGenericKernelV1) != std::string::npos);
-  CHECK(cubin.image.find(kGenericKernelSplit) != std::string::npos);
+  for (const char* symbol : kGenericKernels) CHECK(cubin.image.find(symbol) != std::string::npos);
   // An unrolled candidate's form carries no generic code (its arrays would only cost compile time).
   options.generic_only = false;
   const EmittedKernel u = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);
@@ -840,45 +838,79 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
 
 TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[codegen][emit]") {
   // V = 4 (n >= 512, a multiple of 4, aligned): 16 rows x 16 threads of 4 columns.
-  GenericLaunch l = generic_launch(100, 4096, true);
+  GenericLaunch l = generic_launch({100, 0, 132}, 4096, true);
   CHECK(std::string(l.symbol) == kGenericKernelV4);
   CHECK(l.cols_per_thread == 4);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(64u, 7u, 16u, 16u));
   // Unaligned, not a multiple of 4, or narrow: one column per thread, 128 threads per block.
   for (const auto& [n, aligned] : {std::pair<int64_t, bool>{4096, false}, {130, true}, {124, true}}) {
     INFO(n << " " << aligned);
-    l = generic_launch(100, n, aligned);
-    CHECK(std::string(l.symbol) == kGenericKernelV1);
+    l = generic_launch({100, 0, 132}, n, aligned);
+    CHECK(l.batch > 0);  // one column per thread (its batch: the next test)
     CHECK(l.block_x * l.block_y <= 128);
     CHECK(int64_t{l.grid_x} * l.block_x >= n);
     CHECK(int64_t{l.grid_x - 1} * l.block_x < n);
   }
-  l = generic_launch(100, 124, true);  // a row's 124 threads rounded up to 128: one row per block
+  l = generic_launch({100, 0, 132}, 124, true);  // a row's 124 threads rounded up to 128: one row per block
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 100u, 128u, 1u));
   // Up to n = 16: the split kernel, a warp per row, 4 rows per block of 128 threads.
   for (const int64_t n : {1, 5, 7, 8, 16}) {
     INFO(n);
-    l = generic_launch(100, n, true);
+    l = generic_launch({100, 0, 132}, n, true);
     CHECK(std::string(l.symbol) == kGenericKernelSplit);
     CHECK(l.cols_per_thread == 1);
     CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(25u, 1u, 128u, 1u));
   }
-  CHECK(generic_launch(101, 1, false).grid_x == 26u);
-  CHECK(generic_launch(1000000, 4, true).grid_x == 65535u);  // the warps loop over the rest
-  l = generic_launch(100, 32, true);  // from n = 17: one column per thread, here a warp per row's 32 columns
-  CHECK(std::string(l.symbol) == kGenericKernelV1);
+  CHECK(generic_launch({101, 0, 132}, 1, false).grid_x == 26u);
+  CHECK(generic_launch({1000000, 0, 132}, 4, true).grid_x == 65535u);  // the warps loop over the rest
+  l = generic_launch({100, 0, 132}, 32, true);  // from n = 17: one column per thread, here a warp per row's 32 columns
+  CHECK(l.cols_per_thread == 1);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 25u, 32u, 4u));
-  l = generic_launch(100, 17, true);  // 17 threads rounded up to 32, 4 rows per block
-  CHECK(std::string(l.symbol) == kGenericKernelV1);
+  l = generic_launch({100, 0, 132}, 17, true);  // 17 threads rounded up to 32, 4 rows per block
+  CHECK(l.cols_per_thread == 1);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 25u, 32u, 4u));
   // Four columns per thread from n = 512 (a multiple of 4, aligned); below it one.
-  CHECK(generic_launch(100, 508, true).cols_per_thread == 1);
-  CHECK(generic_launch(100, 512, true).cols_per_thread == 4);
-  l = generic_launch(100, 40, true);  // above the warp size: a multiple of it
+  CHECK(generic_launch({100, 0, 132}, 508, true).cols_per_thread == 1);
+  CHECK(generic_launch({100, 0, 132}, 512, true).cols_per_thread == 4);
+  l = generic_launch({100, 0, 132}, 40, true);  // above the warp size: a multiple of it
   CHECK(std::make_tuple(l.block_x, l.block_y) == std::make_tuple(64u, 2u));
-  CHECK(generic_launch(2000000, 4096, true).grid_y == 65535);  // the blocks loop over the rest
-  CHECK_THROWS_AS(generic_launch(0, 4096, true), InternalError);
-  CHECK_THROWS_AS(generic_launch(10, 0, true), InternalError);
+  CHECK(generic_launch({2000000, 0, 132}, 4096, true).grid_y == 65535);  // the blocks loop over the rest
+  CHECK_THROWS_AS(generic_launch({0, 0, 132}, 4096, true), InternalError);
+  CHECK_THROWS_AS(generic_launch({10, 0, 132}, 0, true), InternalError);
+  CHECK_THROWS_AS(generic_launch({10, 0, 0}, 32, true), InternalError);
+}
+
+TEST_CASE("emitter: generic_launch takes one column per thread's batch from A's rows and the launch's warps",
+          "[codegen][emit]") {
+  // 512 rows at n = 128: a row's 128 columns are one block of 4 warps, 2048 warps; R = 16 x 132 =
+  // 2112 on 132 SMs.
+  const auto batch = [](int32_t rows, int64_t products, int64_t n, int sms, bool weights_ahead) {
+    const GenericLaunch l = generic_launch({rows, products, sms, weights_ahead}, n, true);
+    CHECK(std::string(l.symbol) == (l.batch == 32 ? kGenericKernelV1 : l.batch == 16 ? kGenericKernelV1B16 : kGenericKernelV1B8));
+    return l.batch;
+  };
+  // The unrolled files' generic path. Rows of 64 products or more on average: 32 up to 2 R, else 16.
+  CHECK(batch(512, 64 * 512, 128, 132, false) == 32);     // 2048 warps
+  CHECK(batch(1056, 64 * 1056, 128, 132, false) == 32);   // 4224 = 2 R
+  CHECK(batch(1057, 64 * 1057, 128, 132, false) == 16);
+  CHECK(batch(512, 64 * 512, 508, 132, false) == 16);     // 508 columns: 4 blocks a row, 8192 warps
+  CHECK(batch(512, 64 * 512, 128, 16, false) == 16);      // on 16 SMs 2048 warps are above 2 R = 512
+  // Shorter rows: 16 up to 2.5 R, else 8.
+  CHECK(batch(512, 64 * 512 - 1, 128, 132, false) == 16);
+  CHECK(batch(1320, 25 * 1320, 128, 132, false) == 16);   // 5280 = 2.5 R
+  CHECK(batch(1321, 25 * 1321, 128, 132, false) == 8);
+  CHECK(batch(64, 1638, 17, 132, false) == 16);           // 16 blocks of 4 rows: 64 warps
+  // The generic family's files (weights ahead). Long rows: 32 up to R, else 8.
+  CHECK(batch(528, 64 * 528, 128, 132, true) == 32);      // 2112 = R
+  CHECK(batch(529, 64 * 529, 128, 132, true) == 8);
+  // Shorter rows: 32 up to R / 2, 16 up to 1.5 R, else 8.
+  CHECK(batch(264, 25 * 264, 128, 132, true) == 32);      // 1056 = R / 2
+  CHECK(batch(265, 25 * 265, 128, 132, true) == 16);
+  CHECK(batch(792, 25 * 792, 128, 132, true) == 16);      // 3168 = 1.5 R
+  CHECK(batch(793, 25 * 793, 128, 132, true) == 8);
+  // Four columns per thread and the split kernel have no batch of their own here.
+  CHECK(generic_launch({512, 1 << 20, 132}, 4096, true).batch == 0);
+  CHECK(generic_launch({512, 1 << 20, 132}, 8, true).batch == 0);
 }
 
 TEST_CASE("emitter: refuses bad inputs with InternalError", "[codegen][emit]") {

@@ -82,12 +82,15 @@ std::unique_ptr<EmulatedKernel> EmulatedKernel::load(const std::filesystem::path
   k->graph_stats = reinterpret_cast<GraphStats>(dlsym(k->handle_, "spmmc_emulation_graph_stats"));
   k->capturing_stream = reinterpret_cast<CapturingStream>(dlsym(k->handle_, "spmmc_emulation_capturing_stream"));
   k->replay_capture = reinterpret_cast<ReplayCapture>(dlsym(k->handle_, "spmmc_emulation_replay_capture"));
+  k->last_kernel = reinterpret_cast<LastKernel>(dlsym(k->handle_, "spmmc_emulation_last_kernel"));
   if (!k->entry || !k->info) {
     error = "no symbol " + name + " or " + name + "_info in " + so.string();
     return nullptr;
   }
-  if (!k->last_launch || !k->set_bounds || !k->graph_stats || !k->capturing_stream || !k->replay_capture) {
-    error = "no spmmc_emulation_* hooks (last_launch, set_bounds, graph_stats, capturing_stream, replay_capture) in " +
+  if (!k->last_launch || !k->set_bounds || !k->graph_stats || !k->capturing_stream || !k->replay_capture ||
+      !k->last_kernel) {
+    error = "no spmmc_emulation_* hooks (last_launch, set_bounds, graph_stats, capturing_stream, replay_capture, "
+            "last_kernel) in " +
             so.string() +
             " (not built against tests/cuda_emulation?)";
     return nullptr;
@@ -138,13 +141,25 @@ float guard_value() {
   return f;
 }
 
-// The generic path's last launch (grid, block as the emulation recorded them) for A of `rows` rows
-// at n: what codegen/generic_launch.h says (the tuner launches the generic family by it), and its
-// threads cover the columns: the split kernel (n <= 16) a warp per row with every column in it, else
-// threads of 1 or 4 columns (4: n >= 512, n % 4 == 0, B and C 16-byte aligned) over the row.
-void check_generic_launch(const unsigned* grid, const unsigned* block, int32_t rows, int64_t n, bool aligned16) {
-  const GenericLaunch l = generic_launch(rows, n, aligned16);
+// The generic path's last launch (grid, block and kernel as the emulation recorded them) for A at n:
+// what codegen/generic_launch.h says (the tuner launches the generic family by it) on the emulated
+// device's SMs, the same kernel for the same symbol over the file's calls and different kernels
+// for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
+// row with every column in it, else threads of 1 or 4 columns (4: n >= 512, n % 4 == 0, B and C
+// 16-byte aligned) over the row.
+void check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a, int64_t n,
+                          bool aligned16) {
+  const int32_t rows = a.rows;
+  // The generic family's files load one column per thread's weights a batch ahead (codegen/emit_unrolled_kernel.cpp).
+  const bool weights_ahead = std::string(kernel.info()->a_format) == "csr-constants";
+  const GenericLaunch l = generic_launch({a.rows, a.nnz(), kEmulatedSmCount, weights_ahead}, n, aligned16);
   CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
+  const void* const func = kernel.last_kernel();
+  for (const auto& [symbol, seen] : kernel.generic_kernels) {
+    INFO(symbol << " ran before; now " << l.symbol);
+    CHECK((symbol == l.symbol) == (seen == func));
+  }
+  kernel.generic_kernels.emplace(l.symbol, func);
   if (n < kGenericSplitBelow) {
     CHECK(std::string(l.symbol) == kGenericKernelSplit);
     CHECK(int64_t{grid[0]} * block[0] / 32 >= std::min<int64_t>(rows, 65535 * 4));  // a warp per row, or loops
@@ -275,7 +290,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         ++paths.generic;
         CHECK(chain[0] == 1);  // the generic path is one kernel
         CHECK(runs == 0);      // no inline PTX ran
-        check_generic_launch(grid, block, a.rows, n, aligned16(gb.data) && aligned16(gc.data));
+        check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data));
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -457,7 +472,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX ran
-        check_generic_launch(grid, block, a.rows, n, aligned(gb.data, 4) && aligned(gc.data, 4));
+        check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4));
       }
     }
   }
@@ -529,7 +544,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
-        check_generic_launch(grid, block, a.rows, n, aligned16);  // four floats: 16 bytes
+        check_generic_launch(kernel, grid, block, a, n, aligned16);  // four floats: 16 bytes
       }
     }
   }

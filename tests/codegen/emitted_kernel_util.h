@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -55,6 +56,7 @@ class EmulatedKernel {
   // A stream its caller captures, and the end of that capture (the graph run once; its nodes).
   using CapturingStream = void* (*)();
   using ReplayCapture = int (*)(void* stream);
+  using LastKernel = const void* (*)();
 
   // dlopens `so` (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE: see load's comment) and finds NAME, NAME_info and the emulation's hooks;
   // `error` says why not.
@@ -70,6 +72,10 @@ class EmulatedKernel {
   GraphStats graph_stats = nullptr;
   CapturingStream capturing_stream = nullptr;
   ReplayCapture replay_capture = nullptr;
+  LastKernel last_kernel = nullptr;
+  // The generic path's kernels seen so far: codegen/generic_launch.h's symbol -> the address the
+  // emulation launched (check_generic_launch: one address per symbol, one symbol per address).
+  mutable std::map<std::string, const void*> generic_kernels;
 
  private:
   EmulatedKernel() = default;

@@ -357,6 +357,7 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* num_blocks, T fun
 // serialization (an emitted file's kernels after the first) joins it.
 struct EmulatedLaunch {
   dim3 grid{0, 0, 0}, block{0, 0, 0};
+  const void* func = nullptr;  // the kernel
   unsigned long long launches = 0;
   unsigned chain_kernels = 0, chain_overlapped = 0;
   unsigned long long chain_grid_x = 0;
@@ -481,6 +482,7 @@ inline cudaError_t spmmc_emulated_run(const void* func, dim3 grid, dim3 block, v
   l.chain_grid_x += grid.x;
   l.grid = grid;
   l.block = block;
+  l.func = func;
   ++l.launches;
   struct Call {
     Kernel kernel;
@@ -697,6 +699,12 @@ extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulat
   *launches = l.launches;
   chain[0] = l.chain_kernels, chain[1] = l.chain_overlapped, chain[2] = l.chain_grid_x, chain[3] = l.chain_shapes_differ;
   *ptx_runs = spmmc_emulation::ptx_runs().load();
+}
+
+// For the tests: the kernel of the last successful launch (the emitted kernels are file-local, so a
+// test tells them apart by this address, not by name).
+extern "C" __attribute__((used, visibility("default"))) inline const void* spmmc_emulation_last_kernel() {
+  return emulated_last_launch.func;
 }
 
 // For the tests: the counts of EmulatedGraphs, in its order (streams created, captures begun,
