@@ -5,7 +5,9 @@
 #                  WEIGHTS <file>          sparse weights in any format spmmc reads (relative: to the
 #                                          current source folder); may be the output of a custom command
 #                  NAME <name>             the C name of the kernel: <name>() and <name>_info()
-#                  N <n>                   columns of B and C the tile is chosen for (any n works at run time)
+#                  N <n>                   columns of B and C the tile is chosen for (any n works at run time);
+#                                          N1,N2,... or LO:HI: tuned for the largest, the others place the
+#                                          generic path's threshold (spmmc compile --n)
 #                  [ARCH <sm>]             e.g. 90 or sm_90: plan for that architecture (--arch sm_90);
 #                                          default: spmmc's default target (h100, sm_90)
 #                  [TILE <M1>x<N1>[x<V>]]  force the tile, e.g. 32x128 or 16x512x2 (--tile)
@@ -175,8 +177,8 @@ function(spmmc_add_spmm target)
   if(clash)
     message(FATAL_ERROR "${where}: NAME '${arg_NAME}' ${clash}")
   endif()
-  if(NOT arg_N MATCHES "^[1-9][0-9]*$")
-    message(FATAL_ERROR "${where}: N '${arg_N}' is not a positive integer")
+  if(NOT arg_N MATCHES "^[1-9][0-9]*((,[1-9][0-9]*)*|:[1-9][0-9]*)$")
+    message(FATAL_ERROR "${where}: N '${arg_N}' is not a positive integer, a list N1,N2,... or a range LO:HI")
   endif()
   if(DEFINED arg_TILE AND NOT arg_TILE MATCHES "^[1-9][0-9]*x[1-9][0-9]*(x[124])?$")
     message(FATAL_ERROR "${where}: TILE '${arg_TILE}' is not M1xN1 or M1xN1xV (positive integers, V 1, 2 or 4), e.g. 32x128 or 16x512x2")

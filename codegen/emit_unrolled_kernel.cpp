@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <vector>
@@ -265,6 +266,18 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                "kernel_nvrtc.cu");
   }
   k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
+  // The table the template's spmmc_variants holds with the file's values (its defaults of
+  // SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: codegen/generic_launch.h).
+  constexpr int64_t any_n = std::numeric_limits<int64_t>::max();
+  const int64_t below = options.generic_only ? 0 : options.generic_below_n;
+  if (options.tensor_core)
+    k.variants.push_back({"tensor-core", std::max<int64_t>(below, 1), any_n, "n % 8 == 0; B and C aligned to 16 bytes"});
+  else if (!options.generic_only)
+    k.variants.push_back({"unrolled", std::max<int64_t>(below, 1), (int64_t{1} << 32) / dtype_bytes(options.dtype) - 1,
+                          "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"});
+  k.variants.push_back({"generic-split", 1, kGenericSplitBelow - 1, ""});
+  k.variants.push_back({"generic-v4", kGenericV4From, any_n, "n % 4 == 0; B and C aligned to 4 elements"});
+  k.variants.push_back({"generic-v1", kGenericSplitBelow, any_n, ""});
   return k;
 }
 

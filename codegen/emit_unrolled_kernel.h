@@ -94,6 +94,14 @@ struct EmittedKernel {
   // NAME.nvcc-options for nvcc --options-file) and the same for NVRTC ({"--ptxas-options=-O1"}).
   std::vector<std::string> nvcc_options;
   std::vector<std::string> nvrtc_options;
+  // The file's variants as NAME_info()->variants lists them (codegen/templates/kernel.cu), in the
+  // order the entry point tries them: for NAME.json.
+  struct Variant {
+    std::string kernel;
+    int64_t n_min = 0, n_max = 0;
+    std::string needs;
+  };
+  std::vector<Variant> variants;
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the

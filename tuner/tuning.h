@@ -115,6 +115,12 @@ struct TuningOptions {
   double max_real_compile_seconds = kMaxRealCompileSeconds;
 };
 
+// The emitted kernel and the generic family's kernel at one batch size.
+struct BatchSizeMeasurement {
+  int64_t n = 0;
+  Measurement family, generic;
+};
+
 struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
@@ -134,6 +140,10 @@ struct TuningResult {
   std::optional<Measurement> generic;
   // With TuningOptions::heuristic: what to emit, decided real kernel against real kernel.
   std::optional<Decision> decision;
+  // A file compiled for several batch sizes (spmmc compile --n LIST or LO:HI): the emitted kernel
+  // and the generic family's kernel timed at each of the other sizes (tuner/time_batch_sizes.h);
+  // empty where not asked or not measured.
+  std::vector<BatchSizeMeasurement> batch_sizes;
 };
 
 // --tune proxy times the real kernel of its pick too where the generic kernel's time lies within

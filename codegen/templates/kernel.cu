@@ -107,6 +107,21 @@ constexpr int64_t spmmc_generic_below_n = SPMMC_GENERIC_BELOW_N;
 constexpr int64_t spmmc_generic_below_n = /*@GENERIC_BELOW_N*/0/*@*/;
 #endif
 
+// The variants in the order the entry point below tries them (NAME_info()->variants).
+constexpr int64_t spmmc_any_n = 0x7fffffffffffffff;
+const spmmc_kernel_variant spmmc_variants[] = {
+#if defined(SPMMC_TENSOR_CORE)
+    {"tensor-core", spmmc_generic_below_n > 1 ? spmmc_generic_below_n : 1, spmmc_any_n,
+     "n % 8 == 0; B and C aligned to 16 bytes"},
+#elif !defined(SPMMC_GENERIC_ONLY)
+    {"unrolled", spmmc_generic_below_n > 1 ? spmmc_generic_below_n : 1, spmmc_max_n,
+     "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"},
+#endif
+    {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
+    {"generic-v4", SPMMC_GENERIC_V4_FROM, spmmc_any_n, "n % 4 == 0; B and C aligned to 4 elements"},
+    {"generic-v1", SPMMC_GENERIC_SPLIT_BELOW, spmmc_any_n, ""},
+};
+
 const spmmc_kernel_info spmmc_info = {
     SPMMC_KERNEL_ABI_VERSION,
     "/*@NAME*/spmmc_template/*@*/",
@@ -126,6 +141,8 @@ const spmmc_kernel_info spmmc_info = {
     "/*@SHA256*//*@*/",
     "/*@VERSION*//*@*/",
     spmmc_generic_below_n,
+    static_cast<int32_t>(sizeof(spmmc_variants) / sizeof(spmmc_variants[0])),
+    spmmc_variants,
 };
 
 #ifndef SPMMC_GENERIC_ONLY  // the unrolled path (a build with SPMMC_GENERIC_ONLY has the generic path only)

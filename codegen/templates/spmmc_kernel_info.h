@@ -7,6 +7,15 @@
 
 #define SPMMC_KERNEL_ABI_VERSION 2
 
+/* One of a file's kernels (NAME_info()->variants): the entry point takes, for each call, the first
+   variant in the table whose n range holds n and whose `needs` the call meets. */
+typedef struct spmmc_kernel_variant {
+  const char* kernel;         /* "unrolled", "tensor-core", "generic-split", "generic-v4" or "generic-v1" */
+  int64_t n_min;              /* the n it takes, n_min to n_max inclusive (none where n_min > n_max) */
+  int64_t n_max;
+  const char* needs;          /* what else the call must meet ("" for nothing) */
+} spmmc_kernel_variant;
+
 typedef struct spmmc_kernel_info {
   int32_t abi_version;        /* SPMMC_KERNEL_ABI_VERSION of the emitting spmmc */
   const char* name;           /* the C name of the entry point */
@@ -28,6 +37,8 @@ typedef struct spmmc_kernel_info {
   const char* spmmc_version;  /* the spmmc that emitted it */
   int64_t generic_below_n;    /* the entry point runs the generic path (A as CSR data, a variant for small n)
                                  for every n below this, the file's family from it on (0: by alignment only) */
+  int32_t variant_count;      /* the file's kernels, in the order the entry point tries them (appended in */
+  const spmmc_kernel_variant* variants; /* version 2; docs/emitted-code.md, *Every batch size*) */
 } spmmc_kernel_info;
 
 #endif /* SPMMC_KERNEL_INFO_DEFINED */

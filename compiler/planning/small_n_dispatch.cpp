@@ -28,4 +28,44 @@ SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms
   return d;
 }
 
+SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured) {
+  SPMMC_CHECK(!measured.empty(), "the small-n dispatch of several batch sizes needs a measured one");
+  for (size_t i = 0; i < measured.size(); ++i) {
+    const BatchSizeTime& t = measured[i];
+    SPMMC_CHECK(t.n >= 1 && t.family_ms > 0.0 && t.generic_ms > 0.0 && (i == 0 || measured[i - 1].n < t.n),
+                fmt::format("the small-n dispatch: batch size {} of {} (n = {})", i, measured.size(), t.n));
+  }
+  if (measured.size() == 1) return choose_generic_below_n(measured[0].n, measured[0].family_ms, measured[0].generic_ms);
+  std::string times;
+  for (const BatchSizeTime& t : measured)
+    times += fmt::format("{}n = {}: {:.4f} / {:.4f} ms", times.empty() ? "" : ", ", t.n, t.family_ms, t.generic_ms);
+  // The first size of the suffix where the family's kernel is at least as fast.
+  size_t first = measured.size();
+  while (first > 0 && measured[first - 1].family_ms <= measured[first - 1].generic_ms) --first;
+  SmallNDispatch d;
+  if (first == measured.size()) {
+    d.generic_below_n = measured.back().n + 1;
+    d.why = fmt::format("measured (the kernel / the generic kernel) at {}: the generic kernel was faster at every size, "
+                        "so the kernel runs only above n = {}",
+                        times, measured.back().n);
+    return d;
+  }
+  if (first == 0) {
+    d = choose_generic_below_n(measured[0].n, measured[0].family_ms, measured[0].generic_ms);
+    d.why = fmt::format("measured (the kernel / the generic kernel) at {}: the kernel at least as fast from the smallest "
+                        "size on; below it, the generic kernel's time in proportion to n meets the kernel's at n = {}",
+                        times, d.generic_below_n);
+    return d;
+  }
+  const BatchSizeTime& a = measured[first - 1];  // the generic kernel faster
+  const BatchSizeTime& b = measured[first];      // the family's kernel at least as fast
+  const double gap_a = a.family_ms - a.generic_ms, gap_b = b.family_ms - b.generic_ms;  // > 0, <= 0
+  const double at = static_cast<double>(a.n) + static_cast<double>(b.n - a.n) * gap_a / (gap_a - gap_b);
+  d.generic_below_n = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(at)), a.n + 1, b.n);
+  d.why = fmt::format("measured (the kernel / the generic kernel) at {}: the generic kernel faster at n = {}, the kernel "
+                      "from n = {} on; the two times, linear in n between them, meet at n = {}",
+                      times, a.n, b.n, d.generic_below_n);
+  return d;
+}
+
 }  // namespace spmmc

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace spmmc {
 
@@ -23,5 +24,22 @@ struct SmallNDispatch {
 // kernels about twice as fast as the generic one at their n (docs/benchmarks.md, issue 27). At
 // least 1. Needs n >= 1 and positive times (InternalError).
 SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms);
+
+// Both kernels' medians at one batch size.
+struct BatchSizeTime {
+  int64_t n = 0;
+  double family_ms = 0.0;
+  double generic_ms = 0.0;
+};
+
+// The dispatch of a file compiled for several batch sizes (compiler/planning/batch_sizes.h), from
+// both kernels timed at each of them (`measured`, ascending n, the largest the n it is tuned for).
+// The family's kernel takes every n from the smallest measured n at which it is at least as fast as
+// the generic kernel and stays so at every larger measured n. Below the smallest measured n, the
+// rule above at that n; between a size where the generic kernel was faster and the next, where the
+// family's was, the n where the two times, each linear in n between the sizes, meet. Where the
+// generic kernel was faster at every size, the family's kernel takes only the n above the largest.
+// One size: the rule above. Needs ascending n >= 1 and positive times (InternalError).
+SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured);
 
 }  // namespace spmmc

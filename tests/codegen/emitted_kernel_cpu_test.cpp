@@ -112,6 +112,17 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     CHECK(kernel->info()->generic_below_n == report["kernel"]["generic_below_n"].get<int64_t>());
     const bool below_given = std::find(c.args.begin(), c.args.end(), "--generic-below") != c.args.end();
     if (!generic && !below_given) CHECK(kernel->info()->generic_below_n == std::max<int64_t>(1, c.tune_n / 2));  // unrolled
+    // The variants: NAME_info()'s table is NAME.json's (the emitter's mirror of the template's).
+    const nlohmann::json& variants = report["kernel"]["variants"];
+    REQUIRE(kernel->info()->variant_count == static_cast<int32_t>(variants.size()));
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const spmmc_kernel_variant& x = kernel->info()->variants[v];
+      CHECK(x.kernel == variants[v]["kernel"].get<std::string>());
+      CHECK(x.n_min == variants[v]["n_min"].get<int64_t>());
+      CHECK(x.n_max == variants[v]["n_max"].get<int64_t>());
+      CHECK(x.needs == variants[v]["needs"].get<std::string>());
+    }
+    CHECK(std::string(kernel->info()->variants[0].kernel) == (generic ? "generic-split" : "unrolled"));
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
     const std::string label = fmt::format("{}x{}", info.m1, info.n1) +

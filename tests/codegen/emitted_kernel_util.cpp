@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <thread>
@@ -147,8 +148,8 @@ float guard_value() {
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
 // row with every column in it, else threads of 1 or 4 columns (4: n >= 512, n % 4 == 0, B and C
 // 16-byte aligned) over the row.
-void check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a, int64_t n,
-                          bool aligned16) {
+GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
+                                   int64_t n, bool aligned16) {
   const int32_t rows = a.rows;
   // The generic family's files load one column per thread's weights a batch ahead (codegen/emit_unrolled_kernel.cpp).
   const bool weights_ahead = std::string(kernel.info()->a_format) == "csr-constants";
@@ -163,7 +164,7 @@ void check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, co
   if (n < kGenericSplitBelow) {
     CHECK(std::string(l.symbol) == kGenericKernelSplit);
     CHECK(int64_t{grid[0]} * block[0] / 32 >= std::min<int64_t>(rows, 65535 * 4));  // a warp per row, or loops
-    return;
+    return l;
   }
   const int64_t v = n >= kGenericV4From && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
@@ -175,6 +176,27 @@ void check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, co
   } else {
     CHECK(block[0] * block[1] <= 128);  // rows per block fill the 128 threads
   }
+  return l;
+}
+
+// The kernel NAME_info()->variants names for a call at n: the first whose n range holds n and whose
+// needs the call meets (read by kernel: n a multiple of its columns per thread, B and C aligned to
+// them); `aligned(bytes)`: B and C aligned to that many bytes, `elem` bytes per element.
+std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, const std::function<bool(int64_t)>& aligned) {
+  for (int32_t i = 0; i < info.variant_count; ++i) {
+    const spmmc_kernel_variant& x = info.variants[i];
+    const std::string kernel = x.kernel;
+    if (n < x.n_min || n > x.n_max) continue;
+    const int64_t v = kernel == "unrolled" ? info.cols_per_thread : kernel == "tensor-core" ? 8 : kernel == "generic-v4" ? 4 : 1;
+    const int64_t bytes = kernel == "tensor-core" ? 16 : v * elem;
+    if (n % v == 0 && aligned(bytes)) return kernel;
+  }
+  return "none";
+}
+
+// The variant that ran for a generic launch (codegen/generic_launch.h's symbol).
+std::string generic_variant(const GenericLaunch& l) {
+  return std::string(l.symbol) == kGenericKernelSplit ? "generic-split" : l.cols_per_thread == 4 ? "generic-v4" : "generic-v1";
 }
 
 // A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with kGuard
@@ -271,6 +293,11 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       // The file's family from NAME_info()->generic_below_n on, where n and the alignment allow it.
       const bool unrolled = !generic_only && n >= info.generic_below_n && n % v == 0 && aligned(gb.data) && aligned(gc.data);
       const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+      // NAME_info()->variants names the kernel that ran.
+      const std::string named = variant_for(info, n, 4, [&](int64_t bytes) {
+        return reinterpret_cast<uintptr_t>(gb.data) % bytes == 0 && reinterpret_cast<uintptr_t>(gc.data) % bytes == 0;
+      });
+      if (unrolled) CHECK(named == "unrolled");
       if (unrolled) {
         ++paths.unrolled;
         const int64_t b_tiles = ceil_div(n, n1);
@@ -290,7 +317,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         ++paths.generic;
         CHECK(chain[0] == 1);  // the generic path is one kernel
         CHECK(runs == 0);      // no inline PTX ran
-        check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data));
+        CHECK(named == generic_variant(check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data))));
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -454,9 +481,14 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
       };
       const bool unrolled =
           !generic_only && !tensor_core && n >= info.generic_below_n && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
+      // NAME_info()->variants names the kernel that ran.
+      const std::string named = variant_for(info, n, 2, [&](int64_t bytes) {
+        return reinterpret_cast<uintptr_t>(gb.data) % bytes == 0 && reinterpret_cast<uintptr_t>(gc.data) % bytes == 0;
+      });
       // The tensor-core kernel: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
       // and 64 columns, 4 warps per block (codegen/templates/kernel_tensor_core.cuh).
       if (tensor_core && n >= info.generic_below_n && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8)) {
+        CHECK(named == "tensor-core");
         ++paths.tensor_core;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
@@ -464,6 +496,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         CHECK(grid[0] == static_cast<unsigned>((n + 63) / 64));
         CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + 3) / 4)));
       } else if (unrolled) {
+        CHECK(named == "unrolled");
         ++paths.unrolled;
         CHECK(chain[2] == static_cast<unsigned long long>(info.a_tiles));
         CHECK(block[0] == static_cast<unsigned>(info.n1 / v));
@@ -472,7 +505,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX ran
-        check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4));
+        CHECK(named == generic_variant(check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4))));
       }
     }
   }
@@ -531,9 +564,14 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
       CHECK(gb.damaged_guards() == 0);
       CHECK(std::equal(b.begin(), b.end(), gb.data));
       const bool aligned16 = reinterpret_cast<uintptr_t>(gb.data) % 16 == 0 && reinterpret_cast<uintptr_t>(gc.data) % 16 == 0;
+      // NAME_info()->variants names the kernel that ran.
+      const std::string named = variant_for(info, n, 4, [&](int64_t bytes) {
+        return reinterpret_cast<uintptr_t>(gb.data) % bytes == 0 && reinterpret_cast<uintptr_t>(gc.data) % bytes == 0;
+      });
       if (n >= info.generic_below_n && n % 8 == 0 && aligned16) {
         // One warp per window (info.a_tiles) and 64 columns, 4 warps per block
         // (codegen/templates/kernel_tensor_core_tf32.cuh).
+        CHECK(named == "tensor-core");
         ++paths.tensor_core;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
@@ -544,7 +582,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
-        check_generic_launch(kernel, grid, block, a, n, aligned16);  // four floats: 16 bytes
+        CHECK(named == generic_variant(check_generic_launch(kernel, grid, block, a, n, aligned16)));  // four floats: 16 bytes
       }
     }
   }

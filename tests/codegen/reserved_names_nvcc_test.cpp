@@ -55,9 +55,10 @@ std::set<std::string> words_of(const std::string& text) {
 
 bool accepted(const std::string& name) { return is_c_identifier(name) && !reserved_name_clash(name); }
 
-// The emitted code's own names: spmmc_* (but the shared type spmmc_kernel_info) and tile_<digits>.
+// The emitted code's own names: spmmc_* (but the shared types spmmc_kernel_info and
+// spmmc_kernel_variant) and tile_<digits>.
 bool is_own_name(const std::string& word) {
-  if (word.rfind("spmmc_", 0) == 0) return word != "spmmc_kernel_info";
+  if (word.rfind("spmmc_", 0) == 0) return word != "spmmc_kernel_info" && word != "spmmc_kernel_variant";
   if (word.rfind("tile_", 0) != 0 || word.size() == 5) return false;
   return std::all_of(word.begin() + 5, word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }

@@ -65,6 +65,8 @@ const spmmc_kernel_info kInfo = {
     "",
     "handmade",
     0,
+    0,        // no variants listed
+    nullptr,
 };
 
 }  // namespace

@@ -60,6 +60,8 @@ expect_error(NAME unknown-keyword CALL "app ${ok_args} THREADS 4" REGEX "unknown
 expect_error(NAME n-zero CALL "app WEIGHTS w.mtx NAME layer0 N 0" REGEX "N '0' is not a positive integer")
 expect_error(NAME n-negative CALL "app WEIGHTS w.mtx NAME layer0 N -64" REGEX "N '-64' is not a positive integer")
 expect_error(NAME n-not-a-number CALL "app WEIGHTS w.mtx NAME layer0 N 64k" REGEX "N '64k' is not a positive integer")
+expect_error(NAME n-range-open CALL "app WEIGHTS w.mtx NAME layer0 N 64:" REGEX "N '64:' is not a positive integer, a list N1,N2,... or a range LO:HI")
+expect_error(NAME n-list-empty-item CALL "app WEIGHTS w.mtx NAME layer0 N 1,,64" REGEX "N '1,,64' is not a positive integer, a list")
 expect_error(NAME name-not-identifier CALL "app WEIGHTS w.mtx NAME 0layer N 64" REGEX "NAME '0layer' is not a C identifier")
 expect_error(NAME name-with-dash CALL "app WEIGHTS w.mtx NAME fc-1 N 64" REGEX "NAME 'fc-1' is not a C identifier")
 # Names the emitted code cannot own: the same rules and messages as spmmc compile --name

@@ -43,6 +43,8 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
       {{"compile", a, "--n", "64", "--name", "k"}, "-o DIR"},
       {{"compile", "--n", "64", "--name", "k", "-o", out}, ""},
       {{"compile", a, "--n", "0", "--name", "k", "-o", out}, "--n"},
+      {{"compile", a, "--n", "64:8", "--name", "k", "-o", out}, "--n '64:8': expected N, N1,N2,... or LO:HI"},
+      {{"compile", a, "--n", "8,,64", "--name", "k", "-o", out}, "--n '8,,64': expected N, N1,N2,... or LO:HI"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--reorder", "random"}, "--reorder"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "guess"}, "--tune guess: expected auto (default), none"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--tile", "8x32"}, "--tile"},
@@ -518,6 +520,41 @@ TEST_CASE("compile cli: --reproducible output is byte-identical, and the report"
   CHECK(nlohmann::json::parse(test::read_file(dir.path / "three" / "layer.json")).contains("seconds"));
   CHECK(test::read_file(dir.path / "three" / "layer.cu") == cu);
   CHECK(test::read_file(dir.path / "three" / "layer.h") == test::read_file(dir.path / "one" / "layer.h"));
+}
+
+TEST_CASE("compile cli: --n LO:HI is tuned for HI, lists its batch sizes and its variants", "[cli][compile][small-n]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string();
+  const auto r = run_spmmc({"compile", a, "--n", "1:4096", "--name", "layer", "-o", (dir.path / "range").string(),
+                            "--tune", "none", "--reproducible"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(test::read_file(dir.path / "range" / "layer.json"));
+  CHECK(j["options"]["n"] == 4096);
+  CHECK(j["options"]["batch_sizes"] == nlohmann::json::array({1, 4, 16, 64, 256, 1024, 4096}));
+  // Without a GPU nothing is timed at the sizes: the rule, half of the largest, and the report says so.
+  CHECK(j["kernel"]["generic_below_n"] == 2048);
+  CHECK_THAT(j["kernel"]["generic_below_why"].get<std::string>(),
+             Catch::Contains("(--n 1,4,16,64,256,1024,4096: the kernels were not timed at the sizes)"));
+  // The variants in the order the entry point tries them (NAME_info()->variants).
+  const nlohmann::json& variants = j["kernel"]["variants"];
+  REQUIRE(variants.size() == 4);
+  CHECK(variants[0]["kernel"] == "unrolled");
+  CHECK(variants[0]["n_min"] == 2048);
+  CHECK(variants[1]["kernel"] == "generic-split");
+  CHECK(variants[1]["n_max"] == 16);
+  CHECK(variants[2]["kernel"] == "generic-v4");
+  CHECK(variants[3]["kernel"] == "generic-v1");
+  CHECK(variants[3]["n_min"] == 17);
+  // Tuned for the largest: the same tile as --n 4096; the provenance line lists the sizes.
+  const auto one = run_spmmc({"compile", a, "--n", "4096", "--name", "layer", "-o", (dir.path / "one").string(),
+                              "--tune", "none", "--reproducible"});
+  REQUIRE(one.exit_code == 0);
+  const auto k = nlohmann::json::parse(test::read_file(dir.path / "one" / "layer.json"));
+  CHECK(k["choice"]["m1"] == j["choice"]["m1"]);
+  CHECK(k["choice"]["n1"] == j["choice"]["n1"]);
+  CHECK(k["options"]["batch_sizes"] == nlohmann::json::array({4096}));
+  CHECK_THAT(test::read_file(dir.path / "range" / "layer.cu"), Catch::Contains("--n 1,4,16,64,256,1024,4096 --name layer"));
 }
 
 TEST_CASE("compile cli: --tile 8x64 is honoured", "[cli][compile]") {

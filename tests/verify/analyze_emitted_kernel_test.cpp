@@ -343,9 +343,9 @@ TEST_CASE("verify: without NAME.h beside it the prelude stands in, and says so",
 }
 
 // The declarations "type name;" of a struct definition, comments and spacing removed.
-std::vector<std::string> struct_fields(const std::string& text) {
+std::vector<std::string> struct_fields(const std::string& text, const std::string& name = "spmmc_kernel_info") {
   const std::string no_comments = std::regex_replace(text, std::regex(R"(/\*[\s\S]*?\*/)"), "");
-  const size_t open = no_comments.find("typedef struct spmmc_kernel_info {");
+  const size_t open = no_comments.find("typedef struct " + name + " {");
   REQUIRE(open != std::string::npos);
   const std::string body = no_comments.substr(open, no_comments.find('}', open) - open);
   std::vector<std::string> fields;
@@ -361,8 +361,10 @@ TEST_CASE("verify: the prelude's spmmc_kernel_info is the emitter's, field by fi
   const std::string prelude_text = test::read_file(source + "/verify/prelude/spmmc_kernel_info.h");
   const auto emitted = struct_fields(emitted_text);
   const auto prelude = struct_fields(prelude_text);
-  CHECK(emitted.size() == 18);
+  CHECK(emitted.size() == 20);
   CHECK(prelude == emitted);
+  CHECK(struct_fields(emitted_text, "spmmc_kernel_variant").size() == 4);  // kernel, n_min, n_max, needs
+  CHECK(struct_fields(prelude_text, "spmmc_kernel_variant") == struct_fields(emitted_text, "spmmc_kernel_variant"));
   // And the ABI version.
   const std::regex version(R"(#define SPMMC_KERNEL_ABI_VERSION (\d+))");
   std::smatch e, p;

@@ -18,6 +18,7 @@
 #include "compiler/common/text_scanner.h"
 #include "compiler/common/write_file_atomically.h"
 #include "compiler/formats/read_matrix.h"
+#include "compiler/planning/batch_sizes.h"
 #include "compiler/planning/choose_tile.h"
 #include "compiler/planning/matrix_stats.h"
 #include "compiler/planning/plan_tiles.h"
@@ -186,7 +187,11 @@ int run_compile(const Args& args) {
     fail_usage("--family {} has no tile to {}: it cannot be combined with {}", family, args.has("--tile") ? "fix" : "tune",
                args.has("--tile") ? "--tile" : "--tune " + tune);
   PlanOptions plan_options = planning_options_from(args);
-  plan_options.n = args.get_int("--n", 0, 1, kMaxIndex);
+  // --n N, N1,N2,... or LO:HI: tuned for the largest; the others place the small-n dispatch.
+  std::string n_error;
+  const std::optional<BatchSizes> batch_sizes = parse_batch_sizes(*args.get("--n"), kMaxIndex, n_error);
+  if (!batch_sizes) fail_usage("--n {}", n_error);
+  plan_options.n = batch_sizes->tune_n;
   SizeLimits limits;
   limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", limits.max_nvcc_seconds, 1.0, 1e7);
   const bool reproducible = args.has("--reproducible");
@@ -295,6 +300,7 @@ int run_compile(const Args& args) {
     request.heuristic = heuristic;
     request.heuristic_generic = heuristic_generic;
     request.emittable = fits_size_guard;
+    request.batch_sizes.assign(batch_sizes->points.begin(), batch_sizes->points.end() - 1);
     if (heuristic) tuned = run_tuning(request, m.csr, plan, target, *gpu, tuning_settings, candidates);
     if (tuned) {
       tuning = tuning_json(tune, *tuned, *gpu);
@@ -425,8 +431,23 @@ int run_compile(const Args& args) {
   } else {
     const bool measured = decision && decision->emitted_ms && tuned && tuned->generic &&
                           tuned->generic->outcome == Outcome::kOk;
-    small_n = choose_generic_below_n(plan_options.n, measured ? decision->emitted_ms : std::nullopt,
-                                     measured ? std::optional<double>(tuned->generic->time.median_ms) : std::nullopt);
+    // --n LIST or LO:HI: both kernels at every size where each was timed (TuningResult::batch_sizes).
+    std::vector<BatchSizeTime> times;
+    if (measured && tuned->batch_sizes.size() + 1 == batch_sizes->points.size()) {
+      for (const BatchSizeMeasurement& b : tuned->batch_sizes)
+        if (b.family.outcome == Outcome::kOk && b.generic.outcome == Outcome::kOk)
+          times.push_back({b.n, b.family.time.median_ms, b.generic.time.median_ms});
+      times.push_back({plan_options.n, *decision->emitted_ms, tuned->generic->time.median_ms});
+    }
+    if (times.size() == batch_sizes->points.size() && times.size() > 1) {
+      small_n = choose_generic_below_n(times);
+    } else {
+      small_n = choose_generic_below_n(plan_options.n, measured ? decision->emitted_ms : std::nullopt,
+                                       measured ? std::optional<double>(tuned->generic->time.median_ms) : std::nullopt);
+      if (batch_sizes->several())
+        small_n.why += fmt::format(" (--n {}: {})", batch_sizes->label(),
+                                   measured ? "a size's kernel failed to measure" : "the kernels were not timed at the sizes");
+    }
   }
 
   EmitOptions emit;
@@ -446,7 +467,7 @@ int run_compile(const Args& args) {
       "A: {} x {}, {} non-zeros, weights SHA-256 {}\n"
       "C = A * B; B row-major K x n, C row-major M x n, {}.",
       *name, SPMMC_VERSION, std::filesystem::path(path).filename().string(), std::filesystem::path(path).filename().string(),
-      plan_options.n, *name, !unrolled ? "--family " + family_name : "--tile " + chosen->tile.label(),
+      batch_sizes->label(), *name, !unrolled ? "--family " + family_name : "--tile " + chosen->tile.label(),
       !unrolled || chosen->tile.min_blocks_per_sm == min_blocks_for_register_budget(chosen->tile.threads_per_block(), target.registers_per_sm)
           ? std::string()
           : fmt::format(" --min-blocks-per-sm {}", chosen->tile.min_blocks_per_sm),
@@ -464,6 +485,9 @@ int run_compile(const Args& args) {
   seconds["emit"] = seconds_since(clock);
 
   const MatrixStats stats = compute_matrix_stats(m.csr);
+  Json variants = Json::array();  // as NAME_info()->variants lists them
+  for (const EmittedKernel::Variant& v : kernel.variants)
+    variants.push_back({{"kernel", v.kernel}, {"n_min", v.n_min}, {"n_max", v.n_max}, {"needs", v.needs}});
   Json report = {
       {"schema", "spmmc.compile/1"},
       {"name", *name},
@@ -483,6 +507,7 @@ int run_compile(const Args& args) {
         {"weights_sha256", emit.weights_sha256}}},
       {"options",
        {{"n", plan_options.n},
+        {"batch_sizes", batch_sizes->points},
         {"target", target.name},
         {"arch", target.arch},
         {"reorder", std::string(reorder_method_name(plan_options.reorder))},
@@ -518,6 +543,7 @@ int run_compile(const Args& args) {
         {"k_part_begin", kernel.k_part_begin},
         {"generic_below_n", small_n.generic_below_n},
         {"generic_below_why", small_n.why},
+        {"variants", variants},
         {"fmas", kernel.fmas},
         {"loads_per_thread", kernel.loads},
         {"stores_per_thread", kernel.stores},
@@ -640,7 +666,9 @@ Command compile_command() {
       "nv*, NV*, threadIdx, atomicAdd, ...) or the C library (printf, sinf, ...), not main, not spmmc_*,\n"
       "*_info or *_t. See docs/emitted-code.md and docs/user-guide.md.";
   c.options = {
-      {"--n", "N", "columns of B and C to tune for (required)"},
+      {"--n", "N|N1,N2,...|LO:HI", "columns of B and C to tune for (required): one n; or several, tuned for the largest, "
+                                   "with the others (a range: HI, HI/4, ... and LO) timed to place the generic path's "
+                                   "threshold (with a GPU; else the rule)"},
       {"--generic-below", "N", "take the generic path (A as CSR data) for every n below N (default: where the timed search "
                                 "saw it meet the chosen kernel, else --n / 2; 0: only where n or alignment rules the "
                                 "kernel out)"},

@@ -18,6 +18,7 @@
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/decide_against_heuristic.h"
+#include "tuner/time_batch_sizes.h"
 #include "tuner/tune_exhaustively.h"
 #include "tuner/tune_with_proxies.h"
 
@@ -175,6 +176,17 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
     result.decision = decide_against_heuristic(result, options.heuristic, request.time_generic, request.mode);
     result.chosen = result.decision->chosen;  // what is emitted (its tile, where the family is unrolled)
   }
+  // --n LIST or LO:HI: the emitted kernel and the generic kernel at the other sizes, where both were
+  // measured at n (an unrolled kernel beyond the compile budget is kept unmeasured: the rule decides).
+  const Decision* decision = result.decision ? &*result.decision : nullptr;
+  if (!request.batch_sizes.empty() && decision && !decision->generic && decision->chosen >= 0 && decision->emitted_ms &&
+      result.generic && result.generic->outcome == Outcome::kOk) {
+    const auto start = std::chrono::steady_clock::now();
+    result.batch_sizes = time_batch_sizes(a, plan, result.candidates[static_cast<size_t>(decision->chosen)].tile,
+                                          request.batch_sizes, gpu, options);
+    result.seconds.emplace_back("batch_sizes",
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   return result;
 }
 
@@ -199,6 +211,12 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
               {"chosen", result.chosen},
               {"candidates", candidates}};
   if (result.generic) out["generic"] = measurement_json(*result.generic);
+  if (!result.batch_sizes.empty()) {
+    Json sizes = Json::array();
+    for (const BatchSizeMeasurement& m : result.batch_sizes)
+      sizes.push_back({{"n", m.n}, {"kernel", measurement_json(m.family)}, {"generic", measurement_json(m.generic)}});
+    out["batch_sizes"] = sizes;
+  }
   if (result.decision) {
     const Decision& decision = *result.decision;
     const Json emitted = decision.generic ? Json("generic family")

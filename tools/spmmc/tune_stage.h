@@ -66,6 +66,9 @@ struct TuneRequest {
   bool heuristic_generic = false;
   // The tiles spmmc compile can emit unrolled (the size guard); others are not tuned. Empty: all.
   std::function<bool(const PlannedCandidate&)> emittable;
+  // --n LIST or LO:HI: the other batch sizes, at which the emitted kernel (where unrolled and measured
+  // at n) and the generic kernel are timed after the decision (TuningResult::batch_sizes).
+  std::vector<int64_t> batch_sizes;
 };
 
 // Runs the search over tunable_candidates(plan) (compiler/planning/plan_tiles.h), the heuristic's

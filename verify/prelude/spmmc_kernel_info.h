@@ -7,6 +7,13 @@
 
 #define SPMMC_KERNEL_ABI_VERSION 2
 
+typedef struct spmmc_kernel_variant {
+  const char* kernel;
+  int64_t n_min;
+  int64_t n_max;
+  const char* needs;
+} spmmc_kernel_variant;
+
 typedef struct spmmc_kernel_info {
   int32_t abi_version;
   const char* name;
@@ -26,6 +33,8 @@ typedef struct spmmc_kernel_info {
   const char* weights_sha256;
   const char* spmmc_version;
   int64_t generic_below_n;
+  int32_t variant_count;
+  const spmmc_kernel_variant* variants;
 } spmmc_kernel_info;
 
 #endif

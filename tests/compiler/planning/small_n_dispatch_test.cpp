@@ -1,8 +1,13 @@
 #include "compiler/planning/small_n_dispatch.h"
 
+#include <string>
+#include <vector>
+
 #include "tests/test_util.h"
 
+#include "compiler/common/csr.h"
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/batch_sizes.h"
 
 namespace spmmc {
 namespace {
@@ -25,6 +30,64 @@ TEST_CASE("small-n dispatch: where the generic kernel's time in proportion to n 
   CHECK(choose_generic_below_n(4096, 1.0, 2.0).generic_below_n == 2048);
   CHECK_THROWS_AS(choose_generic_below_n(0, std::nullopt, std::nullopt), InternalError);
   CHECK_THROWS_AS(choose_generic_below_n(64, 0.0, 1.0), InternalError);
+}
+
+TEST_CASE("batch sizes: one n, a list or a range; the file is tuned for the largest", "[small-n]") {
+  std::string error;
+  auto sizes = parse_batch_sizes("4096", kMaxIndex, error);
+  REQUIRE(sizes);
+  CHECK(sizes->points == std::vector<int64_t>{4096});
+  CHECK(sizes->tune_n == 4096);
+  CHECK_FALSE(sizes->several());
+  sizes = parse_batch_sizes("512,1,32,32", kMaxIndex, error);  // any order, repeats merged
+  REQUIRE(sizes);
+  CHECK(sizes->points == std::vector<int64_t>{1, 32, 512});
+  CHECK(sizes->tune_n == 512);
+  CHECK(sizes->label() == "1,32,512");
+  sizes = parse_batch_sizes("1:8192", kMaxIndex, error);  // HI, HI / 4, ... above LO, and LO
+  REQUIRE(sizes);
+  CHECK(sizes->points == std::vector<int64_t>{1, 2, 8, 32, 128, 512, 2048, 8192});
+  CHECK(sizes->tune_n == 8192);
+  sizes = parse_batch_sizes("17:256", kMaxIndex, error);
+  REQUIRE(sizes);
+  CHECK(sizes->points == std::vector<int64_t>{17, 64, 256});
+  sizes = parse_batch_sizes("64:64", kMaxIndex, error);
+  REQUIRE(sizes);
+  CHECK(sizes->points == std::vector<int64_t>{64});
+  for (const char* bad : {"", "0", "-4", "4x", "1,,2", ",4", "4,", "8:1", "0:8", "1:", ":8", "1:2:3", "1,2:8", "99999999999"}) {
+    INFO(bad);
+    error.clear();
+    CHECK_FALSE(parse_batch_sizes(bad, kMaxIndex, error));
+    CHECK_THAT(error, Catch::Contains("expected N, N1,N2,... or LO:HI"));
+  }
+  CHECK_FALSE(parse_batch_sizes("100", 99, error));  // above the largest n
+}
+
+TEST_CASE("small-n dispatch over several batch sizes: from the measured crossing", "[small-n]") {
+  // The kernel from the first size of the suffix where it is at least as fast; between that size and
+  // the one before, where the two times, linear in n, meet.
+  SmallNDispatch d = choose_generic_below_n(
+      std::vector<BatchSizeTime>{{8, 0.030, 0.010}, {128, 0.030, 0.020}, {512, 0.030, 0.040}, {2048, 0.035, 0.120}});
+  // Between 128 (gap +0.010) and 512 (gap -0.010): 128 + 384 x 0.5 = 320.
+  CHECK(d.generic_below_n == 320);
+  CHECK_THAT(d.why, Catch::Contains("n = 128: 0.0300 / 0.0200 ms"));
+  CHECK_THAT(d.why, Catch::Contains("meet at n = 320"));
+  // A win at a small size that does not last is not taken: the suffix decides.
+  d = choose_generic_below_n(std::vector<BatchSizeTime>{{1, 0.010, 0.020}, {32, 0.030, 0.020}, {4096, 0.030, 0.200}});
+  CHECK(d.generic_below_n == 258);  // 32 + 4064 x 0.010 / 0.180, rounded up
+  // The kernel as fast from the smallest size: below it the one-size rule (floor(8 x 0.01 / 0.02) = 4).
+  d = choose_generic_below_n(std::vector<BatchSizeTime>{{8, 0.010, 0.020}, {64, 0.010, 0.050}});
+  CHECK(d.generic_below_n == 4);
+  CHECK_THAT(d.why, Catch::Contains("from the smallest size on"));
+  // The generic kernel faster everywhere: the kernel only above the largest size.
+  d = choose_generic_below_n(std::vector<BatchSizeTime>{{8, 0.05, 0.01}, {64, 0.05, 0.02}});
+  CHECK(d.generic_below_n == 65);
+  // One size: the one-size rule.
+  CHECK(choose_generic_below_n(std::vector<BatchSizeTime>{{6272, 0.0239, 0.0386}}).generic_below_n == 3883);
+  // Not ascending, empty, or a time that is not positive: a bug of the caller.
+  CHECK_THROWS_AS(choose_generic_below_n(std::vector<BatchSizeTime>{}), InternalError);
+  CHECK_THROWS_AS(choose_generic_below_n(std::vector<BatchSizeTime>{{64, 0.1, 0.1}, {8, 0.1, 0.1}}), InternalError);
+  CHECK_THROWS_AS(choose_generic_below_n(std::vector<BatchSizeTime>{{8, 0.0, 0.1}, {64, 0.1, 0.1}}), InternalError);
 }
 
 }  // namespace
