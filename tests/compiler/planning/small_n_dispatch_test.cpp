@@ -32,7 +32,7 @@ TEST_CASE("small-n dispatch: where the generic kernel's time in proportion to n 
   CHECK_THROWS_AS(choose_generic_below_n(64, 0.0, 1.0), InternalError);
 }
 
-TEST_CASE("batch sizes: one n, a list or a range; the file is tuned for the largest", "[small-n]") {
+TEST_CASE("batch sizes: one n, a list or a range, the file tuned for the largest", "[small-n]") {
   std::string error;
   auto sizes = parse_batch_sizes("4096", kMaxIndex, error);
   REQUIRE(sizes);
