@@ -89,7 +89,7 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(rows_per_block));
   const void* kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v4);
   if (v == 1) {
-    const int64_t warps = x * (y < 65535 ? y : 65535) * ((width * rows_per_block + 31) / 32);
+    const int64_t warps = int64_t{grid.x} * grid.y * ((width * rows_per_block + 31) / 32);
     const int batch = spmmc_generic_v1_batch(warps, spmmc_current_device().sms);
     kernel = batch == 32   ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v1)
              : batch == 16 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v1_b16)

@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <random>
 #include <thread>
@@ -179,10 +178,14 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   return l;
 }
 
-// The kernel NAME_info()->variants names for a call at n: the first whose n range holds n and whose
-// needs the call meets (read by kernel: n a multiple of its columns per thread, B and C aligned to
-// them); `aligned(bytes)`: B and C aligned to that many bytes, `elem` bytes per element.
-std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, const std::function<bool(int64_t)>& aligned) {
+// The kernel NAME_info()->variants names for a call at n with B and C at `b` and `c`, `elem` bytes per
+// element: the first whose n range holds n and whose needs the call meets (read by kernel: n a
+// multiple of its columns per thread, B and C aligned to them).
+std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, const void* b, const void* c) {
+  const auto aligned = [&](int64_t bytes) {
+    return reinterpret_cast<uintptr_t>(b) % static_cast<uintptr_t>(bytes) == 0 &&
+           reinterpret_cast<uintptr_t>(c) % static_cast<uintptr_t>(bytes) == 0;
+  };
   for (int32_t i = 0; i < info.variant_count; ++i) {
     const spmmc_kernel_variant& x = info.variants[i];
     const std::string kernel = x.kernel;
@@ -294,9 +297,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       const bool unrolled = !generic_only && n >= info.generic_below_n && n % v == 0 && aligned(gb.data) && aligned(gc.data);
       const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
       // NAME_info()->variants names the kernel that ran.
-      const std::string named = variant_for(info, n, 4, [&](int64_t bytes) {
-        return reinterpret_cast<uintptr_t>(gb.data) % bytes == 0 && reinterpret_cast<uintptr_t>(gc.data) % bytes == 0;
-      });
+      const std::string named = variant_for(info, n, 4, gb.data, gc.data);
       if (unrolled) CHECK(named == "unrolled");
       if (unrolled) {
         ++paths.unrolled;
@@ -482,9 +483,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
       const bool unrolled =
           !generic_only && !tensor_core && n >= info.generic_below_n && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
       // NAME_info()->variants names the kernel that ran.
-      const std::string named = variant_for(info, n, 2, [&](int64_t bytes) {
-        return reinterpret_cast<uintptr_t>(gb.data) % bytes == 0 && reinterpret_cast<uintptr_t>(gc.data) % bytes == 0;
-      });
+      const std::string named = variant_for(info, n, 2, gb.data, gc.data);
       // The tensor-core kernel: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
       // and 64 columns, 4 warps per block (codegen/templates/kernel_tensor_core.cuh).
       if (tensor_core && n >= info.generic_below_n && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8)) {
@@ -565,9 +564,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
       CHECK(std::equal(b.begin(), b.end(), gb.data));
       const bool aligned16 = reinterpret_cast<uintptr_t>(gb.data) % 16 == 0 && reinterpret_cast<uintptr_t>(gc.data) % 16 == 0;
       // NAME_info()->variants names the kernel that ran.
-      const std::string named = variant_for(info, n, 4, [&](int64_t bytes) {
-        return reinterpret_cast<uintptr_t>(gb.data) % bytes == 0 && reinterpret_cast<uintptr_t>(gc.data) % bytes == 0;
-      });
+      const std::string named = variant_for(info, n, 4, gb.data, gc.data);
       if (n >= info.generic_below_n && n % 8 == 0 && aligned16) {
         // One warp per window (info.a_tiles) and 64 columns, 4 warps per block
         // (codegen/templates/kernel_tensor_core_tf32.cuh).
