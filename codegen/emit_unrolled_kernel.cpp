@@ -276,7 +276,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     k.variants.push_back({"unrolled", std::max<int64_t>(below, 1), (int64_t{1} << 32) / dtype_bytes(options.dtype) - 1,
                           "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"});
   k.variants.push_back({"generic-split", 1, kGenericSplitBelow - 1, ""});
-  k.variants.push_back({"generic-v4", kGenericV4From, any_n, "n % 4 == 0; B and C aligned to 4 elements"});
+  k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", kGenericSplitBelow, any_n, ""});
   return k;
 }

@@ -20,10 +20,12 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
     l.block_x = kGenericSplitThreads;
     return l;
   }
-  l.cols_per_thread = n >= kGenericV4From && n % 4 == 0 && aligned16 ? 4 : 1;
+  int64_t width = 256 / kGenericRowsPerBlock, rows_per_block = kGenericRowsPerBlock;  // V = 4
+  const int64_t v4_warps = (n / 4 + width - 1) / width * std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, 65535) * 8;
+  const bool v4_fills = n >= kGenericV4WideFrom && v4_warps >= int64_t{a.sms} * kGenericV4WideWarps;
+  l.cols_per_thread = n % 4 == 0 && aligned16 && (n >= kGenericV4From || v4_fills) ? 4 : 1;
   l.symbol = l.cols_per_thread == 4 ? kGenericKernelV4 : kGenericKernelV1;
   const int64_t threads = (n + l.cols_per_thread - 1) / l.cols_per_thread;  // per row
-  int64_t width = 256 / kGenericRowsPerBlock, rows_per_block = kGenericRowsPerBlock;
   if (l.cols_per_thread == 1) {
     width = 1;
     while (width < threads && width < 32) width *= 2;

@@ -21,6 +21,13 @@ inline constexpr const char* kGenericKernels[] = {kGenericKernelV4, kGenericKern
 // n, four columns per thread from that one; threads per block of the split kernel.
 inline constexpr int64_t kGenericSplitBelow = 17;
 inline constexpr int64_t kGenericV4From = 512;
+// Four columns per thread from this n below kGenericV4From (SPMMC_GENERIC_V4_WIDE_FROM's default)
+// where their launch has at least kGenericV4WideWarps warps per SM.
+inline constexpr int64_t kGenericV4WideFrom = 128;
+inline constexpr int64_t kGenericV4WideWarps = 14;
+// The variant table's needs of four columns per thread (NAME_info()->variants, NAME.json).
+inline constexpr const char* kGenericV4Needs =
+    "n % 4 == 0; B and C aligned to 4 elements; below n = 512 only where its launch has at least 14 warps per SM";
 inline constexpr int32_t kGenericSplitThreads = 128;
 // Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).
 inline constexpr int32_t kGenericRowsPerBlock = 16;
@@ -48,9 +55,9 @@ struct GenericLaunch {
 
 // The launch for A with `rows` rows and n columns of B and C, B and C 16-byte aligned when
 // `aligned16`: where n < kGenericSplitBelow, the split kernel (blocks of 128 threads, a warp per row,
-// grid.x over the rows, at most 65535); else V = 4 where n >= kGenericV4From is a multiple of 4 and
-// both are aligned (blocks of 16 rows x 16
-// threads), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
+// grid.x over the rows, at most 65535); else V = 4 where n is a multiple of 4, both are aligned and
+// n >= kGenericV4From, or n >= kGenericV4WideFrom and the V = 4 launch has at least
+// kGenericV4WideWarps warps per SM (blocks of 16 rows x 16 threads, 8 warps), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
 // multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
 // grid.y over the rows, at most 65535 (the blocks loop over the rest); with V = 1 the batch, from
 // the launch's warps W against R = kGenericV1ResidentWarps per SM and whether A's rows hold at

@@ -60,10 +60,28 @@ int spmmc_generic_v1_batch(int64_t warps, int sms) {
   return 2 * warps <= 5 * resident ? 16 : 8;
 }
 
+// Four columns per thread below SPMMC_GENERIC_V4_FROM, from n = SPMMC_GENERIC_V4_WIDE_FROM, where
+// its launch alone fills the SMs: at least 14 warps per SM (7/8 of spmmc_generic_v1_batch's 16).
+// There its vector loads beat one column per thread's extra warps: 1.03-1.54x where its launch had
+// 15-31 warps per SM (layers of 1000 and 2048 rows at n = 128 and 256; H100, issue 27,
+// docs/benchmarks.md), while with 2-8 per SM (128-512 rows) one column per thread ran up to 1.7x
+// four. nvcc -D for studies.
+#ifndef SPMMC_GENERIC_V4_WIDE_FROM
+#define SPMMC_GENERIC_V4_WIDE_FROM 128
+#endif
+constexpr int spmmc_generic_v4_wide_warps = 14;  // per SM
+bool spmmc_generic_v4_fills(int64_t n, int sms) {
+  const int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS;  // threads of a row in a block
+  const int64_t x = (n / 4 + width - 1) / width, y = (spmmc_rows + SPMMC_GENERIC_ROWS - 1) / SPMMC_GENERIC_ROWS;
+  const int64_t warps = x * (y < 65535 ? y : 65535) * (spmmc_generic_threads / 32);
+  return n >= SPMMC_GENERIC_V4_WIDE_FROM && warps >= int64_t{sms} * spmmc_generic_v4_wide_warps;
+}
+
 // The launch of the generic path: the split kernel where n < SPMMC_GENERIC_SPLIT_BELOW; else V = 4
-// where n >= SPMMC_GENERIC_V4_FROM is a multiple of 4 and B and C are aligned to four elements, else
-// 1 with the batch of spmmc_generic_v1_batch (the tuner launches the generic family by the same
-// rule, codegen/generic_launch.h; the tests' host emulation checks that the two agree).
+// where n is a multiple of 4, B and C are aligned to four elements and n >= SPMMC_GENERIC_V4_FROM or
+// spmmc_generic_v4_fills, else 1 with the batch of spmmc_generic_v1_batch (the tuner launches the
+// generic family by the same rule, codegen/generic_launch.h; the tests' host emulation checks that
+// the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
   if (n < SPMMC_GENERIC_SPLIT_BELOW) {  // a warp per row, its lanes splitting the row's products
@@ -72,7 +90,8 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
                             dim3(static_cast<unsigned>(blocks < 65535 ? blocks : 65535)), dim3(spmmc_generic_split_threads),
                             args, 0, stream);
   }
-  const int64_t v = n >= SPMMC_GENERIC_V4_FROM && n % 4 == 0 && aligned(B) && aligned(C) ? 4 : 1;
+  const int sms = spmmc_current_device().sms;
+  const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
   const int64_t threads = n / v + (n % v != 0);  // per row
   int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
   if (v == 1) {
@@ -90,7 +109,7 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   const void* kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v4);
   if (v == 1) {
     const int64_t warps = int64_t{grid.x} * grid.y * ((width * rows_per_block + 31) / 32);
-    const int batch = spmmc_generic_v1_batch(warps, spmmc_current_device().sms);
+    const int batch = spmmc_generic_v1_batch(warps, sms);
     kernel = batch == 32   ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v1)
              : batch == 16 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_v1_b16)
                            : reinterpret_cast<const void*>(&spmmc_generic_kernel_v1_b8);
@@ -108,6 +127,10 @@ constexpr int64_t spmmc_generic_below_n = /*@GENERIC_BELOW_N*/0/*@*/;
 #endif
 
 // The variants in the order the entry point below tries them (NAME_info()->variants).
+#define SPMMC_STRINGIZE_(x) #x
+#define SPMMC_STRINGIZE(x) SPMMC_STRINGIZE_(x)
+constexpr const char* spmmc_generic_v4_needs = "n % 4 == 0; B and C aligned to 4 elements; below n = " SPMMC_STRINGIZE(
+    SPMMC_GENERIC_V4_FROM) " only where its launch has at least 14 warps per SM";
 constexpr int64_t spmmc_any_n = 0x7fffffffffffffff;
 const spmmc_kernel_variant spmmc_variants[] = {
 #if defined(SPMMC_TENSOR_CORE)
@@ -118,7 +141,8 @@ const spmmc_kernel_variant spmmc_variants[] = {
      "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"},
 #endif
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
-    {"generic-v4", SPMMC_GENERIC_V4_FROM, spmmc_any_n, "n % 4 == 0; B and C aligned to 4 elements"},
+    {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,
+     spmmc_any_n, spmmc_generic_v4_needs},
     {"generic-v1", SPMMC_GENERIC_SPLIT_BELOW, spmmc_any_n, ""},
 };
 

@@ -9,7 +9,8 @@
 
 namespace spmmc {
 
-SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms) {
+SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms,
+                                      const UnrolledLaunch& launch) {
   SPMMC_CHECK(n >= 1, fmt::format("the small-n dispatch of a file for n = {}", n));
   SmallNDispatch d;
   if (family_ms && generic_ms) {
@@ -24,6 +25,17 @@ SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms
     d.why = fmt::format("not measured: half the n it is tuned for ({}), where kernels about twice as fast as the "
                         "generic one at their n meet it (docs/benchmarks.md, issue 27)",
                         n);
+    if (launch.a_tiles > 0 && launch.n1 > 0 && launch.sms > 0) {
+      const auto fills = static_cast<int64_t>(
+          std::ceil(kUnrolledFillAtCrossing * static_cast<double>(launch.sms) * static_cast<double>(launch.n1) /
+                    static_cast<double>(launch.a_tiles)));
+      if (fills < d.generic_below_n) {
+        d.generic_below_n = std::max<int64_t>(1, fills);
+        d.why = fmt::format("not measured: where its {} A-tiles x n / {} columns reach {} x the {} SMs, below half the n "
+                            "it is tuned for ({}); there the two met on an H100 (docs/benchmarks.md, issue 27)",
+                            launch.a_tiles, launch.n1, kUnrolledFillAtCrossing, launch.sms, n);
+      }
+    }
   }
   return d;
 }

@@ -17,13 +17,29 @@ struct SmallNDispatch {
   std::string why;              // for NAME.json
 };
 
+// The unrolled launch of the emitted file, for the rule where nothing was measured.
+struct UnrolledLaunch {
+  int64_t a_tiles = 0;  // blocks along grid.x (every kernel's A-tiles)
+  int64_t n1 = 0;       // columns of a block
+  int64_t sms = 0;      // the target's SMs (0: unknown)
+};
+
+// Where the unrolled launch reaches this share of the SMs' blocks (a_tiles x n / N1 against the
+// SMs), it and the generic path took about the same time on an H100: 0.3-0.7, median 0.45, over
+// 16 layers of 256-2048 rows with tiles of N1 = 512 and 1024 compiled for n = 8192 (issue 27;
+// docs/benchmarks.md, *Fourth round*).
+inline constexpr double kUnrolledFillAtCrossing = 0.45;
+
 // The dispatch of a file tuned for n whose family is not the generic one. Where the tuner measured
 // both at n (`family_ms`: the emitted kernel's median, `generic_ms`: the generic kernel's), the n at
 // which the generic kernel's time, scaled in proportion to n, meets the family's flat time:
-// floor(n x family_ms / generic_ms), at most n; else n / 2, the crossover measured on an H100 for
-// kernels about twice as fast as the generic one at their n (docs/benchmarks.md, issue 27). At
-// least 1. Needs n >= 1 and positive times (InternalError).
-SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms);
+// floor(n x family_ms / generic_ms), at most n. Else n / 2, the crossover measured on an H100 for
+// kernels about twice as fast as the generic one at their n, or lower where `launch` says the
+// unrolled blocks reach kUnrolledFillAtCrossing x the SMs before: ceil(0.45 x SMs x N1 / A-tiles)
+// (many A-tiles: the unrolled kernel fills the GPU at a smaller n; docs/benchmarks.md, issue 27).
+// At least 1. Needs n >= 1 and positive times (InternalError).
+SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms,
+                                      const UnrolledLaunch& launch = {});
 
 // Both kernels' medians at one batch size.
 struct BatchSizeTime {

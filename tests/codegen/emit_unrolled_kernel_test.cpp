@@ -869,9 +869,21 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   l = generic_launch({100, 0, 132}, 17, true);  // 17 threads rounded up to 32, 4 rows per block
   CHECK(l.cols_per_thread == 1);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(1u, 25u, 32u, 4u));
-  // Four columns per thread from n = 512 (a multiple of 4, aligned); below it one.
+  // Four columns per thread from n = 512 (a multiple of 4, aligned); below it one...
   CHECK(generic_launch({100, 0, 132}, 508, true).cols_per_thread == 1);
   CHECK(generic_launch({100, 0, 132}, 512, true).cols_per_thread == 4);
+  // ... unless, from n = 128, four columns' launch has at least 14 warps per SM: 8 x ceil(n / 64) x
+  // ceil(rows / 16) >= 1848 on 132 SMs.
+  CHECK(generic_launch({2048, 0, 132}, 128, true).cols_per_thread == 4);   // 2 x 128 x 8 = 2048 warps
+  CHECK(generic_launch({2048, 0, 132}, 124, true).cols_per_thread == 1);   // below 128
+  CHECK(generic_launch({2048, 0, 132}, 128, false).cols_per_thread == 1);  // unaligned
+  CHECK(generic_launch({2048, 0, 132}, 130, true).cols_per_thread == 1);   // not a multiple of 4
+  CHECK(generic_launch({1000, 0, 132}, 128, true).cols_per_thread == 1);   // 2 x 63 x 8 = 1008
+  CHECK(generic_launch({1000, 0, 132}, 256, true).cols_per_thread == 4);   // 4 x 63 x 8 = 2016
+  CHECK(generic_launch({1000, 0, 132}, 192, true).cols_per_thread == 1);   // 3 x 63 x 8 = 1512
+  CHECK(generic_launch({512, 0, 132}, 256, true).cols_per_thread == 1);    // 4 x 32 x 8 = 1024
+  CHECK(generic_launch({512, 0, 16}, 128, true).cols_per_thread == 4);     // 512 warps on 16 SMs: 224 needed
+  CHECK(generic_launch({2048, 0, 132}, 128, true).batch == 0);
   l = generic_launch({100, 0, 132}, 40, true);  // above the warp size: a multiple of it
   CHECK(std::make_tuple(l.block_x, l.block_y) == std::make_tuple(64u, 2u));
   CHECK(generic_launch({2000000, 0, 132}, 4096, true).grid_y == 65535);  // the blocks loop over the rest
@@ -885,7 +897,8 @@ TEST_CASE("emitter: generic_launch takes one column per thread's batch from A's 
   // 512 rows at n = 128: a row's 128 columns are one block of 4 warps, 2048 warps; R = 16 x 132 =
   // 2112 on 132 SMs.
   const auto batch = [](int32_t rows, int64_t products, int64_t n, int sms, bool weights_ahead) {
-    const GenericLaunch l = generic_launch({rows, products, sms, weights_ahead}, n, true);
+    // B and C unaligned: one column per thread at every n (aligned, four columns may take it).
+    const GenericLaunch l = generic_launch({rows, products, sms, weights_ahead}, n, false);
     CHECK(std::string(l.symbol) == (l.batch == 32 ? kGenericKernelV1 : l.batch == 16 ? kGenericKernelV1B16 : kGenericKernelV1B8));
     return l.batch;
   };

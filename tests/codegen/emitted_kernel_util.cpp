@@ -145,8 +145,8 @@ float guard_value() {
 // what codegen/generic_launch.h says (the tuner launches the generic family by it) on the emulated
 // device's SMs, the same kernel for the same symbol over the file's calls and different kernels
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
-// row with every column in it, else threads of 1 or 4 columns (4: n >= 512, n % 4 == 0, B and C
-// 16-byte aligned) over the row.
+// row with every column in it, else threads of 1 or 4 columns (4: n >= 512, or n >= 128 where the
+// launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row.
 GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
                                    int64_t n, bool aligned16) {
   const int32_t rows = a.rows;
@@ -165,7 +165,11 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
     CHECK(int64_t{grid[0]} * block[0] / 32 >= std::min<int64_t>(rows, 65535 * 4));  // a warp per row, or loops
     return l;
   }
-  const int64_t v = n >= kGenericV4From && n % 4 == 0 && aligned16 ? 4 : 1;
+  // Four columns from n = 512, and from 128 where their launch (16 rows x 64 columns a block of 8
+  // warps) has at least 14 warps per SM.
+  const int64_t v4_warps = (n + 63) / 64 * std::min<int64_t>((rows + 15) / 16, 65535) * 8;
+  const bool v4_fills = n >= 128 && v4_warps >= 14 * int64_t{kEmulatedSmCount};
+  const int64_t v = (n >= 512 || v4_fills) && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
   CHECK(static_cast<int64_t>(grid[0]) * block[0] * v >= n);
   CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * v < n);
@@ -192,6 +196,10 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     if (n < x.n_min || n > x.n_max) continue;
     const int64_t v = kernel == "unrolled" ? info.cols_per_thread : kernel == "tensor-core" ? 8 : kernel == "generic-v4" ? 4 : 1;
     const int64_t bytes = kernel == "tensor-core" ? 16 : v * elem;
+    // Four columns per thread below n = 512 (its needs say): where its launch has at least 14 warps per
+    // SM of the emulated device.
+    if (kernel == "generic-v4" && n < 512 && (n + 63) / 64 * std::min<int64_t>((info.m + 15) / 16, 65535) * 8 < 14 * int64_t{kEmulatedSmCount})
+      continue;
     if (n % v == 0 && aligned(bytes)) return kernel;
   }
   return "none";

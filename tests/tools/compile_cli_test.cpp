@@ -544,6 +544,7 @@ TEST_CASE("compile cli: --n LO:HI is tuned for HI, lists its batch sizes and its
   CHECK(variants[1]["kernel"] == "generic-split");
   CHECK(variants[1]["n_max"] == 16);
   CHECK(variants[2]["kernel"] == "generic-v4");
+  CHECK(variants[2]["n_min"] == 128);  // where its launch fills the SMs
   CHECK(variants[3]["kernel"] == "generic-v1");
   CHECK(variants[3]["n_min"] == 17);
   // Tuned for the largest: the same tile as --n 4096; the provenance line lists the sizes.

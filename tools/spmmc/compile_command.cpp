@@ -442,8 +442,10 @@ int run_compile(const Args& args) {
     if (times.size() == batch_sizes->points.size() && times.size() > 1) {
       small_n = choose_generic_below_n(times);
     } else {
+      // The file's A-tiles (a tile per range of K with --k-parts), blocks of N1 columns.
+      const UnrolledLaunch launch{rows_plan.tiling.num_blocks() * k_parts, chosen->tile.n1, target.sm_count};
       small_n = choose_generic_below_n(plan_options.n, measured ? decision->emitted_ms : std::nullopt,
-                                       measured ? std::optional<double>(tuned->generic->time.median_ms) : std::nullopt);
+                                       measured ? std::optional<double>(tuned->generic->time.median_ms) : std::nullopt, launch);
       if (batch_sizes->several())
         small_n.why += fmt::format(" (--n {}: {})", batch_sizes->label(),
                                    measured ? "a size's kernel failed to measure" : "the kernels were not timed at the sizes");

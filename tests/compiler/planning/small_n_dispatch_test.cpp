@@ -20,6 +20,18 @@ TEST_CASE("small-n dispatch: half of --n without a measurement", "[planning][sma
   CHECK_THAT(choose_generic_below_n(64, std::nullopt, std::nullopt).why, Catch::Contains("not measured"));
 }
 
+TEST_CASE("small-n dispatch: without a measurement, where the unrolled launch fills the SMs", "[planning][small-n]") {
+  // Not measured, with the unrolled launch: lower where its blocks reach 0.45 x the SMs before n / 2.
+  const SmallNDispatch d = choose_generic_below_n(8192, std::nullopt, std::nullopt, {64, 1024, 132});
+  CHECK(d.generic_below_n == 951);  // ceil(0.45 x 132 x 1024 / 64) = ceil(950.4)
+  CHECK_THAT(d.why, Catch::Contains("64 A-tiles"));
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132}).generic_below_n == 3802);
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {8, 1024, 132}).generic_below_n == 4096);  // n / 2 is lower
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {64, 1024, 0}).generic_below_n == 4096);   // SMs unknown
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {1000000, 32, 132}).generic_below_n == 1);
+  CHECK(choose_generic_below_n(6272, 0.0239, 0.0386, {64, 1024, 132}).generic_below_n == 3883);  // measured: the times decide
+}
+
 TEST_CASE("small-n dispatch: where the generic kernel's time in proportion to n meets the kernel's", "[planning][small-n]") {
   // Measured on an H100 (mbnet contraction_1x1_5 at n = 6272): 0.0239 ms against 0.0386 ms.
   const SmallNDispatch d = choose_generic_below_n(6272, 0.0239, 0.0386);
