@@ -200,6 +200,13 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
   // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.
+  const std::vector<int32_t> generic_order = generic_row_order(a, tiling);
+  std::vector<int32_t> generic_span;  // the products of each slot's row: begin, end
+  generic_span.reserve(2 * generic_order.size());
+  for (const int32_t row : generic_order) {
+    generic_span.push_back(a.row_ptr[static_cast<size_t>(row)]);
+    generic_span.push_back(a.row_ptr[static_cast<size_t>(row) + 1]);
+  }
   const std::map<std::string, std::string> generic_values = {
       {"HEADER_COMMENT", ""},
       {"M", std::to_string(a.rows)},
@@ -208,7 +215,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
       {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
       {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
-      {"GENERIC_ORDER", joined(generic_row_order(a, tiling), [](int32_t x) { return std::to_string(x); })},
+      {"GENERIC_ORDER", joined(generic_order, [](int32_t x) { return std::to_string(x); })},
+      {"GENERIC_SPAN", joined(generic_span, [](int32_t x) { return std::to_string(x); })},
       // the generic family builds at nvcc's default level, the unrolled files' generic path at -O1
       // (templates/kernel_generic.cuh says what each measured)
       {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},

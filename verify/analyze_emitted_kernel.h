@@ -144,6 +144,7 @@ struct GenericPath {
   IntegerArray row_ptr, col_idx, weight_bits;  // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits
   IntegerArray k_part_begin;                   // spmmc_k_part_begin: the ranges of K it sums separately
   IntegerArray order;                          // spmmc_generic_order: the rows in the order the kernel takes them
+  IntegerArray span;                           // spmmc_generic_span: where each slot's row begins and ends
 };
 
 // A file-scope integer constant of the tensor-core family (`constexpr int spmmc_tc_windows = 5;`).

@@ -411,10 +411,10 @@ class Comparison {
 
   // The order the generic kernel takes the rows in (absent in files from before it): each row of C
   // exactly once, or some rows would never be written (and others twice). The first wrong element
-  // is reported.
-  void check_generic_order() {
+  // is reported. True where the order is such a permutation.
+  bool check_generic_order() {
     const GenericPath& g = code_.generic;
-    if (!g.order.found || w_.rows == 0) return;
+    if (!g.order.found || w_.rows == 0) return false;
     std::vector<int64_t> slot_of(static_cast<size_t>(w_.rows), -1);
     const std::vector<int64_t>& order = g.order.values;
     for (size_t i = 0; i < order.size(); ++i) {
@@ -423,13 +423,13 @@ class Comparison {
       if (row < 0 || row >= w_.rows) {
         report(at, fmt::format("spmmc_generic_order[{}] is {}, but {} has rows 0 to {}", i, row, options_.weights_name,
                                w_.rows - 1));
-        return;
+        return false;
       }
       if (slot_of[static_cast<size_t>(row)] >= 0) {
         report(at, fmt::format("spmmc_generic_order[{}] is row {} again (also element {}): the generic kernel would "
                                "write it twice and leave a row of C unwritten",
                                i, row, slot_of[static_cast<size_t>(row)]));
-        return;
+        return false;
       }
       slot_of[static_cast<size_t>(row)] = static_cast<int64_t>(i);
     }
@@ -438,7 +438,25 @@ class Comparison {
       report(g.order.where, fmt::format("spmmc_generic_order has {} elements, but {} has {} rows: row {} of C is never "
                                         "written by the generic kernel",
                                         order.size(), options_.weights_name, w_.rows, missing));
+      return false;
     }
+    return true;
+  }
+
+  // Where each slot's row begins and ends (absent in files from before it), against the weights'
+  // rows in the file's order: the generic kernels read a row's products from these pairs.
+  void check_generic_span(bool order_valid) {
+    const GenericPath& g = code_.generic;
+    if (!g.span.found || !order_valid) return;
+    std::vector<int64_t> want;
+    for (const int64_t row : g.order.values) {
+      want.push_back(w_.row_ptr[static_cast<size_t>(row)]);
+      want.push_back(w_.row_ptr[static_cast<size_t>(row) + 1]);
+    }
+    check_array("spmmc_generic_span", g.span, want, "where each slot's row begins and ends", [&](size_t i) {
+      return fmt::format("slot {} is row {} of A, which {} at {}", i / 2, g.order.values[i / 2], i % 2 ? "ends" : "begins",
+                         want[i]);
+    }, [](int64_t v) { return std::to_string(v); });
   }
 
   void check_generic_path() {
@@ -453,7 +471,7 @@ class Comparison {
                                                  "columns of {})",
                                                  w_.cols, options_.weights_name));
     }
-    check_generic_order();
+    check_generic_span(check_generic_order());
     const auto decimal = [](int64_t v) { return std::to_string(v); };
     std::vector<int64_t> row_ptr(w_.row_ptr.begin(), w_.row_ptr.end());
     check_array("spmmc_row_ptr", g.row_ptr, row_ptr, "the offsets of A's rows", [&](size_t i) {

@@ -855,14 +855,15 @@ class KernelWalker {
     }
   }
 
-  // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits, spmmc_k_part_begin, spmmc_generic_order: arrays
-  // of integer constants.
+  // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits, spmmc_k_part_begin, spmmc_generic_order,
+  // spmmc_generic_span: arrays of integer constants.
   void read_generic_path(const std::vector<clang::VarDecl*>& variables) {
     const std::map<std::string, IntegerArray*> arrays = {{"spmmc_row_ptr", &out_.generic.row_ptr},
                                                          {"spmmc_col_idx", &out_.generic.col_idx},
                                                          {"spmmc_weight_bits", &out_.generic.weight_bits},
                                                          {"spmmc_k_part_begin", &out_.generic.k_part_begin},
-                                                         {"spmmc_generic_order", &out_.generic.order}};
+                                                         {"spmmc_generic_order", &out_.generic.order},
+                                                         {"spmmc_generic_span", &out_.generic.span}};
     for (const clang::VarDecl* v : variables) {
       const auto it = arrays.find(v->getNameAsString());
       if (it != arrays.end()) read_integer_array(*v, it->first, *it->second);

@@ -222,6 +222,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   // The generic path's copy of A (CSR, weights as bits).
   CHECK(count(k.cu, "constexpr int spmmc_rows = 3;") == 1);
   CHECK(count(k.cu, "spmmc_row_ptr[] = {0, 2, 2, 4};") == 1);
+  CHECK(count(k.cu, "spmmc_generic_span[] = {") == 1);  // each slot's row's (begin, end): the emulation runs it
   CHECK(count(k.cu, "spmmc_col_idx[] = {0, 3, 0, 2};") == 1);
   CHECK(count(k.cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
   CHECK(count(k.cu, "\"none\"") == 1);  // the reorder field of k_info()

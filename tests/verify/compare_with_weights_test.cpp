@@ -500,6 +500,13 @@ TEST_CASE("verify rejects: a wrong generic-path CSR entry", "[verify][corrupt]")
   CHECK(r.result.total_differences == 1);
   CHECK_THAT(r.messages, Catch::Contains(fmt::format("spmmc_row_ptr[2] is {}, but row 1 of A ends at {} in weights.mtx",
                                                      f.a.row_ptr[2] + 1, f.a.row_ptr[2])));
+  // Where each slot's row begins and ends: element 1 is where the row of slot 0 ends.
+  const auto [spans, spans_at] = edit("spmmc_generic_span", 1, "999");
+  const test::Verified s = f.verify(spans);
+  check_rejected(s);
+  CHECK(s.result.total_differences == 1);
+  CHECK_THAT(s.messages, Catch::Contains("spmmc_generic_span[1] is 999, but slot 0 is row "));
+  CHECK_THAT(s.messages, Catch::Contains(" of A, which ends at "));
   const test::Verified shorter = f.verify(test::replace_first(cu, "__device__ const int spmmc_row_ptr[] = {0, ",
                                                               "__device__ const int spmmc_row_ptr[] = {"));
   check_rejected(shorter);
