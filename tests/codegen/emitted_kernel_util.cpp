@@ -142,6 +142,12 @@ float guard_value() {
 }
 
 // The generic path's last launch (grid, block and kernel as the emulation recorded them) for A at n:
+// Where four columns per thread's launch (16 rows x 64 columns a block of 8 warps) has at least 14
+// warps per SM of the emulated device: the generic path takes them from n = 128 there (512 elsewhere).
+bool emulated_v4_fills(int64_t rows, int64_t n) {
+  return n >= 128 && (n + 63) / 64 * std::min<int64_t>((rows + 15) / 16, 65535) * 8 >= 14 * int64_t{kEmulatedSmCount};
+}
+
 // what codegen/generic_launch.h says (the tuner launches the generic family by it) on the emulated
 // device's SMs, the same kernel for the same symbol over the file's calls and different kernels
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
@@ -165,11 +171,7 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
     CHECK(int64_t{grid[0]} * block[0] / 32 >= std::min<int64_t>(rows, 65535 * 4));  // a warp per row, or loops
     return l;
   }
-  // Four columns from n = 512, and from 128 where their launch (16 rows x 64 columns a block of 8
-  // warps) has at least 14 warps per SM.
-  const int64_t v4_warps = (n + 63) / 64 * std::min<int64_t>((rows + 15) / 16, 65535) * 8;
-  const bool v4_fills = n >= 128 && v4_warps >= 14 * int64_t{kEmulatedSmCount};
-  const int64_t v = (n >= 512 || v4_fills) && n % 4 == 0 && aligned16 ? 4 : 1;
+  const int64_t v = (n >= 512 || emulated_v4_fills(rows, n)) && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
   CHECK(static_cast<int64_t>(grid[0]) * block[0] * v >= n);
   CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * v < n);
@@ -196,10 +198,7 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     if (n < x.n_min || n > x.n_max) continue;
     const int64_t v = kernel == "unrolled" ? info.cols_per_thread : kernel == "tensor-core" ? 8 : kernel == "generic-v4" ? 4 : 1;
     const int64_t bytes = kernel == "tensor-core" ? 16 : v * elem;
-    // Four columns per thread below n = 512 (its needs say): where its launch has at least 14 warps per
-    // SM of the emulated device.
-    if (kernel == "generic-v4" && n < 512 && (n + 63) / 64 * std::min<int64_t>((info.m + 15) / 16, 65535) * 8 < 14 * int64_t{kEmulatedSmCount})
-      continue;
+    if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
     if (n % v == 0 && aligned(bytes)) return kernel;
   }
   return "none";
