@@ -149,12 +149,14 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.stores = a.rows;
   TensorCoreCode tc;
   if (options.tensor_core) {
-    tc = print_tensor_core(a, tiling, options.dtype);
+    tc = print_tensor_core(a, tiling, options.dtype, options.sm_count);
     k.tc_k = tc.k;
     k.tc_windows = tc.windows;
     k.tc_blocks = tc.blocks;
     k.tc_vectors = tc.vectors;
     k.tc_padded = tc.padded;
+    k.tc_chunk_rows = tc.chunk_rows;
+    k.tc_staged_from_n = tc.staged_from_n;
   }
   if (!no_unrolled) {
     k.nvcc_options = unrolled_nvcc_options();
@@ -278,6 +280,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   // SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: codegen/generic_launch.h).
   constexpr int64_t any_n = std::numeric_limits<int64_t>::max();
   const int64_t below = options.generic_only ? 0 : options.generic_below_n;
+  if (options.tensor_core && tc.staged_from_n > 0)
+    k.variants.push_back({"tensor-core-staged", std::max(tc.staged_from_n, below), any_n, "n % 8 == 0; B and C aligned to 16 bytes"});
   if (options.tensor_core)
     k.variants.push_back({"tensor-core", std::max<int64_t>(below, 1), any_n, "n % 8 == 0; B and C aligned to 16 bytes"});
   else if (!options.generic_only)

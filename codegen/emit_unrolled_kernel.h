@@ -66,6 +66,9 @@ struct EmitOptions {
   // it on; 0: only where n or the alignment of B and C rules the family out. NAME_info()'s
   // generic_below_n. Not with generic_only (its only path is the generic one: 0).
   int64_t generic_below_n = 0;
+  // The target's SMs: the tensor-core family takes its staged kernel from the n whose launch fills
+  // them (codegen/print_tensor_core.h).
+  int64_t sm_count = 132;
 };
 
 struct EmittedKernel {
@@ -89,6 +92,8 @@ struct EmittedKernel {
   int32_t tc_k = 0;
   int32_t tc_windows = 0;
   int64_t tc_blocks = 0, tc_vectors = 0, tc_padded = 0;
+  int32_t tc_chunk_rows = 0;  // the staged kernel's rows of B per chunk in shared memory (0: the direct kernel)
+  int64_t tc_staged_from_n = 0;  // the entry point takes the staged kernel from this n (0: never)
   // The options the file is meant to be built with, beyond -arch: for nvcc ({"-Xptxas", "-O1"}
   // for the unrolled family, none for the generic one; spmmc compile writes them to
   // NAME.nvcc-options for nvcc --options-file) and the same for NVRTC ({"--ptxas-options=-O1"}).

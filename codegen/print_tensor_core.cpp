@@ -1,5 +1,7 @@
 #include "codegen/print_tensor_core.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <map>
@@ -13,23 +15,61 @@
 #include "compiler/planning/vector_blocks.h"
 
 namespace spmmc {
+namespace {
 
-TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype) {
+// The staged kernel's chunk of B in shared memory: 128 rows of 64 columns, 16 KB in fp16 and bf16
+// (two buffers: 32 KB of a block's static shared memory).
+constexpr int32_t kTcChunkRows = 128;
+// At most this many entries of spmmc_tc_chunk_block (windows x chunks): above, A is a very wide
+// sparse matrix, which the rule below leaves to the direct kernel anyway.
+constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
+
+// The staged kernel copies every row of B's slab into shared memory for each block of 8 windows;
+// it pays where the windows reuse those rows: where 8 windows' vectors are at least
+// kTcStagedMinReuse times A's columns (each staged row feeds that many windows' MMAs on average),
+// as on pruned DNN layers up to sparsity 0.9 or so; graphs, whose windows read a few of K rows, keep
+// the direct kernel. Measured on an H100 (docs/benchmarks.md, *The staged tensor-core kernel*):
+// 1.16-1.38x the direct kernel at 3.9-7.6, 0.97-1.04x at 2.1-3.5. fp16 and bf16 only (the tf32
+// template has no staged form yet).
+constexpr double kTcStagedMinReuse = 3.5;
+// Its launch has a block per 64 columns and 8 windows, 4 resident per SM; with less than 0.9 of a
+// wave it lost to the direct kernel (0.66-0.78x at 0.03-0.8 waves), so it runs from the n whose
+// launch has kTcStagedMinBlocksPerSm blocks per SM of the target.
+constexpr double kTcStagedMinBlocksPerSm = 3.6;
+
+bool staged(const VectorBlocks& v, int32_t cols, DType dtype) {
+  int64_t windows = 0;
+  for (int32_t w = 0; w < v.windows(); ++w) windows += v.window_block[static_cast<size_t>(w) + 1] > v.window_block[static_cast<size_t>(w)];
+  const int64_t chunks = (cols + kTcChunkRows - 1) / kTcChunkRows;
+  return dtype != DType::kTf32 && windows > 0 &&
+         8.0 * static_cast<double>(v.vectors) >= kTcStagedMinReuse * static_cast<double>(cols) * static_cast<double>(windows) &&
+         (v.windows() + 1) * chunks <= kTcMaxChunkEntries;
+}
+
+}  // namespace
+
+TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count) {
   SPMMC_CHECK(dtype == DType::kFp16 || dtype == DType::kBf16 || dtype == DType::kTf32,
               "the tensor-core family takes fp16, bf16 or tf32");
   const bool tf32 = dtype == DType::kTf32;
   // Vectors per block: the MMA's K (m16n8k8 for fp16 and bf16, m16n8k4 for tf32).
-  const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8);
+  const VectorBlocks direct = build_vector_blocks(a, windows, tf32 ? 4 : 8);
+  // Chunks of 128 rows, or of A's columns rounded up to 4 where there are fewer.
+  const int32_t chunk_rows = std::min(kTcChunkRows, (a.cols + 3) / 4 * 4);
+  const VectorBlocks v = staged(direct, a.cols, dtype) ? build_vector_blocks(a, windows, 8, chunk_rows) : direct;
   TensorCoreCode out;
+  out.chunk_rows = v.chunk_rows;
   out.k = v.k;
   out.vectors = v.vectors;
   out.padded = v.padded;
   out.blocks = v.blocks();
   // The windows of the empty rows: eight rows each, no blocks (their rows of C are stored as zeros).
-  std::vector<int32_t> rows = v.window_rows, window_block = v.window_block;
+  std::vector<int32_t> rows = v.window_rows, window_block = v.window_block, chunk_block = v.chunk_block;
   for (size_t i = 0; i < windows.empty_rows.size(); i += 8) {
     for (size_t j = i; j < i + 8; ++j) rows.push_back(j < windows.empty_rows.size() ? windows.empty_rows[j] : -1);
     window_block.push_back(window_block.back());
+    // Their chunks have no blocks: chunk_block's last entry (all blocks) repeated.
+    if (v.chunk_rows > 0) chunk_block.insert(chunk_block.end(), static_cast<size_t>(v.chunks), chunk_block.back());
   }
   out.windows = static_cast<int32_t>(window_block.size()) - 1;
   SPMMC_CHECK(out.windows >= 1 && out.blocks >= 1, "the tensor-core family needs a matrix with non-zeros");
@@ -61,6 +101,23 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                                                {"WINDOW_ROWS", joined_items(rows.size(), 16, [&](size_t i) { return number(rows[i]); })},
                                                {"COLS", cols},
                                                {"A_BITS", a_bits}};
+  // The first n (a multiple of 64) whose staged launch has kTcStagedMinBlocksPerSm blocks per SM.
+  const int64_t groups = (out.windows + 7) / 8;
+  const auto min_blocks = static_cast<int64_t>(std::ceil(kTcStagedMinBlocksPerSm * static_cast<double>(std::max<int64_t>(sm_count, 1))));
+  out.staged_from_n = v.chunk_rows == 0 ? 0 : 64 * ((min_blocks + groups - 1) / groups);
+  if (!tf32)
+    values["STAGED_TABLES"] =
+      v.chunk_rows == 0
+          ? std::string()
+          : fmt::format("#define SPMMC_TC_STAGED 1\n"
+                        "constexpr int spmmc_tc_k = {};             // A's columns: the rows of B\n"
+                        "constexpr int spmmc_tc_chunk_rows = {};  // rows of B in shared memory at a time\n"
+                        "constexpr int spmmc_tc_chunks = {};\n"
+                        "constexpr int64_t spmmc_tc_staged_from_n = {};  // the staged kernel from this n (its launch "
+                        "fills {} SMs)\n"
+                        "__device__ const int spmmc_tc_chunk_block[] = {{{}}};\n",
+                        a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count,
+                        joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }));
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";
   const char* const template_name = tf32 ? "kernel_tensor_core_tf32.cuh" : "kernel_tensor_core.cuh";
   out.code = fill_template(embedded_template(template_name), values, template_name);

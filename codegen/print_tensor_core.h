@@ -21,11 +21,15 @@ struct TensorCoreCode {
   int64_t blocks = 0;    // MMAs per 16 columns of C
   int64_t vectors = 0;   // 8 x 1 vectors, padding excluded
   int64_t padded = 0;    // zero vectors that fill the windows' last blocks
+  int32_t chunk_rows = 0;  // the staged kernel's rows of B per chunk in shared memory (0: the direct kernel)
+  int64_t staged_from_n = 0;  // the entry point takes the staged kernel from this n (0: none)
 };
 
 // The code for A (values already rounded to `dtype`, fp16, bf16 or tf32) with its rows in the windows
 // of `windows` (a RowTiling of M1 = 8: its tiles in order, then its empty rows eight at a time).
+// fp16 and bf16 get the staged form (B's slab in shared memory) where the windows reuse the rows of
+// B, taken from the n whose launch fills `sm_count` SMs (print_tensor_core.cpp says the rules).
 // Deterministic.
-TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype);
+TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count);
 
 }  // namespace spmmc

@@ -181,6 +181,15 @@ struct TensorCorePath {
   IntegerArray cols;
   bool cols_are_pairs = false;  // spmmc_tc_cols was an array of int2 (false: of integers)
   IntegerArray a;               // spmmc_tc_a: 32 words per block, lane 4g + t's word at 32b + 4g + t
+  // The staged form (spmmc_tc_staged_kernel: B's slab in shared memory a chunk of rows at a time),
+  // present in fp16 and bf16 files where spmmc chose it: A's columns, the rows per chunk, the chunks,
+  // and window w's blocks of chunk c, [chunk_block[w * chunks + c], chunk_block[w * chunks + c + 1]).
+  IntegerConstant k;             // spmmc_tc_k
+  IntegerConstant chunk_rows;    // spmmc_tc_chunk_rows
+  IntegerConstant chunks;        // spmmc_tc_chunks
+  IntegerConstant staged_warps;    // spmmc_tc_staged_warps: windows per thread block of the staged kernel
+  IntegerConstant staged_threads;  // spmmc_tc_staged_threads: its threads
+  IntegerArray chunk_block;      // spmmc_tc_chunk_block
   std::vector<MmaStatement> mmas;  // every asm statement of the file whose PTX is an mma
   std::vector<MmaStatement> tf32_conversions;  // every asm statement whose PTX is a cvt to .tf32
 };

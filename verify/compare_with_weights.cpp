@@ -647,6 +647,98 @@ class Comparison {
     return true;
   }
 
+  // The staged form's constants and chunk table (spmmc_tc_staged_kernel): A's columns, chunks of
+  // spmmc_tc_chunk_rows rows of B covering them, blocks of 32 threads per window, and
+  // spmmc_tc_chunk_block splitting each window's blocks by chunk, every vector of a block within its
+  // chunk's rows (the kernel reads the block's rows of B from the chunk's copy in shared memory: a
+  // column outside it would read another row of B, or past the copy).
+  void check_tc_chunks() {
+    const TensorCorePath& tc = code_.tc;
+    const std::pair<const IntegerConstant*, const char*> constants[] = {{&tc.k, "spmmc_tc_k"},
+                                                                        {&tc.chunk_rows, "spmmc_tc_chunk_rows"},
+                                                                        {&tc.chunks, "spmmc_tc_chunks"},
+                                                                        {&tc.staged_warps, "spmmc_tc_staged_warps"},
+                                                                        {&tc.staged_threads, "spmmc_tc_staged_threads"}};
+    if (!tc.chunk_block.found) {
+      for (const auto& [c, name] : constants)
+        if (c->found)
+          report(c->where, fmt::format("{} (a constant of the staged tensor-core kernel) without spmmc_tc_chunk_block, its "
+                                       "chunk table",
+                                       name));
+      return;
+    }
+    bool evaluated = true;
+    for (const auto& [c, name] : constants) {
+      if (!c->found) report(whole_file(), fmt::format("spmmc_tc_chunk_block without {} (a constant of the staged tensor-core "
+                                                      "kernel)",
+                                                      name));
+      else if (!c->field.value) report(c->where, fmt::format("cannot evaluate {}", name));
+      evaluated = evaluated && c->found && c->field.value;
+    }
+    if (!evaluated) return;
+    const int64_t k = *tc.k.field.value, rows = *tc.chunk_rows.field.value, chunks = *tc.chunks.field.value;
+    const int64_t warps = *tc.staged_warps.field.value, threads = *tc.staged_threads.field.value;
+    if (k != w_.cols) {
+      report(tc.k.field.where, fmt::format("spmmc_tc_k is {}, but {} has {} columns: the staged kernel would copy {} rows of B",
+                                           k, options_.weights_name, w_.cols, k < w_.cols ? "too few" : "too many"));
+      return;
+    }
+    if (rows < 1 || chunks != (k + rows - 1) / rows) {
+      report(tc.chunks.field.where, fmt::format("spmmc_tc_chunks is {}, but {} columns in chunks of spmmc_tc_chunk_rows = {} "
+                                                "rows make {}",
+                                                chunks, k, rows, rows < 1 ? 0 : (k + rows - 1) / rows));
+      return;
+    }
+    if (warps < 1 || threads != 32 * warps)
+      report(tc.staged_threads.field.where,
+             fmt::format("spmmc_tc_staged_threads is {}, but a block of spmmc_tc_staged_warps = {} warps has {} threads: the "
+                         "staged kernel takes window blockIdx.y * {} + threadIdx.x / 32",
+                         threads, warps, 32 * warps, warps));
+    const std::vector<int64_t>& at = tc.chunk_block.values;
+    const std::vector<int64_t>& first = tc.window_block.values;
+    const int64_t windows = out_.tc_windows, blocks = out_.tc_blocks, per = tc_block_vectors();
+    if (static_cast<int64_t>(at.size()) != windows * chunks + 1) {
+      report(tc.chunk_block.where, fmt::format("spmmc_tc_chunk_block has {} elements, but {} windows of {} chunks need {}",
+                                               at.size(), windows, chunks, windows * chunks + 1));
+      return;
+    }
+    for (int64_t w = 0; w < windows; ++w) {
+      const size_t i = static_cast<size_t>(w * chunks);
+      if (at[i] != first[static_cast<size_t>(w)]) {
+        report(element_at(tc.chunk_block, i),
+               fmt::format("spmmc_tc_chunk_block[{}] (window {}, chunk 0) is {}, but the window's blocks begin at "
+                           "spmmc_tc_window_block[{}] = {}",
+                           i, w, at[i], w, first[static_cast<size_t>(w)]));
+        return;
+      }
+      for (int64_t c = 0; c < chunks; ++c) {
+        const size_t j = static_cast<size_t>(w * chunks + c);
+        if (at[j + 1] < at[j] || at[j + 1] > blocks) {
+          report(element_at(tc.chunk_block, j + 1),
+                 fmt::format("spmmc_tc_chunk_block[{}] is {}, but it must lie between the element before it ({}) and the "
+                             "{} blocks",
+                             j + 1, at[j + 1], at[j], blocks));
+          return;
+        }
+        for (int64_t b = at[j]; b < at[j + 1]; ++b)
+          for (int64_t v = 0; v < per; ++v) {
+            const int64_t col = tc.cols.values[static_cast<size_t>(b * per + v)];
+            // A column outside A is reported by check_tensor_core's own check of the columns.
+            if ((col >= c * rows && col < (c + 1) * rows) || col < 0 || col >= w_.cols) continue;
+            report(element_at(tc.cols, static_cast<size_t>(b * per + v)),
+                   fmt::format("{} (vector {} of block {}, window {}) is column {}, but spmmc_tc_chunk_block puts the block "
+                               "in chunk {} (rows {} to {} of B): the staged kernel would read another row of B",
+                               cols_element(static_cast<size_t>(b * per + v)), v, b, w, col, c, c * rows,
+                               std::min((c + 1) * rows, k) - 1));
+            return;
+          }
+      }
+    }
+    if (at.back() != blocks)
+      report(element_at(tc.chunk_block, at.size() - 1),
+             fmt::format("spmmc_tc_chunk_block's last element is {}, but the windows' blocks end at {}", at.back(), blocks));
+  }
+
   // A rebuilt from the tensor-core arrays against the weights (rounded to the dtype): every row of A
   // in exactly one window (rows with non-zeros in a window with blocks), every column within K,
   // a window's vectors of distinct columns (a repeated column is padding: all its values zero),
@@ -655,6 +747,7 @@ class Comparison {
   void check_tensor_core() {
     check_tc_launch_constants();
     if (!check_tc_shape()) return;
+    check_tc_chunks();
     const TensorCorePath& tc = code_.tc;
     const std::string& weights = options_.weights_name;
     const std::vector<int64_t>& first = tc.window_block.values;

@@ -37,6 +37,7 @@ constexpr const char* kWaitForPrevious = "SPMMC_WAIT_FOR_PREVIOUS_KERNEL";
 // besides the generic kernels. Spelled here, not taken from codegen/, which verify checks.
 constexpr const char* kVectorBlocksFormat = "vector-blocks-constants";
 constexpr const char* kTensorCoreKernel = "spmmc_tc_kernel";
+constexpr const char* kStagedTensorCoreKernel = "spmmc_tc_staged_kernel";
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
@@ -265,8 +266,8 @@ class KernelWalker {
   }
 
   // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision or tf32;
-  // its __global__ functions are the tensor-core kernel and the generic kernels, one each (any
-  // other would run unchecked); every inline-PTX mma of the file (SPMMC_TC_MMA or
+  // its __global__ functions are the tensor-core kernel and the generic kernels, one each, and the
+  // staged tensor-core kernel where the file has its chunk table (any other would run unchecked); every inline-PTX mma of the file (SPMMC_TC_MMA or
   // SPMMC_MMA_M16N8K4_TF32 as expanded) is the MMA of the file's dtype with float32 accumulators
   // (m16n8k8 for fp16 and bf16, m16n8k4 for tf32), since that dtype is how compare_with_weights
   // decodes the bits of spmmc_tc_a and how the kernel's MMA reads them. In tf32 B's elements are
@@ -285,10 +286,13 @@ class KernelWalker {
     }
     std::map<std::string, int> expected = {{kTensorCoreKernel, 0}};
     for (const char* symbol : kGenericKernels) expected[symbol] = 0;
+    // The staged kernel: one where the file has spmmc_tc_chunk_block, none otherwise.
+    int staged = 0;
     for (const clang::FunctionDecl* f : functions) {
       if (f->hasAttr<clang::CUDAGlobalAttr>()) {
         const auto found = expected.find(f->getNameAsString());
         if (found != expected.end()) ++found->second;
+        else if (f->getNameAsString() == kStagedTensorCoreKernel && out_.tc.chunk_block.found) ++staged;
         else
           error(f->getLocation(), fmt::format("the info object says a_format = '{}' (the tensor-core family), but the file "
                                               "has the __global__ function {} besides the tensor-core and generic kernels",
@@ -312,6 +316,10 @@ class KernelWalker {
         error({}, fmt::format("the info object says a_format = '{}' (the tensor-core family), but the file has {} "
                               "__global__ {} (expected one)",
                               kVectorBlocksFormat, count, name));
+    if (out_.tc.chunk_block.found && staged != 1)
+      error({}, fmt::format("the file has spmmc_tc_chunk_block (the staged tensor-core kernel's table) and {} __global__ {} "
+                            "(expected one)",
+                            staged, kStagedTensorCoreKernel));
     const char* type = out_.dtype == DType::kFp16 ? "f16" : out_.dtype == DType::kBf16 ? "bf16" : "tf32";
     const std::string want = fmt::format("mma.sync.aligned.{}.row.col.f32.{}.{}.f32", tf32 ? "m16n8k4" : "m16n8k8", type, type);
     if (out_.tc.mmas.empty())
@@ -879,9 +887,15 @@ class KernelWalker {
     const std::map<std::string, IntegerConstant*> constants = {{"spmmc_tc_windows", &tc.windows},
                                                                {"spmmc_tc_warps", &tc.warps},
                                                                {"spmmc_tc_threads", &tc.threads},
-                                                               {"spmmc_tc_cols_per_warp", &tc.cols_per_warp}};
+                                                               {"spmmc_tc_cols_per_warp", &tc.cols_per_warp},
+                                                               {"spmmc_tc_k", &tc.k},
+                                                               {"spmmc_tc_chunk_rows", &tc.chunk_rows},
+                                                               {"spmmc_tc_chunks", &tc.chunks},
+                                                               {"spmmc_tc_staged_warps", &tc.staged_warps},
+                                                               {"spmmc_tc_staged_threads", &tc.staged_threads}};
     const std::map<std::string, IntegerArray*> arrays = {{"spmmc_tc_window_block", &tc.window_block},
                                                          {"spmmc_tc_window_rows", &tc.window_rows},
+                                                         {"spmmc_tc_chunk_block", &tc.chunk_block},
                                                          {"spmmc_tc_a", &tc.a}};
     for (const clang::VarDecl* v : variables) {
       const std::string name = v->getNameAsString();

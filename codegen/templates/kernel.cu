@@ -12,7 +12,6 @@ namespace {
 /*@*/
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
-/*@TENSOR_CORE_CODE*//*@*/
 // What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
 // but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
 struct spmmc_device_shape {
@@ -29,6 +28,8 @@ spmmc_device_shape spmmc_current_device() {
   d.dependent_launch = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
   return d;
 }
+
+/*@TENSOR_CORE_CODE*//*@*/
 
 // One column per thread: the batch that fits the launch. A batch's loads in flight per warp cost
 // registers, so fewer warps stay resident: with the weights loaded with B (the unrolled files'
@@ -134,6 +135,10 @@ constexpr const char* spmmc_generic_v4_needs = "n % 4 == 0; B and C aligned to 4
 constexpr int64_t spmmc_any_n = 0x7fffffffffffffff;
 const spmmc_kernel_variant spmmc_variants[] = {
 #if defined(SPMMC_TENSOR_CORE)
+#if SPMMC_TC_STAGED && !defined(SPMMC_TC_DIRECT)
+    {"tensor-core-staged", spmmc_tc_staged_from_n > spmmc_generic_below_n ? spmmc_tc_staged_from_n : spmmc_generic_below_n,
+     spmmc_any_n, "n % 8 == 0; B and C aligned to 16 bytes"},
+#endif
     {"tensor-core", spmmc_generic_below_n > 1 ? spmmc_generic_below_n : 1, spmmc_any_n,
      "n % 8 == 0; B and C aligned to 16 bytes"},
 #elif !defined(SPMMC_GENERIC_ONLY)

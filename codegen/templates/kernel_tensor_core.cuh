@@ -42,6 +42,23 @@ __device__ const int2 spmmc_tc_cols[] = {/*@COLS*/{0, 0}, {0, 0}, {0, 0}, {0, 0}
 __device__ const unsigned spmmc_tc_a[] = {/*@A_BITS*/0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u,
     0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u/*@*/};
 
+// The staged form (spmmc prints these where a block's windows read most rows of B, the rule of
+// codegen/print_tensor_core.cpp): each window's blocks come per chunk of spmmc_tc_chunk_rows rows of
+// B, window w's blocks of chunk c being spmmc_tc_chunk_block[w * spmmc_tc_chunks + c] ..
+// spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - 1, and spmmc_tc_staged_kernel runs from
+// n = spmmc_tc_staged_from_n (below, its launch would leave the GPU short of blocks and
+// spmmc_tc_kernel runs).
+/*@STAGED_TABLES*/#define SPMMC_TC_STAGED 1
+constexpr int spmmc_tc_k = 8;             // A's columns: the rows of B
+constexpr int spmmc_tc_chunk_rows = 128;  // rows of B in shared memory at a time
+constexpr int spmmc_tc_chunks = 1;
+constexpr int64_t spmmc_tc_staged_from_n = 64;  // the staged kernel from this n (its launch fills the target's SMs)
+__device__ const int spmmc_tc_chunk_block[] = {0, 0};
+/*@*/
+#ifndef SPMMC_TC_STAGED
+#define SPMMC_TC_STAGED 0
+#endif
+
 // The MMA of the dtype: D += L x R with float32 accumulators, in place (the tests' host emulation
 // defines its own macros, a warp collective).
 #ifndef SPMMC_MMA_M16N8K8_F16
@@ -85,7 +102,8 @@ __device__ __forceinline__ void spmmc_tc_mma4(const spmmc_tc_operands& o, float 
   }
 }
 
-__global__ void __launch_bounds__(spmmc_tc_threads)
+// [[maybe_unused]]: a file of the staged form launches spmmc_tc_staged_kernel instead.
+[[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_threads)
     spmmc_tc_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
   const int64_t col = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp + 8 * g;  // this lane's 8 columns
@@ -120,11 +138,113 @@ __global__ void __launch_bounds__(spmmc_tc_threads)
   }
 }
 
-// The launch: n a multiple of 8, B and C 16-byte aligned (checked by the entry point).
+#if SPMMC_TC_STAGED
+// The staged kernel: a block of spmmc_tc_staged_warps warps, one window each, at one 64-column slab
+// of B and C. The block copies the slab's rows of B into shared memory one chunk of
+// spmmc_tc_chunk_rows rows at a time (cp.async into two buffers: the next chunk's copy runs during
+// this chunk's MMAs; one barrier per chunk), and each warp runs its window's blocks of that chunk on
+// the copy: the same lanes' operands as spmmc_tc_kernel, read from shared memory instead of L1 and
+// L2 (each row of the slab is loaded from global memory once per block of windows, where
+// spmmc_tc_kernel loads it once per window's block that uses it, in a pattern that costs L1 four
+// times the wavefronts). A row's 16-byte pieces are stored at piece q ^ (2 (row % 4)): a quarter-warp
+// reads pieces g of the rows of vectors 2t (t = 0..3), which spmmc places with distinct residues
+// mod 4, so its eight reads fall in eight different banks (vector_blocks.h).
+constexpr int spmmc_tc_staged_warps = 8;
+constexpr int spmmc_tc_staged_threads = 32 * spmmc_tc_staged_warps;
+constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte pieces of a chunk (64 columns: 8 per row)
+
+// The copy of 16 bytes of global memory into shared memory, asynchronous (zero-filled where bytes
+// is 0), and the wait for this thread's copies (the tests' host emulation defines its own).
+#ifndef SPMMC_CP_ASYNC_16
+#define SPMMC_CP_ASYNC_16(dst, src, bytes)                                                                  \
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))), \
+               "l"(src), "r"(bytes))
+#define SPMMC_CP_ASYNC_WAIT_ALL() asm volatile("cp.async.wait_all;" ::: "memory")
+#endif
+
+__device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ ((row & 3) << 1)); }
+
+// Starts the copy of chunk c of the slab at column c0 into `slab` (zeros past B's rows or past n).
+__device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __restrict__ B, int64_t n, int64_t c0, int c) {
+  for (int i = static_cast<int>(threadIdx.x); i < spmmc_tc_chunk_pieces; i += spmmc_tc_staged_threads) {
+    const int row = i >> 3, q = i & 7, k = c * spmmc_tc_chunk_rows + row;
+    const int64_t col = c0 + 8 * q;
+    const bool in = k < spmmc_tc_k && col < n;
+    SPMMC_CP_ASYNC_16(&slab[spmmc_tc_piece(row, q)], reinterpret_cast<const uint4*>(in ? B + static_cast<int64_t>(k) * n + col : B),
+                      in ? 16 : 0);
+  }
+}
+
+[[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, 4)
+    spmmc_tc_staged_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
+  const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3, warp = static_cast<int>(threadIdx.x >> 5);
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp, col = c0 + 8 * g;
+  const int groups = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
+  // The whole block takes the same groups of windows (it shares the slab and its barriers).
+  for (int group = static_cast<int>(blockIdx.y); group < groups; group += static_cast<int>(gridDim.y)) {
+    const int w = group * spmmc_tc_staged_warps + warp;
+    float acc[4][4] = {};
+    spmmc_tc_stage(slab[0], B, n, c0, 0);
+    // The window's blocks are one stream across the chunks: the words of A and the rows of B of the
+    // next two blocks are loaded ahead of their MMAs (from L2, where a block's loads would otherwise
+    // wait on their latency), whatever chunk they belong to.
+    const bool computes = w < spmmc_tc_windows;
+    int block = computes ? spmmc_tc_window_block[w] : 0;
+    const int last = computes ? spmmc_tc_window_block[w + 1] : 0;
+    unsigned a0 = 0u, a1 = 0u;
+    int2 k0 = make_int2(0, 0), k1 = make_int2(0, 0);
+    if (block < last) a0 = __ldg(&spmmc_tc_a[32 * block + lane]), k0 = __ldg(&spmmc_tc_cols[4 * block + t]);
+    if (block + 1 < last) a1 = __ldg(&spmmc_tc_a[32 * (block + 1) + lane]), k1 = __ldg(&spmmc_tc_cols[4 * (block + 1) + t]);
+    SPMMC_CP_ASYNC_WAIT_ALL();
+    __syncthreads();
+    for (int c = 0; c < spmmc_tc_chunks; ++c) {
+      if (c + 1 < spmmc_tc_chunks) spmmc_tc_stage(slab[(c + 1) & 1], B, n, c0, c + 1);
+      if (computes) {
+        const uint4* rows = slab[c & 1];
+        const int first_row = c * spmmc_tc_chunk_rows;
+        for (const int end = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1]; block < end; ++block) {
+          spmmc_tc_operands o;
+          o.a = a0;
+          o.x = rows[spmmc_tc_piece(k0.x - first_row, g)];
+          o.y = rows[spmmc_tc_piece(k0.y - first_row, g)];
+          a0 = a1, k0 = k1;
+          if (block + 2 < last) a1 = __ldg(&spmmc_tc_a[32 * (block + 2) + lane]), k1 = __ldg(&spmmc_tc_cols[4 * (block + 2) + t]);
+          spmmc_tc_mma4(o, acc);
+        }
+      }
+      SPMMC_CP_ASYNC_WAIT_ALL();
+      __syncthreads();
+    }
+    if (w >= spmmc_tc_windows || col >= n) continue;
+    const int r0 = spmmc_tc_window_rows[8 * w + 2 * t], r1 = spmmc_tc_window_rows[8 * w + 2 * t + 1];
+    if (r0 >= 0)
+      *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r0) * n + col) =
+          make_uint4(spmmc_pack2(acc[0][0], acc[0][2]), spmmc_pack2(acc[1][0], acc[1][2]), spmmc_pack2(acc[2][0], acc[2][2]),
+                     spmmc_pack2(acc[3][0], acc[3][2]));
+    if (r1 >= 0)
+      *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r1) * n + col) =
+          make_uint4(spmmc_pack2(acc[0][1], acc[0][3]), spmmc_pack2(acc[1][1], acc[1][3]), spmmc_pack2(acc[2][1], acc[2][3]),
+                     spmmc_pack2(acc[3][1], acc[3][3]));
+  }
+}
+#endif
+
+// The launch: n a multiple of 8, B and C 16-byte aligned (checked by the entry point). The staged
+// kernel from spmmc_tc_staged_from_n where spmmc printed its tables (unless the file is built with
+// -DSPMMC_TC_DIRECT, the measurement knob of docs/benchmarks.md), spmmc_tc_kernel otherwise.
 cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
   const int64_t x = (n + spmmc_tc_cols_per_warp - 1) / spmmc_tc_cols_per_warp;
-  const int64_t y = (spmmc_tc_windows + spmmc_tc_warps - 1) / spmmc_tc_warps;
   if (x > 0x7fffffff) return cudaErrorInvalidValue;
+#if SPMMC_TC_STAGED && !defined(SPMMC_TC_DIRECT)
+  if (n >= spmmc_tc_staged_from_n) {
+    const int64_t y = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
+    const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_tc_staged_kernel), grid, dim3(spmmc_tc_staged_threads), args,
+                            0, stream);
+  }
+#endif
+  const int64_t y = (spmmc_tc_windows + spmmc_tc_warps - 1) / spmmc_tc_warps;
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_tc_kernel), grid, dim3(spmmc_tc_threads), args, 0, stream);
 }

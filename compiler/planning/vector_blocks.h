@@ -22,6 +22,13 @@ struct VectorBlocks {
   std::vector<int32_t> window_rows;   // 8 per window: the rows of C it computes (-1: none, past the last row)
   std::vector<int32_t> window_block;  // windows + 1: window w owns blocks [window_block[w], window_block[w + 1])
   std::vector<int32_t> block_cols;    // k per block: the column of A (row of B) of each vector
+  // With chunk_rows > 0 (the staged kernel): chunks = ceil(A's columns / chunk_rows) per window, and
+  // window w's blocks whose vectors lie in columns [c * chunk_rows, (c + 1) * chunk_rows) are
+  // [chunk_block[w * chunks + c], chunk_block[w * chunks + c + 1]) (windows * chunks + 1 entries;
+  // chunk_block[w * chunks] = window_block[w]). Empty with chunk_rows = 0.
+  int32_t chunk_rows = 0;
+  int32_t chunks = 0;
+  std::vector<int32_t> chunk_block;
   // 64 values per block for k = 8 (32 for k = 4), lane-major: for k = 8, lane l = 4 g + t holds
   // A^T[2t][g], A^T[2t + 1][g] at values[64 b + 2 l], [64 b + 2 l + 1], i.e. row g of the window
   // times the vectors 2t and 2t + 1 (m16n8k8's B fragment: b0 = {B[2t][g], B[2t+1][g]});
@@ -36,7 +43,13 @@ struct VectorBlocks {
 
 // Builds the blocks of A for the windows of `tiling` (M1 = 8; its tiles in order, then its empty
 // rows are not computed: their rows of C are zero and the kernel stores them separately). A
-// window's vectors are its non-empty columns in ascending order. Deterministic.
-VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k);
+// window's vectors are its non-empty columns in ascending order. With `chunk_rows` > 0 (a multiple
+// of 4; k = 8 only), for the staged kernel that holds chunk_rows rows of B at a time in shared
+// memory: no block spans two chunks (the last block of each chunk of a window is padded with that
+// chunk's first column), and within a chunk the vectors are placed so that a block's vectors 0, 2,
+// 4, 6 and its vectors 1, 3, 5, 7 have the four residues of their columns mod 4 where the chunk has
+// them (the kernel's shared-memory reads of B are then free of bank conflicts, kernel_tensor_core.cuh).
+// Deterministic.
+VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k, int32_t chunk_rows = 0);
 
 }  // namespace spmmc

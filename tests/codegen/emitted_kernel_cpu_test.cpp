@@ -7,12 +7,14 @@
 // B-tiles beyond grid.y) and the generic CSR path run; and NAME_info() against the matrix.
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
-#include <cfloat>
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -305,6 +307,60 @@ TEST_CASE("emitted kernel on the CPU: fp16 and bf16 B and C, products summed in 
   CHECK(paths.generic > 0);
 }
 
+// The integers of the initialiser of `declaration` ("spmmc_tc_cols[] = {") in an emitted file,
+// int2 pairs flattened.
+std::vector<int64_t> initializer_of(const std::string& text, const std::string& declaration) {
+  const size_t start = text.find(declaration);
+  REQUIRE(start != std::string::npos);
+  std::vector<int64_t> out;
+  int depth = 0;
+  for (size_t i = start + declaration.size() - 1; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{') ++depth;
+    else if (c == '}' && --depth == 0) break;
+    else if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      size_t used = 0;
+      out.push_back(std::stoll(text.substr(i, 24), &used));
+      i += used - 1;
+    }
+  }
+  return out;
+}
+
+// A with each row's entries in the order the tensor-core kernel of `cu` sums them: its window's
+// vectors in block order (the staged kernel's blocks take a chunk's vectors out of column order), a
+// padding vector (a column repeated in the window, of zeros) skipped.
+Csr tc_sum_order(const Csr& a, const std::string& cu) {
+  const std::vector<int64_t> rows = initializer_of(cu, "spmmc_tc_window_rows[] = {");
+  const std::vector<int64_t> first = initializer_of(cu, "spmmc_tc_window_block[] = {");
+  const std::vector<int64_t> cols = initializer_of(cu, "spmmc_tc_cols[] = {");
+  std::vector<std::vector<std::pair<int32_t, float>>> entries(static_cast<size_t>(a.rows));
+  for (size_t w = 0; w + 1 < first.size(); ++w) {
+    std::set<int64_t> seen;
+    for (int64_t b = first[w]; b < first[w + 1]; ++b)
+      for (int64_t j = 0; j < 8; ++j) {
+        const auto col = static_cast<int32_t>(cols[static_cast<size_t>(8 * b + j)]);
+        if (!seen.insert(col).second) continue;
+        for (size_t g = 0; g < 8; ++g) {
+          const int64_t r = rows[8 * w + g];
+          if (r < 0) continue;
+          const auto begin = a.col_idx.begin() + a.row_ptr[static_cast<size_t>(r)], end = a.col_idx.begin() + a.row_ptr[static_cast<size_t>(r) + 1];
+          const auto it = std::lower_bound(begin, end, col);
+          if (it != end && *it == col) entries[static_cast<size_t>(r)].push_back({col, a.values[static_cast<size_t>(it - a.col_idx.begin())]});
+        }
+      }
+  }
+  Csr out;
+  out.rows = a.rows, out.cols = a.cols;
+  out.row_ptr.push_back(0);
+  for (const auto& row : entries) {
+    for (const auto& [col, value] : row) out.col_idx.push_back(col), out.values.push_back(value);
+    out.row_ptr.push_back(static_cast<int32_t>(out.col_idx.size()));
+  }
+  REQUIRE(out.nnz() == a.nnz());
+  return out;
+}
+
 TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", "[codegen][emulation][dtype][warp]") {
   // --family tensor-core: A's 8 x 1 vectors and the swap-and-transpose MMA, run by the emulation's
   // warp-synchronous scheduler (its m16n8k8 sums each element's products in k order with fmaf, one
@@ -312,16 +368,35 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   // row's products in column order rounded to the dtype, within the bound; for windows grown and in
   // LO-SpMM's order, empty rows (windows without blocks), widths of whole and partial 64-column
   // blocks, and the generic path where n is not a multiple of 8 or B or C is not 16-byte aligned.
+  // Both kernels of the family: the staged one (B's slab in shared memory, in one chunk of rows for
+  // 90 columns and in three for 300; for a target of one SM, so that it runs from n = 128 on these
+  // few windows) and the direct one (below that n, and for a wide matrix whose windows read few of
+  // its rows, which the rule leaves to it).
   test::TempDir dir;
+  const fs::path one_sm = dir.path / "one_sm.json";
+  {
+    std::string target = test::read_file(fs::path(SPMMC_SOURCE_DIR) / "models" / "targets" / "h100.json");
+    const size_t at = target.find("\"sm_count\": 132");
+    REQUIRE(at != std::string::npos);
+    target.replace(at, std::strlen("\"sm_count\": 132"), "\"sm_count\": 1");
+    test::write_file(one_sm, target);
+  }
   // 75 rows (not a multiple of 8), every 11th from row 3 empty.
-  const Csr holes = make_matrix(75, 90, random_entries(0.12, 5, [](int32_t r, int32_t) { return r % 11 != 3; }));
+  const auto holes_at = [](int32_t r, int32_t) { return r % 11 != 3; };
+  const Csr holes = make_matrix(75, 90, random_entries(0.12, 5, holes_at));
   const fs::path path = write_mtx(dir.path, "holes", holes);
+  const fs::path wide = write_mtx(dir.path, "wide", make_matrix(75, 300, random_entries(0.1, 6, holes_at)));
+  const fs::path sparse_wide = write_mtx(dir.path, "sparse_wide", make_matrix(70, 1500, random_entries(0.003, 7, holes_at)));
   const std::vector<int64_t> ns = {1, 8, 12, 64, 72, 100, 128, 200};
   std::vector<KernelCase> cases;
   for (const char* dtype : {"fp16", "bf16"})
     for (const char* reorder : {"grow", "overlap"})
-      cases.push_back({std::string("tc_") + dtype + "_" + reorder, path, {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder},
-                       ns, 64, reorder});
+      cases.push_back({std::string("tc_") + dtype + "_" + reorder, path,
+                       {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder, "--target", one_sm.string()}, ns, 64, reorder});
+  cases.push_back({"tc_fp16_chunks", wide, {"--family", "tensor-core", "--dtype", "fp16", "--reorder", "grow", "--target", one_sm.string()},
+                   {8, 64, 136}, 64, "grow"});
+  cases.push_back({"tc_bf16_direct", sparse_wide, {"--family", "tensor-core", "--dtype", "bf16", "--reorder", "grow", "--target", one_sm.string()},
+                   {8, 64, 136}, 64, "grow"});
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -335,6 +410,11 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
     CHECK(report["choice"]["family"] == "tensor-core");
     CHECK(report["kernel"]["tensor_core"]["reorder"] == c.reorder);
+    const bool direct = c.name == "tc_bf16_direct";
+    CHECK(report["kernel"]["tensor_core"]["kernel"] == (direct ? "direct" : "staged"));
+    const std::string cu = test::read_file(b.dir / (c.name + ".cu"));
+    CHECK((cu.find("constexpr int spmmc_tc_chunks = 3;") != std::string::npos) == (c.name == "tc_fp16_chunks"));
+    CHECK((cu.find("#define SPMMC_TC_STAGED 1") != std::string::npos) == !direct);
     std::string error;
     const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
     INFO(error);
@@ -342,9 +422,14 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     CHECK(std::string(kernel->info()->a_format) == "vector-blocks-constants");
     CHECK(kernel->info()->a_tiles == report["kernel"]["tensor_core"]["windows"].get<int32_t>());
     CHECK(kernel->info()->generic_below_n == 0);  // the tensor-core family: no small-n dispatch by default
-    paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name);
+    // The staged blocks' order is not the columns': C bit for bit as the kernel's order sums it.
+    const Csr order = tc_sum_order(a, cu);
+    CHECK((order == a) == direct);
+    paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name, &order);
   }
   CHECK(paths.tensor_core > 0);
+  CHECK(paths.tensor_core_staged > 0);
+  CHECK(paths.tensor_core_staged < paths.tensor_core);
   CHECK(paths.generic > 0);
   CHECK(paths.unrolled == 0);
 }

@@ -196,8 +196,9 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     const spmmc_kernel_variant& x = info.variants[i];
     const std::string kernel = x.kernel;
     if (n < x.n_min || n > x.n_max) continue;
-    const int64_t v = kernel == "unrolled" ? info.cols_per_thread : kernel == "tensor-core" ? 8 : kernel == "generic-v4" ? 4 : 1;
-    const int64_t bytes = kernel == "tensor-core" ? 16 : v * elem;
+    const bool tc = kernel == "tensor-core" || kernel == "tensor-core-staged";
+    const int64_t v = kernel == "unrolled" ? info.cols_per_thread : tc ? 8 : kernel == "generic-v4" ? 4 : 1;
+    const int64_t bytes = tc ? 16 : v * elem;
     if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
     if (n % v == 0 && aligned(bytes)) return kernel;
   }
@@ -423,7 +424,7 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu) {
 }
 
 PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
-                                      const std::string& label) {
+                                      const std::string& label, const Csr* tc_order) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
   static constexpr uint16_t kNanBits = 0x7fff;  // a NaN in both fp16 and bf16
   static constexpr size_t kGuard = 8;
@@ -456,6 +457,8 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
     const std::vector<float> b =
         gpu_bench::rounded_b(seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz())), dtype);
     const std::vector<float> sums = fmaf_spmm(a, b, n);
+    // The tensor-core kernels' sums: in the order of the window's vectors where the caller gave it.
+    const std::vector<float> tc_sums = tc_order ? fmaf_spmm(*tc_order, b, n) : sums;
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     // Per element: the bound of docs/design/precision.md from the row's products.
@@ -473,10 +476,15 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
       kernel.set_bounds(nullptr, 0, nullptr, 0);
       REQUIRE(status == 0);
       kernel.last_launch(grid, block, &launches, chain, &runs);
+      const auto aligned = [](const uint16_t* p, int64_t elements) {
+        return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(2 * elements) == 0;
+      };
+      const bool tc_path = tensor_core && n >= info.generic_below_n && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8);
+      const std::vector<float>& exact = tc_path ? tc_sums : sums;
       size_t nans = 0, differing = 0, beyond_bound = 0;
       for (size_t i = 0; i < c_size; ++i) {
         nans += is_nan(gc.data[i]);
-        differing += gc.data[i] != to_half_bits(sums[i], dtype);
+        differing += gc.data[i] != to_half_bits(exact[i], dtype);
         beyond_bound += !(std::fabs(from_half_bits(gc.data[i], dtype) - want[i]) <= bound[i]);
       }
       CHECK(nans == 0);
@@ -484,23 +492,24 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
       CHECK(beyond_bound == 0);
       CHECK(gc.damaged_guards() == 0);
       CHECK(gb.damaged_guards() == 0);
-      const auto aligned = [](const uint16_t* p, int64_t elements) {
-        return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(2 * elements) == 0;
-      };
       const bool unrolled =
           !generic_only && !tensor_core && n >= info.generic_below_n && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
       // NAME_info()->variants names the kernel that ran.
       const std::string named = variant_for(info, n, 2, gb.data, gc.data);
-      // The tensor-core kernel: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
-      // and 64 columns, 4 warps per block (codegen/templates/kernel_tensor_core.cuh).
-      if (tensor_core && n >= info.generic_below_n && n % 8 == 0 && aligned(gb.data, 8) && aligned(gc.data, 8)) {
-        CHECK(named == "tensor-core");
+      // The tensor-core kernels: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
+      // and 64 columns, 4 warps per block (the direct kernel) or 8 (the staged one, where the variants
+      // name it) (codegen/templates/kernel_tensor_core.cuh).
+      if (tc_path) {
+        const bool staged = named == "tensor-core-staged";
+        CHECK((named == "tensor-core" || staged));
         ++paths.tensor_core;
+        paths.tensor_core_staged += staged;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
-        CHECK(block[0] == 128);
+        const int64_t warps = staged ? 8 : 4;
+        CHECK(block[0] == static_cast<unsigned>(32 * warps));
         CHECK(grid[0] == static_cast<unsigned>((n + 63) / 64));
-        CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + 3) / 4)));
+        CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + warps - 1) / warps)));
       } else if (unrolled) {
         CHECK(named == "unrolled");
         ++paths.unrolled;

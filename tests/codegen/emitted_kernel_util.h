@@ -104,10 +104,11 @@ struct PathCounts {
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
   int64_t kernels = 0;  // the most kernels one unrolled run launched
   int graphs = 0;       // unrolled runs launched as one CUDA graph (several kernels)
-  int tensor_core = 0;  // runs that took the tensor-core kernel (check_emulated_half_kernel, _tf32_kernel)
+  int tensor_core = 0;  // runs that took a tensor-core kernel (check_emulated_half_kernel, _tf32_kernel)
+  int tensor_core_staged = 0;  // of those, runs of the staged kernel (B in shared memory)
   PathCounts& operator+=(const PathCounts& o) {
     unrolled += o.unrolled, generic += o.generic, looped += o.looped, kernels = std::max(kernels, o.kernels);
-    graphs += o.graphs, tensor_core += o.tensor_core;
+    graphs += o.graphs, tensor_core += o.tensor_core, tensor_core_staged += o.tensor_core_staged;
     return *this;
   }
 };
@@ -146,8 +147,11 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu);
 // reference, no NaN and no write outside C; the path (unrolled exactly when n % V == 0 and B and
 // C are aligned to V elements; the generic one with four columns per thread where n >= 128 is a
 // multiple of 4 and both are aligned to four elements) and the refusals of null pointers and n < 1.
+// Where the tensor-core kernel runs, C is checked bit for bit against fmaf_spmm of `tc_order` instead
+// when given: A with each row's entries in the order that kernel sums them (its window's vectors in
+// block order: the staged kernel's order is not the columns').
 PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
-                                      const std::string& label);
+                                      const std::string& label, const Csr* tc_order = nullptr);
 
 // check_emulated_kernel for a kernel of --dtype tf32 (`a` holds A's values as spmmc rounded them to
 // tf32): B seeded in [-1, 1] as float32, not rounded (the kernel rounds it), for each n in `ns`,

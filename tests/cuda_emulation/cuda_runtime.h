@@ -38,7 +38,8 @@
 // SPMMC_MMA_M16N8K8_F16, SPMMC_MMA_M16N8K8_BF16 and SPMMC_MMA_M16N8K4_TF32(d, a0, a1, b0): defined
 // here, before a kernel template's own #ifndef sees them (its inline asm), to accumulate into d[0..3]
 // in place through those functions. SPMMC_CVT_RNA_TF32(d, x), the tf32 templates' cvt.rna.tf32.f32,
-// likewise: half_bits.h's f32_bits_to_tf32_bits_rna.
+// likewise: half_bits.h's f32_bits_to_tf32_bits_rna. SPMMC_CP_ASYNC_16(dst, src, bytes) and
+// SPMMC_CP_ASYNC_WAIT_ALL(), the staged kernel's cp.async: a copy when issued, a wait of nothing.
 //
 // __shared__ variables are static storage shared by all threads of the running block (blocks run one
 // after another): `__shared__` is `static` with a section attribute, one linker section per
@@ -217,6 +218,11 @@ inline int __all_sync(unsigned mask, int predicate) {
 #define SPMMC_MMA_M16N8K4_TF32(d, a0, a1, b0)                                                                           \
   ::spmmc_emulation::mma_in_place(::spmmc_emulation::WarpOp::kMmaTF32, ::spmmc_emulation::kMmaTF32Name, (d)[0], (d)[1], \
                                   (d)[2], (d)[3], (a0), (a1), (b0))
+// The staged tensor-core kernel's asynchronous copies (cp.async.cg.shared.global, 16 bytes, zero-
+// filled where `bytes` is 0) and their wait (cp.async.wait_all): the copy is done when issued, which
+// is one order the hardware may take (nothing reads the destination before the wait and a barrier).
+#define SPMMC_CP_ASYNC_16(dst, src, bytes) (*(dst) = (bytes) != 0 ? *(src) : make_uint4(0u, 0u, 0u, 0u))
+#define SPMMC_CP_ASYNC_WAIT_ALL() ((void)0)
 // The tf32 templates' rounding of B (dtype_tf32.cuh: cvt.rna.tf32.f32 d, x into an unsigned d):
 // half_bits.h's conversion, ties away from zero, the 13 low mantissa bits cleared.
 #define SPMMC_CVT_RNA_TF32(d, x) \

@@ -169,9 +169,9 @@ struct TcFile {
   }
 };
 
-void compile_tc(TcFile& f, DType dtype, const std::vector<std::string>& extra = {}) {
+void compile_tc(TcFile& f, DType dtype, const std::vector<std::string>& extra = {}, const Csr& weights = tc_weights()) {
   f.dtype = dtype;
-  f.a = tc_weights();
+  f.a = weights;
   f.weights = f.dir.path / "a.mtx";
   write_matrix(f.a, f.weights.string(), MatrixFormat::kMatrixMarket, "tests/verify/tensor_core_test.cpp");
   std::vector<std::string> args = {"compile", f.weights.string(), "--n", "64", "--name", "layer0", "--dtype",
@@ -861,6 +861,67 @@ TEST_CASE("verify tensor-core rejects tf32: the MMA, B's rounding, the arrays' s
     INFO(v.messages);
     CHECK_FALSE(v.code.analyzed);
     CHECK(find_message(v, "the parameter B of spmmc_tc_kernel points to float (float32) elements") != nullptr);
+  }
+}
+
+// The staged form (B's slab in shared memory, chunks of 128 rows of B): a 48 x 300 matrix, about a
+// quarter dense, whose windows reuse B's rows (three chunks).
+TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  const Csr wide = test::make_matrix(kRows, 300, [](int32_t r, int32_t c) -> float {
+    return (r * 131 + c * 71 + r * c * 7) % 11 >= 3 ? 0.0f : static_cast<float>((r * 31 + c * 17) % 97 - 48) / 7.3f;
+  });
+  compile_tc(f, DType::kFp16, {}, wide);
+  REQUIRE(f.report["kernel"]["tensor_core"]["kernel"] == "staged");
+  const std::string cu = f.text();
+  REQUIRE(cu.find("constexpr int spmmc_tc_chunks = 3;") != std::string::npos);
+  {
+    const test::Verified v = test::verify_file(f.cu, f.a);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK(v.result.match);
+    CHECK(v.code.tc.chunk_block.found);
+  }
+  const std::string chunk_block = "spmmc_tc_chunk_block[] = {";
+  const std::vector<int64_t> at = initializer_values(cu, chunk_block);
+  const TcArrays t(cu);
+  REQUIRE(at.size() == static_cast<size_t>(3 * t.windows() + 1));
+  SECTION("a block counted in the chunk before its own") {
+    // Window 0's first block of chunk 1 moved into chunk 0: its vectors lie in rows 128..255.
+    REQUIRE(at[1] < at[2]);
+    size_t where = 0;
+    const std::string text = set_element(cu, chunk_block, 1, std::to_string(at[1] + 1), &where);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    const CodeDiagnostic* d = find_message(v, "but spmmc_tc_chunk_block puts the block in chunk 0 (rows 0 to 127 of B): the staged "
+                                              "kernel would read another row of B");
+    REQUIRE(d != nullptr);
+    CHECK_THAT(d->message, Catch::Contains(fmt::format("of block {}, window 0) is column", at[1])));
+  }
+  SECTION("the chunks miscounted") {
+    const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_chunks = 3;", "constexpr int spmmc_tc_chunks = 2;");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK(find_message(v, "spmmc_tc_chunks is 2, but 300 columns in chunks of spmmc_tc_chunk_rows = 128 rows make 3") != nullptr);
+  }
+  SECTION("K that is not A's") {
+    const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_k = 300;", "constexpr int spmmc_tc_k = 256;");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK(find_message(v, "spmmc_tc_k is 256, but weights.mtx rounded to fp16 has 300 columns: the staged kernel would copy too few "
+                          "rows of B") != nullptr);
+  }
+  SECTION("the chunk table without its kernel") {
+    // Every mention renamed (the launch's too): the staged kernel is now a __global__ of another name.
+    std::string text = cu;
+    for (size_t i = text.find("spmmc_tc_staged_kernel"); i != std::string::npos; i = text.find("spmmc_tc_staged_kernel", i))
+      text.replace(i, std::strlen("spmmc_tc_staged_kernel"), "spmmc_tc_other_kernel");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK(find_message(v, "the file has spmmc_tc_chunk_block (the staged tensor-core kernel's table) and 0 __global__ "
+                          "spmmc_tc_staged_kernel") != nullptr);
   }
 }
 

@@ -91,6 +91,7 @@ struct __attribute__((aligned(16))) uint4 {
   unsigned int x, y, z, w;
 };
 __host__ __device__ uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w);
+__host__ __device__ int2 make_int2(int x, int y);
 
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
@@ -101,6 +102,8 @@ __device__ uint2 __ldg(const uint2* p);
 __device__ int2 __ldg(const int2* p);
 __device__ uint4 __ldg(const uint4* p);
 __device__ unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s);
+__device__ size_t __cvta_generic_to_shared(const void* ptr);
+__device__ void __syncthreads();
 __device__ void __stwb(float4* p, float4 value);
 extern "C" __device__ float fmaf(float a, float b, float c);
 __device__ float __fmaf_rn(float a, float b, float c);

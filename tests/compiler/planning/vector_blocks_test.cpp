@@ -121,5 +121,67 @@ TEST_CASE("vector blocks: the lanes' operands reproduce C = A B, every order, k 
   }
 }
 
+TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, residues spread, C = A B", "[vector-blocks]") {
+  GeneratorOptions g;
+  g.rows = 203, g.cols = 300, g.sparsity = 0.8, g.seed = 5;
+  const Csr a = generate_matrix(g);
+  const int64_t n = 24;
+  std::vector<float> b(static_cast<size_t>(a.cols) * n);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 7919) % 17) / 8.0f - 1.0f;
+  const std::vector<double> want = reference_spmm(a, b, n);
+  const RowTiling windows = tile_rows(a, 8, ReorderMethod::kGrow);
+  const VectorBlocks whole = build_vector_blocks(a, windows, 8);
+  CHECK(whole.chunk_block.empty());
+  CHECK(whole.chunks == 0);
+  const int32_t rows = 64;
+  const VectorBlocks vb = build_vector_blocks(a, windows, 8, rows);
+  CHECK(vb.chunk_rows == rows);
+  CHECK(vb.chunks == 5);  // 300 columns
+  CHECK(vb.vectors == whole.vectors);
+  REQUIRE(vb.chunk_block.size() == static_cast<size_t>(vb.windows()) * 5 + 1);
+  CHECK(vb.chunk_block.back() == vb.blocks());
+  int64_t conflicts = 0, reads = 0, expected_blocks = 0;
+  for (int32_t w = 0; w < vb.windows(); ++w) {
+    CHECK(vb.chunk_block[static_cast<size_t>(w) * 5] == vb.window_block[static_cast<size_t>(w)]);
+    for (int32_t c = 0; c < 5; ++c) {
+      const int32_t first = vb.chunk_block[static_cast<size_t>(w * 5 + c)], end = vb.chunk_block[static_cast<size_t>(w * 5 + c) + 1];
+      // The window's vectors in this chunk, from the whole (unchunked) blocks.
+      int64_t in_chunk = 0;
+      for (int32_t blk = whole.window_block[static_cast<size_t>(w)]; blk < whole.window_block[static_cast<size_t>(w) + 1]; ++blk)
+        for (int32_t j = 0; j < 8; ++j) {
+          const size_t v = static_cast<size_t>(blk * 8 + j);
+          const bool padding = blk + 1 == whole.window_block[static_cast<size_t>(w) + 1] && j > 0 &&
+                               whole.block_cols[v] == whole.block_cols[static_cast<size_t>(whole.window_block[static_cast<size_t>(w)] * 8)];
+          in_chunk += !padding && whole.block_cols[v] / rows == c;
+        }
+      CHECK(end - first == (in_chunk + 7) / 8);
+      expected_blocks += (in_chunk + 7) / 8;
+      for (int32_t blk = first; blk < end; ++blk) {
+        for (int32_t j = 0; j < 8; ++j) CHECK(vb.block_cols[static_cast<size_t>(blk * 8 + j)] / rows == c);
+        // Vectors 0, 2, 4, 6 (and 1, 3, 5, 7): residues mod 4 repeated = bank conflicts of the kernel.
+        for (int32_t odd = 0; odd < 2; ++odd) {
+          bool seen[4] = {false, false, false, false};
+          for (int32_t t = 0; t < 4; ++t) {
+            const int32_t r = vb.block_cols[static_cast<size_t>(blk * 8 + 2 * t + odd)] & 3;
+            conflicts += seen[r];
+            seen[r] = true;
+            ++reads;
+          }
+        }
+      }
+    }
+  }
+  CHECK(vb.blocks() == expected_blocks);
+  // Columns of a uniform matrix spread over the residues: the few repeats are the chunks' last blocks.
+  INFO(conflicts << " repeated residues in " << reads << " reads");
+  CHECK(conflicts * 10 < reads);
+  const std::vector<double> got = model_spmm(vb, a.rows, b, n);
+  double worst = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
+  CHECK(worst < 1e-9);
+  CHECK_THROWS(build_vector_blocks(a, windows, 4, rows));  // tf32's blocks of 4 have no staged form
+  CHECK_THROWS(build_vector_blocks(a, windows, 8, 6));     // not a multiple of 4
+}
+
 }  // namespace
 }  // namespace spmmc
