@@ -162,17 +162,7 @@ constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte piece
 #define SPMMC_CP_ASYNC_WAIT_ALL() asm volatile("cp.async.wait_all;" ::: "memory")
 #endif
 
-__device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ (((row & 3) << 1) | ((row >> 2) & 1))); }
-
-#ifdef SPMMC_TC_LDMATRIX
-#ifndef SPMMC_LDMATRIX_X4_TRANS
-#define SPMMC_LDMATRIX_X4_TRANS(r, ptr)                                                                    \
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                     \
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                          \
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(ptr))))
-#endif
-constexpr int spmmc_tc_scratch_stride = 72;  // halves per row of a warp's 8 x 64 transpose of C (+8: no bank conflicts)
-#endif
+__device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ ((row & 3) << 1)); }
 
 // Starts the copy of chunk c of the slab at column c0 into `slab` (zeros past B's rows or past n).
 __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __restrict__ B, int64_t n, int64_t c0, int c) {
@@ -188,9 +178,6 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
 [[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, 4)
     spmmc_tc_staged_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
-#ifdef SPMMC_TC_LDMATRIX
-  __shared__ alignas(16) unsigned short scratch[spmmc_tc_staged_warps][8 * spmmc_tc_scratch_stride];
-#endif
   const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3, warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp, col = c0 + 8 * g;
   const int groups = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
@@ -209,18 +196,6 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
     int2 k0 = make_int2(0, 0), k1 = make_int2(0, 0);
     if (block < last) a0 = __ldg(&spmmc_tc_a[32 * block + lane]), k0 = __ldg(&spmmc_tc_cols[4 * block + t]);
     if (block + 1 < last) a1 = __ldg(&spmmc_tc_a[32 * (block + 1) + lane]), k1 = __ldg(&spmmc_tc_cols[4 * (block + 1) + t]);
-#ifdef SPMMC_TC_LDMATRIX
-#ifndef SPMMC_TC_AHEAD
-#define SPMMC_TC_AHEAD 4
-#endif
-    const int* spmmc_tc_vec = reinterpret_cast<const int*>(spmmc_tc_cols);
-    unsigned aq[SPMMC_TC_AHEAD];
-    int vq[SPMMC_TC_AHEAD];
-    for (int d = 0; d < SPMMC_TC_AHEAD; ++d) {
-      aq[d] = block + d < last ? __ldg(&spmmc_tc_a[32 * (block + d) + lane]) : 0u;
-      vq[d] = block + d < last ? __ldg(&spmmc_tc_vec[8 * (block + d) + (lane & 7)]) : 0;
-    }
-#endif
     SPMMC_CP_ASYNC_WAIT_ALL();
     __syncthreads();
     for (int c = 0; c < spmmc_tc_chunks; ++c) {
@@ -228,24 +203,6 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
       if (computes) {
         const uint4* rows = slab[c & 1];
         const int first_row = c * spmmc_tc_chunk_rows;
-#ifdef SPMMC_TC_LDMATRIX
-        for (const int end = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1]; block < end; ++block) {
-          // Lane 8i + j gives the row of vector j for matrix i: pieces i (first x4) and 4 + i (second).
-          const int row = vq[0] - first_row;
-          unsigned lo[4], hi[4];
-          SPMMC_LDMATRIX_X4_TRANS(lo, &rows[spmmc_tc_piece(row, lane >> 3)]);
-          SPMMC_LDMATRIX_X4_TRANS(hi, &rows[spmmc_tc_piece(row, 4 + (lane >> 3))]);
-          const unsigned a = aq[0];
-          for (int d = 0; d + 1 < SPMMC_TC_AHEAD; ++d) aq[d] = aq[d + 1], vq[d] = vq[d + 1];
-          if (block + SPMMC_TC_AHEAD < last)
-            aq[SPMMC_TC_AHEAD - 1] = __ldg(&spmmc_tc_a[32 * (block + SPMMC_TC_AHEAD) + lane]),
-                                vq[SPMMC_TC_AHEAD - 1] = __ldg(&spmmc_tc_vec[8 * (block + SPMMC_TC_AHEAD) + (lane & 7)]);
-          SPMMC_TC_MMA(acc[0], lo[0], lo[1], a);
-          SPMMC_TC_MMA(acc[1], lo[2], lo[3], a);
-          SPMMC_TC_MMA(acc[2], hi[0], hi[1], a);
-          SPMMC_TC_MMA(acc[3], hi[2], hi[3], a);
-        }
-#else
         for (const int end = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1]; block < end; ++block) {
           spmmc_tc_operands o;
           o.a = a0;
@@ -255,33 +212,10 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
           if (block + 2 < last) a1 = __ldg(&spmmc_tc_a[32 * (block + 2) + lane]), k1 = __ldg(&spmmc_tc_cols[4 * (block + 2) + t]);
           spmmc_tc_mma4(o, acc);
         }
-#endif
       }
       SPMMC_CP_ASYNC_WAIT_ALL();
       __syncthreads();
     }
-#ifdef SPMMC_TC_LDMATRIX
-    // MMA s's row m is column 16s + m of the slab: lane 4g + t holds rows 2t, 2t + 1 at columns 16s + g
-    // and 16s + g + 8. Through the warp's scratch, each lane then stores 16 contiguous bytes of two rows.
-    if (w >= spmmc_tc_windows) continue;
-    unsigned short* mine = scratch[warp];
-    for (int s2 = 0; s2 < 4; ++s2) {
-      const unsigned p0 = spmmc_pack2(acc[s2][0], acc[s2][1]), p1 = spmmc_pack2(acc[s2][2], acc[s2][3]);
-      mine[(2 * t) * spmmc_tc_scratch_stride + 16 * s2 + g] = static_cast<unsigned short>(p0 & 0xffffu);
-      mine[(2 * t + 1) * spmmc_tc_scratch_stride + 16 * s2 + g] = static_cast<unsigned short>(p0 >> 16);
-      mine[(2 * t) * spmmc_tc_scratch_stride + 16 * s2 + g + 8] = static_cast<unsigned short>(p1 & 0xffffu);
-      mine[(2 * t + 1) * spmmc_tc_scratch_stride + 16 * s2 + g + 8] = static_cast<unsigned short>(p1 >> 16);
-    }
-    __syncwarp();
-    for (int h = 0; h < 2; ++h) {
-      const int r = lane >> 2, q = 2 * (lane & 3) + h, row = spmmc_tc_window_rows[8 * w + r];
-      const int64_t at = c0 + 8 * q;
-      if (row >= 0 && at < n)
-        *reinterpret_cast<uint4*>(C + static_cast<int64_t>(row) * n + at) =
-            *reinterpret_cast<const uint4*>(&mine[r * spmmc_tc_scratch_stride + 8 * q]);
-    }
-    __syncwarp();
-#else
     if (w >= spmmc_tc_windows || col >= n) continue;
     const int r0 = spmmc_tc_window_rows[8 * w + 2 * t], r1 = spmmc_tc_window_rows[8 * w + 2 * t + 1];
     if (r0 >= 0)
@@ -292,7 +226,6 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
       *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r1) * n + col) =
           make_uint4(spmmc_pack2(acc[0][1], acc[0][3]), spmmc_pack2(acc[1][1], acc[1][3]), spmmc_pack2(acc[2][1], acc[2][3]),
                      spmmc_pack2(acc[3][1], acc[3][3]));
-#endif
   }
 }
 #endif

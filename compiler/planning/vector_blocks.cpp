@@ -17,19 +17,19 @@ float value_at(const Csr& a, int32_t row, int32_t col) {
 }
 
 // The order of one chunk's vectors (ascending columns) in its blocks: position j of each block
-// takes, where it can, a column whose residue mod 8 is j / 2 + 4 (j % 2), else one of the residue with
-// the most columns left. So the 8 vectors of a block have distinct residues mod 8, and vectors 0, 2,
-// 4, 6 (and 1, 3, 5, 7) distinct residues mod 4, as far as the chunk's columns allow.
+// takes, where it can, a column whose residue mod 4 is j / 2, else one of the residue with the most
+// columns left (so vectors 0, 2, 4, 6 and vectors 1, 3, 5, 7 of a block have distinct residues as
+// far as the chunk's columns allow).
 std::vector<int32_t> spread_residues(const std::vector<int32_t>& cols) {
-  std::vector<int32_t> bucket[8];
-  for (const int32_t c : cols) bucket[c & 7].push_back(c);
-  size_t next[8] = {};
+  std::vector<int32_t> bucket[4];
+  for (const int32_t c : cols) bucket[c & 3].push_back(c);
+  size_t next[4] = {0, 0, 0, 0};
   std::vector<int32_t> out;
   out.reserve(cols.size());
   for (size_t j = 0; out.size() < cols.size(); j = (j + 1) % 8) {
-    size_t r = j / 2 + 4 * (j % 2);
+    size_t r = j / 2;
     if (next[r] == bucket[r].size())
-      for (size_t q = 0; q < 8; ++q)
+      for (size_t q = 0; q < 4; ++q)
         if (bucket[q].size() - next[q] > bucket[r].size() - next[r]) r = q;
     out.push_back(bucket[r][next[r]++]);
   }
