@@ -102,6 +102,21 @@ __device__ __forceinline__ void spmmc_tc_mma4(const spmmc_tc_operands& o, float 
   }
 }
 
+// A window's 8 rows of C at the lane's 8 columns from `col`, after its last block: lane 4g + t holds
+// rows 2t and 2t + 1 at columns c0 + 8g + 2s and + 1 (MMA s), 16 contiguous bytes of each.
+__device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64_t n, int64_t col, int w, int t,
+                                               const float (&acc)[4][4]) {
+  const int r0 = spmmc_tc_window_rows[8 * w + 2 * t], r1 = spmmc_tc_window_rows[8 * w + 2 * t + 1];
+  if (r0 >= 0)
+    *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r0) * n + col) =
+        make_uint4(spmmc_pack2(acc[0][0], acc[0][2]), spmmc_pack2(acc[1][0], acc[1][2]), spmmc_pack2(acc[2][0], acc[2][2]),
+                   spmmc_pack2(acc[3][0], acc[3][2]));
+  if (r1 >= 0)
+    *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r1) * n + col) =
+        make_uint4(spmmc_pack2(acc[0][1], acc[0][3]), spmmc_pack2(acc[1][1], acc[1][3]), spmmc_pack2(acc[2][1], acc[2][3]),
+                   spmmc_pack2(acc[3][1], acc[3][3]));
+}
+
 // [[maybe_unused]]: a file of the staged form launches spmmc_tc_staged_kernel instead.
 [[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_threads)
     spmmc_tc_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
@@ -125,16 +140,7 @@ __device__ __forceinline__ void spmmc_tc_mma4(const spmmc_tc_operands& o, float 
       }
       spmmc_tc_mma4(now, acc);
     }
-    if (!in) continue;
-    const int r0 = spmmc_tc_window_rows[8 * w + 2 * t], r1 = spmmc_tc_window_rows[8 * w + 2 * t + 1];
-    if (r0 >= 0)
-      *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r0) * n + col) =
-          make_uint4(spmmc_pack2(acc[0][0], acc[0][2]), spmmc_pack2(acc[1][0], acc[1][2]), spmmc_pack2(acc[2][0], acc[2][2]),
-                     spmmc_pack2(acc[3][0], acc[3][2]));
-    if (r1 >= 0)
-      *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r1) * n + col) =
-          make_uint4(spmmc_pack2(acc[0][1], acc[0][3]), spmmc_pack2(acc[1][1], acc[1][3]), spmmc_pack2(acc[2][1], acc[2][3]),
-                     spmmc_pack2(acc[3][1], acc[3][3]));
+    if (in) spmmc_tc_store(C, n, col, w, t, acc);
   }
 }
 
@@ -216,16 +222,7 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
       SPMMC_CP_ASYNC_WAIT_ALL();
       __syncthreads();
     }
-    if (w >= spmmc_tc_windows || col >= n) continue;
-    const int r0 = spmmc_tc_window_rows[8 * w + 2 * t], r1 = spmmc_tc_window_rows[8 * w + 2 * t + 1];
-    if (r0 >= 0)
-      *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r0) * n + col) =
-          make_uint4(spmmc_pack2(acc[0][0], acc[0][2]), spmmc_pack2(acc[1][0], acc[1][2]), spmmc_pack2(acc[2][0], acc[2][2]),
-                     spmmc_pack2(acc[3][0], acc[3][2]));
-    if (r1 >= 0)
-      *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r1) * n + col) =
-          make_uint4(spmmc_pack2(acc[0][1], acc[0][3]), spmmc_pack2(acc[1][1], acc[1][3]), spmmc_pack2(acc[2][1], acc[2][3]),
-                     spmmc_pack2(acc[3][1], acc[3][3]));
+    if (computes && col < n) spmmc_tc_store(C, n, col, w, t, acc);
   }
 }
 #endif
