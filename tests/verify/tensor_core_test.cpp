@@ -253,6 +253,12 @@ TEST_CASE("verify tensor-core: fp16 and bf16 files match their weights rounded t
       CHECK(report["dtype"] == dtype_name(dtype));
       CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
       CHECK(report["tensor_core"]["padding_vectors"] == tc["padding_vectors"]);
+      // 40 columns: the staged form in one chunk of 40 rows, as spmmc compile reported it.
+      REQUIRE(tc["kernel"] == "staged");
+      CHECK(report["tensor_core"]["chunks"] == 1);
+      CHECK(report["tensor_core"]["chunk_rows"] == tc["chunk_rows"]);
+      CHECK(tc["chunk_rows"] == 40);
+      CHECK_THAT(r.out, Catch::Contains("padding, the staged kernel's 1 chunk of B's rows"));
     }
 }
 
@@ -767,6 +773,7 @@ TEST_CASE("verify tensor-core: tf32 files match their weights rounded to tf32", 
     CHECK(report["dtype"] == "tf32");
     CHECK(report["tensor_core"]["k"] == 4);
     CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
+    CHECK(report["tensor_core"]["chunks"].is_null());  // tf32 has no staged form
   }
 }
 

@@ -129,7 +129,14 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
                                               {"windows", result.tc_windows},
                                               {"blocks", result.tc_blocks},
                                               {"vectors", result.tc_vectors},
-                                              {"padding_vectors", result.tc_padding}}
+                                              {"padding_vectors", result.tc_padding},
+                                              // The staged form's chunks of B's rows (null: the direct kernel only).
+                                              {"chunks", code.tc.chunk_block.found && code.tc.chunks.field.value
+                                                             ? Json(*code.tc.chunks.field.value)
+                                                             : Json(nullptr)},
+                                              {"chunk_rows", code.tc.chunk_block.found && code.tc.chunk_rows.field.value
+                                                                 ? Json(*code.tc.chunk_rows.field.value)
+                                                                 : Json(nullptr)}}
                                        : Json(nullptr)},
       {"info", info_json},
       {"code_nnz", result.code_nnz},
@@ -198,9 +205,13 @@ int run_verify(const Args& args) {
     const std::string stats =
         code.analyzed && code.tensor_core
             ? fmt::format("; the tensor-core family ({} windows of 8 rows, {} blocks of {} 8 x 1 vectors: {} vectors and {} "
-                          "padding; and the generic path's CSR arrays; checked element by element)",
+                          "padding{}; and the generic path's CSR arrays; checked element by element)",
                           result.tc_windows, result.tc_blocks, code.dtype == DType::kTf32 ? 4 : 8, result.tc_vectors,
-                          result.tc_padding)
+                          result.tc_padding,
+                          code.tc.chunk_block.found && code.tc.chunks.field.value
+                              ? fmt::format(", the staged kernel's {} chunk{} of B's rows", *code.tc.chunks.field.value,
+                                            *code.tc.chunks.field.value == 1 ? "" : "s")
+                              : std::string())
         : code.analyzed && code.generic_only ? std::string("; the generic family (A's CSR arrays, checked element by element)")
         : code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
                                     code.columns.cols_per_thread, code.columns.cols_per_thread == 1 ? "" : "s",
