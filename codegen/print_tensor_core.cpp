@@ -17,9 +17,10 @@
 namespace spmmc {
 namespace {
 
-// The staged kernel's chunk of B in shared memory: 128 rows of 64 columns, 16 KB in fp16 and bf16
-// (two buffers: 32 KB of a block's static shared memory).
-constexpr int32_t kTcChunkRows = 128;
+// The staged kernel's chunk of B in shared memory: 64 rows of 64 columns, 8 KB in fp16 and bf16, and
+// its warps' words of A and columns for the chunk, 10 KB (two buffers: 36 KB of a block's static
+// shared memory).
+constexpr int32_t kTcChunkRows = 64;
 // At most this many entries of spmmc_tc_chunk_block (windows x chunks): above, A is a very wide
 // sparse matrix, which the rule below leaves to the direct kernel anyway.
 constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
@@ -28,9 +29,9 @@ constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
 // it pays where the windows reuse those rows: where 8 windows' vectors are at least
 // kTcStagedMinReuse times A's columns (each staged row feeds that many windows' MMAs on average),
 // as on pruned DNN layers up to sparsity 0.9 or so; graphs, whose windows read a few of K rows, keep
-// the direct kernel. Measured on an H100 (docs/benchmarks.md, *The staged tensor-core kernel*):
-// 1.16-1.38x the direct kernel at 3.9-7.6, 0.97-1.04x at 2.1-3.5. fp16 and bf16 only (the tf32
-// template has no staged form yet).
+// the direct kernel. Measured on an H100 with its first form (chunks of 128 rows; docs/benchmarks.md,
+// *The staged tensor-core kernel*): 1.16-1.38x the direct kernel at 3.9-7.6, 0.97-1.04x at 2.1-3.5.
+// fp16 and bf16 only (the tf32 template has no staged form yet).
 constexpr double kTcStagedMinReuse = 3.5;
 // Its launch has a block per 64 columns and 8 windows, 4 resident per SM; with less than 0.9 of a
 // wave it lost to the direct kernel (0.66-0.78x at 0.03-0.8 waves), so it runs from the n whose
@@ -54,7 +55,7 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
   const bool tf32 = dtype == DType::kTf32;
   // Vectors per block: the MMA's K (m16n8k8 for fp16 and bf16, m16n8k4 for tf32).
   const VectorBlocks direct = build_vector_blocks(a, windows, tf32 ? 4 : 8);
-  // Chunks of 128 rows, or of A's columns rounded up to 4 where there are fewer.
+  // Chunks of 64 rows, or of A's columns rounded up to 4 where there are fewer.
   const int32_t chunk_rows = std::min(kTcChunkRows, (a.cols + 3) / 4 * 4);
   const VectorBlocks v = staged(direct, a.cols, dtype) ? build_vector_blocks(a, windows, 8, chunk_rows) : direct;
   TensorCoreCode out;

@@ -36,10 +36,10 @@ __device__ const int spmmc_tc_window_block[] = {/*@WINDOW_BLOCK*/0, 0/*@*/};
 // The 8 rows of C of each window (-1: none, in a window of fewer than 8 rows).
 __device__ const int spmmc_tc_window_rows[] = {/*@WINDOW_ROWS*/0, -1, -1, -1, -1, -1, -1, -1/*@*/};
 // The row of B of each vector of each block, as 4 pairs per block (pair t: vectors 2t and 2t + 1).
-__device__ const int2 spmmc_tc_cols[] = {/*@COLS*/{0, 0}, {0, 0}, {0, 0}, {0, 0}/*@*/};
+alignas(16) __device__ const int2 spmmc_tc_cols[] = {/*@COLS*/{0, 0}, {0, 0}, {0, 0}, {0, 0}/*@*/};
 // A's values, 32 words per block: lane 4g + t's word holds, as two elements of spmmc_elem (low half
 // first), the window's row g times vectors 2t and 2t + 1 (the m16n8k8 MMA's B fragment).
-__device__ const unsigned spmmc_tc_a[] = {/*@A_BITS*/0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u,
+alignas(16) __device__ const unsigned spmmc_tc_a[] = {/*@A_BITS*/0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u,
     0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u/*@*/};
 
 // The staged form (spmmc prints these where a block's windows read most rows of B, the rule of
@@ -152,9 +152,12 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
 // the copy: the same lanes' operands as spmmc_tc_kernel, read from shared memory instead of L1 and
 // L2 (each row of the slab is loaded from global memory once per block of windows, where
 // spmmc_tc_kernel loads it once per window's block that uses it, in a pattern that costs L1 four
-// times the wavefronts). A row's 16-byte pieces are stored at piece q ^ (2 (row % 4)): a quarter-warp
-// reads pieces g of the rows of vectors 2t (t = 0..3), which spmmc places with distinct residues
-// mod 4, so its eight reads fall in eight different banks (vector_blocks.h).
+// times the wavefronts). With the chunk of B each warp copies its window's words of A and columns
+// for that chunk, so the loop over a chunk's blocks reads shared memory only (their loads from L2,
+// two blocks ahead, were what the loop waited on). A row's 16-byte pieces are stored at piece
+// q ^ (2 (row % 4)): a quarter-warp reads pieces g of the rows of vectors 2t (t = 0..3), which spmmc
+// places with distinct residues mod 4, so its eight reads fall in eight different banks
+// (vector_blocks.h).
 constexpr int spmmc_tc_staged_warps = 8;
 constexpr int spmmc_tc_staged_threads = 32 * spmmc_tc_staged_warps;
 constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte pieces of a chunk (64 columns: 8 per row)
@@ -181,41 +184,55 @@ __device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __
   }
 }
 
+// A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
+constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
+
+// Starts the copy of window w's words of A (8 pieces of 16 bytes a block) and columns (2 a block) of
+// chunk c into this warp's `words` and `cols` (nothing for a window past the last).
+__device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* cols, int w, int c, int lane) {
+  if (w >= spmmc_tc_windows) return;
+  const int first = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c], count = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - first;
+  const uint4* a = reinterpret_cast<const uint4*>(spmmc_tc_a) + 8 * first;
+  for (int i = lane; i < 8 * count; i += 32) SPMMC_CP_ASYNC_16(&words[i], &a[i], 16);
+  const uint4* k = reinterpret_cast<const uint4*>(spmmc_tc_cols) + 2 * first;
+  for (int i = lane; i < 2 * count; i += 32) SPMMC_CP_ASYNC_16(&cols[i], &k[i], 16);
+}
+
 [[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, 4)
     spmmc_tc_staged_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
+  // Each warp's words of A and columns of its window's blocks in the chunk, copied with the chunk.
+  __shared__ uint4 words[2][spmmc_tc_staged_warps][8 * spmmc_tc_chunk_blocks];
+  __shared__ uint4 columns[2][spmmc_tc_staged_warps][2 * spmmc_tc_chunk_blocks];
   const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3, warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp, col = c0 + 8 * g;
   const int groups = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
   // The whole block takes the same groups of windows (it shares the slab and its barriers).
   for (int group = static_cast<int>(blockIdx.y); group < groups; group += static_cast<int>(gridDim.y)) {
     const int w = group * spmmc_tc_staged_warps + warp;
+    const bool computes = w < spmmc_tc_windows;
     float acc[4][4] = {};
     spmmc_tc_stage(slab[0], B, n, c0, 0);
-    // The window's blocks are one stream across the chunks: the words of A and the rows of B of the
-    // next two blocks are loaded ahead of their MMAs (from L2, where a block's loads would otherwise
-    // wait on their latency), whatever chunk they belong to.
-    const bool computes = w < spmmc_tc_windows;
-    int block = computes ? spmmc_tc_window_block[w] : 0;
-    const int last = computes ? spmmc_tc_window_block[w + 1] : 0;
-    unsigned a0 = 0u, a1 = 0u;
-    int2 k0 = make_int2(0, 0), k1 = make_int2(0, 0);
-    if (block < last) a0 = __ldg(&spmmc_tc_a[32 * block + lane]), k0 = __ldg(&spmmc_tc_cols[4 * block + t]);
-    if (block + 1 < last) a1 = __ldg(&spmmc_tc_a[32 * (block + 1) + lane]), k1 = __ldg(&spmmc_tc_cols[4 * (block + 1) + t]);
+    spmmc_tc_stage_blocks(words[0][warp], columns[0][warp], w, 0, lane);
     SPMMC_CP_ASYNC_WAIT_ALL();
     __syncthreads();
     for (int c = 0; c < spmmc_tc_chunks; ++c) {
-      if (c + 1 < spmmc_tc_chunks) spmmc_tc_stage(slab[(c + 1) & 1], B, n, c0, c + 1);
+      if (c + 1 < spmmc_tc_chunks) {
+        spmmc_tc_stage(slab[(c + 1) & 1], B, n, c0, c + 1);
+        spmmc_tc_stage_blocks(words[(c + 1) & 1][warp], columns[(c + 1) & 1][warp], w, c + 1, lane);
+      }
       if (computes) {
         const uint4* rows = slab[c & 1];
+        const unsigned* a = reinterpret_cast<const unsigned*>(words[c & 1][warp]);
+        const int2* k = reinterpret_cast<const int2*>(columns[c & 1][warp]);
         const int first_row = c * spmmc_tc_chunk_rows;
-        for (const int end = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1]; block < end; ++block) {
+        const int count = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - spmmc_tc_chunk_block[w * spmmc_tc_chunks + c];
+        for (int j = 0; j < count; ++j) {
           spmmc_tc_operands o;
-          o.a = a0;
-          o.x = rows[spmmc_tc_piece(k0.x - first_row, g)];
-          o.y = rows[spmmc_tc_piece(k0.y - first_row, g)];
-          a0 = a1, k0 = k1;
-          if (block + 2 < last) a1 = __ldg(&spmmc_tc_a[32 * (block + 2) + lane]), k1 = __ldg(&spmmc_tc_cols[4 * (block + 2) + t]);
+          o.a = a[32 * j + lane];
+          const int2 kj = k[4 * j + t];
+          o.x = rows[spmmc_tc_piece(kj.x - first_row, g)];
+          o.y = rows[spmmc_tc_piece(kj.y - first_row, g)];
           spmmc_tc_mma4(o, acc);
         }
       }

@@ -368,8 +368,8 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   // row's products in column order rounded to the dtype, within the bound; for windows grown and in
   // LO-SpMM's order, empty rows (windows without blocks), widths of whole and partial 64-column
   // blocks, and the generic path where n is not a multiple of 8 or B or C is not 16-byte aligned.
-  // Both kernels of the family: the staged one (B's slab in shared memory, in one chunk of rows for
-  // 90 columns and in three for 300; for a target of one SM, so that it runs from n = 128 on these
+  // Both kernels of the family: the staged one (B's slab in shared memory, in two chunks of rows for
+  // 90 columns and in five for 300; for a target of one SM, so that it runs from n = 128 on these
   // few windows) and the direct one (below that n, and for a wide matrix whose windows read few of
   // its rows, which the rule leaves to it).
   test::TempDir dir;
@@ -413,7 +413,7 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     const bool direct = c.name == "tc_bf16_direct";
     CHECK(report["kernel"]["tensor_core"]["kernel"] == (direct ? "direct" : "staged"));
     const std::string cu = test::read_file(b.dir / (c.name + ".cu"));
-    CHECK((cu.find("constexpr int spmmc_tc_chunks = 3;") != std::string::npos) == (c.name == "tc_fp16_chunks"));
+    CHECK((cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos) == (c.name == "tc_fp16_chunks"));
     CHECK((cu.find("#define SPMMC_TC_STAGED 1") != std::string::npos) == !direct);
     std::string error;
     const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);

@@ -872,7 +872,7 @@ TEST_CASE("verify tensor-core rejects tf32: the MMA, B's rounding, the arrays' s
 }
 
 // The staged form (B's slab in shared memory, chunks of 128 rows of B): a 48 x 300 matrix, about a
-// quarter dense, whose windows reuse B's rows (three chunks).
+// quarter dense, whose windows reuse B's rows (five chunks of 64 rows).
 TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", "[verify][tensor-core][corrupt]") {
   TcFile f;
   const Csr wide = test::make_matrix(kRows, 300, [](int32_t r, int32_t c) -> float {
@@ -881,7 +881,7 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
   compile_tc(f, DType::kFp16, {}, wide);
   REQUIRE(f.report["kernel"]["tensor_core"]["kernel"] == "staged");
   const std::string cu = f.text();
-  REQUIRE(cu.find("constexpr int spmmc_tc_chunks = 3;") != std::string::npos);
+  REQUIRE(cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos);
   {
     const test::Verified v = test::verify_file(f.cu, f.a);
     INFO(v.messages);
@@ -892,9 +892,9 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
   const std::string chunk_block = "spmmc_tc_chunk_block[] = {";
   const std::vector<int64_t> at = initializer_values(cu, chunk_block);
   const TcArrays t(cu);
-  REQUIRE(at.size() == static_cast<size_t>(3 * t.windows() + 1));
+  REQUIRE(at.size() == static_cast<size_t>(5 * t.windows() + 1));
   SECTION("a block counted in the chunk before its own") {
-    // Window 0's first block of chunk 1 moved into chunk 0: its vectors lie in rows 128..255.
+    // Window 0's first block of chunk 1 moved into chunk 0: its vectors lie in rows 64..127.
     REQUIRE(at[1] < at[2]);
     size_t where = 0;
     const std::string text = set_element(cu, chunk_block, 1, std::to_string(at[1] + 1), &where);
@@ -902,16 +902,16 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
     INFO(v.messages);
     REQUIRE(v.code.analyzed);
     CHECK_FALSE(v.result.match);
-    const CodeDiagnostic* d = find_message(v, "but spmmc_tc_chunk_block puts the block in chunk 0 (rows 0 to 127 of B): the staged "
+    const CodeDiagnostic* d = find_message(v, "but spmmc_tc_chunk_block puts the block in chunk 0 (rows 0 to 63 of B): the staged "
                                               "kernel would read another row of B");
     REQUIRE(d != nullptr);
     CHECK_THAT(d->message, Catch::Contains(fmt::format("of block {}, window 0) is column", at[1])));
   }
   SECTION("the chunks miscounted") {
-    const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_chunks = 3;", "constexpr int spmmc_tc_chunks = 2;");
+    const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_chunks = 5;", "constexpr int spmmc_tc_chunks = 4;");
     const test::Verified v = f.verify(text);
     INFO(v.messages);
-    CHECK(find_message(v, "spmmc_tc_chunks is 2, but 300 columns in chunks of spmmc_tc_chunk_rows = 128 rows make 3") != nullptr);
+    CHECK(find_message(v, "spmmc_tc_chunks is 4, but 300 columns in chunks of spmmc_tc_chunk_rows = 64 rows make 5") != nullptr);
   }
   SECTION("K that is not A's") {
     const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_k = 300;", "constexpr int spmmc_tc_k = 256;");
