@@ -12,6 +12,7 @@
 #include "codegen/embedded_templates.h"
 #include "codegen/fill_template.h"
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/tiling_stats.h"
 #include "compiler/planning/vector_blocks.h"
 
 namespace spmmc {
@@ -38,13 +39,14 @@ constexpr double kTcStagedMinReuse = 3.5;
 // launch has kTcStagedMinBlocksPerSm blocks per SM of the target.
 constexpr double kTcStagedMinBlocksPerSm = 3.6;
 
-bool staged(const VectorBlocks& v, int32_t cols, DType dtype) {
+// The rule, from the windows' non-empty columns (their vectors: measure_tiling's NNC per tile).
+bool staged(const TilingStats& stats, int32_t cols, DType dtype) {
   int64_t windows = 0;
-  for (int32_t w = 0; w < v.windows(); ++w) windows += v.window_block[static_cast<size_t>(w) + 1] > v.window_block[static_cast<size_t>(w)];
+  for (const int32_t nnc : stats.nnc_per_tile) windows += nnc > 0;
   const int64_t chunks = (cols + kTcChunkRows - 1) / kTcChunkRows;
   return dtype != DType::kTf32 && windows > 0 &&
-         8.0 * static_cast<double>(v.vectors) >= kTcStagedMinReuse * static_cast<double>(cols) * static_cast<double>(windows) &&
-         (v.windows() + 1) * chunks <= kTcMaxChunkEntries;
+         8.0 * static_cast<double>(stats.nnc_sum) >= kTcStagedMinReuse * static_cast<double>(cols) * static_cast<double>(windows) &&
+         (static_cast<int64_t>(stats.nnc_per_tile.size()) + 1) * chunks <= kTcMaxChunkEntries;
 }
 
 }  // namespace
@@ -54,10 +56,9 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
               "the tensor-core family takes fp16, bf16 or tf32");
   const bool tf32 = dtype == DType::kTf32;
   // Vectors per block: the MMA's K (m16n8k8 for fp16 and bf16, m16n8k4 for tf32).
-  const VectorBlocks direct = build_vector_blocks(a, windows, tf32 ? 4 : 8);
-  // Chunks of 64 rows, or of A's columns rounded up to 4 where there are fewer.
-  const int32_t chunk_rows = std::min(kTcChunkRows, (a.cols + 3) / 4 * 4);
-  const VectorBlocks v = staged(direct, a.cols, dtype) ? build_vector_blocks(a, windows, 8, chunk_rows) : direct;
+  // The staged form in chunks of 64 rows, or of A's columns rounded up to 4 where there are fewer.
+  const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) ? std::min(kTcChunkRows, (a.cols + 3) / 4 * 4) : 0;
+  const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows);
   TensorCoreCode out;
   out.chunk_rows = v.chunk_rows;
   out.k = v.k;
