@@ -29,11 +29,13 @@ constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
 // The staged kernel copies every row of B's slab into shared memory for each block of 8 windows;
 // it pays where the windows reuse those rows: where 8 windows' vectors are at least
 // kTcStagedMinReuse times A's columns (each staged row feeds that many windows' MMAs on average),
-// as on pruned DNN layers up to sparsity 0.9 or so; graphs, whose windows read a few of K rows, keep
-// the direct kernel. Measured on an H100 with its first form (chunks of 128 rows; docs/benchmarks.md,
-// *The staged tensor-core kernel*): 1.16-1.38x the direct kernel at 3.9-7.6, 0.97-1.04x at 2.1-3.5.
+// as on pruned DNN layers up to sparsity 0.95 or so; graphs, whose windows read a few of K rows, keep
+// the direct kernel. And where K spans at least two chunks: with one, the copy cannot overlap any
+// MMA. Measured on an H100 with the form emitted now (docs/benchmarks.md, *The staged
+// tensor-core kernel*, straight-line copies): 1.02-1.21x the direct kernel at 2.03-3.47, 0.91x at
+// 1.93, 0.62-0.79x at 0.86-1.75, and 0.95x at 2.83 where K is one chunk (64 columns).
 // fp16 and bf16 only (the tf32 template has no staged form yet).
-constexpr double kTcStagedMinReuse = 3.5;
+constexpr double kTcStagedMinReuse = 2.0;
 // Its launch has a block per 64 columns and 8 windows, 4 resident per SM; with less than 0.9 of a
 // wave it lost to the direct kernel (0.66-0.78x at 0.03-0.8 waves), so it runs from the n whose
 // launch has kTcStagedMinBlocksPerSm blocks per SM of the target.
@@ -44,9 +46,19 @@ bool staged(const TilingStats& stats, int32_t cols, DType dtype) {
   int64_t windows = 0;
   for (const int32_t nnc : stats.nnc_per_tile) windows += nnc > 0;
   const int64_t chunks = (cols + kTcChunkRows - 1) / kTcChunkRows;
-  return dtype != DType::kTf32 && windows > 0 &&
+  return dtype != DType::kTf32 && windows > 0 && chunks >= 2 &&
          8.0 * static_cast<double>(stats.nnc_sum) >= kTcStagedMinReuse * static_cast<double>(cols) * static_cast<double>(windows) &&
          (static_cast<int64_t>(stats.nnc_per_tile.size()) + 1) * chunks <= kTcMaxChunkEntries;
+}
+
+// Where vector i (vector i % 8 of block i / 8) of a staged file lies in its chunk's copy of B in shared
+// memory, in bytes: 16 (8 r + 2 (r % 4)) for its row r of the chunk (the template's spmmc_tc_piece,
+// whose 16-byte pieces of a row are swizzled by 2 (r % 4); a lane xors in 16 g for its piece g). A
+// block's vectors lie in one chunk (build_vector_blocks), that of its first vector.
+int32_t staged_offset(const VectorBlocks& v, size_t i) {
+  const int32_t chunk = v.block_cols[i / 8 * 8] / v.chunk_rows, r = v.block_cols[i] - chunk * v.chunk_rows;
+  SPMMC_CHECK(r >= 0 && r < v.chunk_rows, "a block's vectors lie in one chunk");
+  return 16 * (8 * r + 2 * (r & 3));
 }
 
 }  // namespace
@@ -117,9 +129,11 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         "constexpr int spmmc_tc_chunks = {};\n"
                         "constexpr int64_t spmmc_tc_staged_from_n = {};  // the staged kernel from this n (its launch "
                         "fills {} SMs)\n"
-                        "__device__ const int spmmc_tc_chunk_block[] = {{{}}};\n",
+                        "__device__ const int spmmc_tc_chunk_block[] = {{{}}};\n"
+                        "alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {{{}}};\n",
                         a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count,
-                        joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }));
+                        joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }),
+                        joined_items(v.block_cols.size(), 16, [&](size_t i) { return number(staged_offset(v, i)); }));
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";
   const char* const template_name = tf32 ? "kernel_tensor_core_tf32.cuh" : "kernel_tensor_core.cuh";
   out.code = fill_template(embedded_template(template_name), values, template_name);

@@ -190,6 +190,8 @@ struct TensorCorePath {
   IntegerConstant staged_warps;    // spmmc_tc_staged_warps: windows per thread block of the staged kernel
   IntegerConstant staged_threads;  // spmmc_tc_staged_threads: its threads
   IntegerArray chunk_block;      // spmmc_tc_chunk_block
+  // spmmc_tc_offsets: per block, its vectors' byte offsets in the chunk's copy of B (8 per block).
+  IntegerArray offsets;
   std::vector<MmaStatement> mmas;  // every asm statement of the file whose PTX is an mma
   std::vector<MmaStatement> tf32_conversions;  // every asm statement whose PTX is a cvt to .tf32
 };

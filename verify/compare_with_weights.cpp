@@ -660,6 +660,9 @@ class Comparison {
                                                                         {&tc.staged_warps, "spmmc_tc_staged_warps"},
                                                                         {&tc.staged_threads, "spmmc_tc_staged_threads"}};
     if (!tc.chunk_block.found) {
+      if (tc.offsets.found)
+        report(tc.offsets.where, "spmmc_tc_offsets (a table of the staged tensor-core kernel) without spmmc_tc_chunk_block, its "
+                                 "chunk table");
       for (const auto& [c, name] : constants)
         if (c->found)
           report(c->where, fmt::format("{} (a constant of the staged tensor-core kernel) without spmmc_tc_chunk_block, its "
@@ -697,6 +700,16 @@ class Comparison {
     const std::vector<int64_t>& at = tc.chunk_block.values;
     const std::vector<int64_t>& first = tc.window_block.values;
     const int64_t windows = out_.tc_windows, blocks = out_.tc_blocks, per = tc_block_vectors();
+    if (!tc.offsets.found) {
+      report(whole_file(), "spmmc_tc_chunk_block without spmmc_tc_offsets (where the staged tensor-core kernel finds each "
+                           "block's rows of B in shared memory)");
+      return;
+    }
+    if (static_cast<int64_t>(tc.offsets.values.size()) != blocks * per) {
+      report(tc.offsets.where, fmt::format("spmmc_tc_offsets has {} elements, but the {} blocks need {} (one per vector)",
+                                           tc.offsets.values.size(), blocks, blocks * per));
+      return;
+    }
     if (static_cast<int64_t>(at.size()) != windows * chunks + 1) {
       report(tc.chunk_block.where, fmt::format("spmmc_tc_chunk_block has {} elements, but {} windows of {} chunks need {}",
                                                at.size(), windows, chunks, windows * chunks + 1));
@@ -724,7 +737,19 @@ class Comparison {
           for (int64_t v = 0; v < per; ++v) {
             const int64_t col = tc.cols.values[static_cast<size_t>(b * per + v)];
             // A column outside A is reported by check_tensor_core's own check of the columns.
-            if ((col >= c * rows && col < (c + 1) * rows) || col < 0 || col >= w_.cols) continue;
+            if ((col >= c * rows && col < (c + 1) * rows) || col < 0 || col >= w_.cols) {
+              // Its offset in the chunk's copy (16-byte pieces of a row swizzled by 2 (r % 4)).
+              const size_t i = static_cast<size_t>(b * per + v);
+              const int64_t r = col - c * rows, want = 16 * (8 * r + 2 * (r & 3));
+              if (col >= 0 && col < w_.cols && tc.offsets.values[i] != want) {
+                report(element_at(tc.offsets, i),
+                       fmt::format("spmmc_tc_offsets[{}] (vector {} of block {}, window {}) is {}, but its column {} is row {} "
+                                   "of chunk {}, at byte {} of the chunk's copy: the staged kernel would read another row of B",
+                                   i, v, b, w, tc.offsets.values[i], col, r, c, want));
+                return;
+              }
+              continue;
+            }
             report(element_at(tc.cols, static_cast<size_t>(b * per + v)),
                    fmt::format("{} (vector {} of block {}, window {}) is column {}, but spmmc_tc_chunk_block puts the block "
                                "in chunk {} (rows {} to {} of B): the staged kernel would read another row of B",

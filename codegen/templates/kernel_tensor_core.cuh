@@ -45,7 +45,8 @@ alignas(16) __device__ const unsigned spmmc_tc_a[] = {/*@A_BITS*/0u, 0u, 0u, 0u,
 // The staged form (spmmc prints these where a block's windows read most rows of B, the rule of
 // codegen/print_tensor_core.cpp): each window's blocks come per chunk of spmmc_tc_chunk_rows rows of
 // B, window w's blocks of chunk c being spmmc_tc_chunk_block[w * spmmc_tc_chunks + c] ..
-// spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - 1, and spmmc_tc_staged_kernel runs from
+// spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - 1, spmmc_tc_offsets says where each block's
+// rows lie in the chunk's copy, and spmmc_tc_staged_kernel runs from
 // n = spmmc_tc_staged_from_n (below, its launch would leave the GPU short of blocks and
 // spmmc_tc_kernel runs).
 /*@STAGED_TABLES*/#define SPMMC_TC_STAGED 1
@@ -54,6 +55,9 @@ constexpr int spmmc_tc_chunk_rows = 128;  // rows of B in shared memory at a tim
 constexpr int spmmc_tc_chunks = 1;
 constexpr int64_t spmmc_tc_staged_from_n = 64;  // the staged kernel from this n (its launch fills the target's SMs)
 __device__ const int spmmc_tc_chunk_block[] = {0, 0};
+// Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + 2 (r % 4)), r the
+// row within the chunk: spmmc_tc_piece's swizzle), two to a word as a lane reads them.
+alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {0, 0, 0, 0, 0, 0, 0, 0};
 /*@*/
 #ifndef SPMMC_TC_STAGED
 #define SPMMC_TC_STAGED 0
@@ -152,15 +156,21 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
 // the copy: the same lanes' operands as spmmc_tc_kernel, read from shared memory instead of L1 and
 // L2 (each row of the slab is loaded from global memory once per block of windows, where
 // spmmc_tc_kernel loads it once per window's block that uses it, in a pattern that costs L1 four
-// times the wavefronts). With the chunk of B each warp copies its window's words of A and columns
-// for that chunk, so the loop over a chunk's blocks reads shared memory only (their loads from L2,
-// two blocks ahead, were what the loop waited on). A row's 16-byte pieces are stored at piece
-// q ^ (2 (row % 4)): a quarter-warp reads pieces g of the rows of vectors 2t (t = 0..3), which spmmc
-// places with distinct residues mod 4, so its eight reads fall in eight different banks
-// (vector_blocks.h).
+// times the wavefronts). With the chunk of B each warp copies its window's words of A and the
+// blocks' offsets for that chunk, so the loop over a chunk's blocks reads shared memory only. A
+// row's 16-byte pieces are stored at piece q ^ (2 (row % 4)): a quarter-warp reads pieces g of the
+// rows of vectors 2t (t = 0..3), which spmmc places with distinct residues mod 4, so its eight reads
+// fall in eight different banks (vector_blocks.h). Every count and address that does not depend on
+// the data is a constant of the file or computed once per thread: the copies are straight-line code
+// (constant trip counts, unrolled by nvcc) and a block costs two shared loads of its words, two of B's rows, eight byte permutations and
+// four MMAs per lane (docs/design/precision.md, *The staged kernel*).
 constexpr int spmmc_tc_staged_warps = 8;
 constexpr int spmmc_tc_staged_threads = 32 * spmmc_tc_staged_warps;
 constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte pieces of a chunk (64 columns: 8 per row)
+// The pieces of a chunk each thread copies (thread i: pieces i, i + spmmc_tc_staged_threads, ...).
+constexpr int spmmc_tc_copies = (spmmc_tc_chunk_pieces + spmmc_tc_staged_threads - 1) / spmmc_tc_staged_threads;
+// A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
+constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
 
 // The copy of 16 bytes of global memory into shared memory, asynchronous (zero-filled where bytes
 // is 0), and the wait for this thread's copies (the tests' host emulation defines its own).
@@ -171,71 +181,90 @@ constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte piece
 #define SPMMC_CP_ASYNC_WAIT_ALL() asm volatile("cp.async.wait_all;" ::: "memory")
 #endif
 
+// Where the 16 bytes of row `row` of a chunk at columns c0 + 8q .. c0 + 8q + 7 lie in its copy, in
+// pieces (spmmc_tc_offsets holds 16 (8 row + 2 (row % 4)) for each vector: a lane's piece g of that
+// row is at that byte offset xor 16 g).
 __device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ ((row & 3) << 1)); }
 
-// Starts the copy of chunk c of the slab at column c0 into `slab` (zeros past B's rows or past n).
-__device__ __forceinline__ void spmmc_tc_stage(uint4* slab, const spmmc_elem* __restrict__ B, int64_t n, int64_t c0, int c) {
-  for (int i = static_cast<int>(threadIdx.x); i < spmmc_tc_chunk_pieces; i += spmmc_tc_staged_threads) {
-    const int row = i >> 3, q = i & 7, k = c * spmmc_tc_chunk_rows + row;
-    const int64_t col = c0 + 8 * q;
-    const bool in = k < spmmc_tc_k && col < n;
-    SPMMC_CP_ASYNC_16(&slab[spmmc_tc_piece(row, q)], reinterpret_cast<const uint4*>(in ? B + static_cast<int64_t>(k) * n + col : B),
-                      in ? 16 : 0);
-  }
-}
-
-// A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
-constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
-
-// Starts the copy of window w's words of A (8 pieces of 16 bytes a block) and columns (2 a block) of
-// chunk c into this warp's `words` and `cols` (nothing for a window past the last).
-__device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* cols, int w, int c, int lane) {
-  if (w >= spmmc_tc_windows) return;
-  const int first = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c], count = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - first;
+// Starts the copy of window w's words of A (8 pieces of 16 bytes a block) and offsets (one piece a
+// block) of blocks first .. end - 1, the window's blocks of one chunk, into this warp's `words` and
+// `offsets` (end - first <= spmmc_tc_chunk_blocks).
+__device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offsets, int first, int end, int lane) {
   const uint4* a = reinterpret_cast<const uint4*>(spmmc_tc_a) + 8 * first;
-  for (int i = lane; i < 8 * count; i += 32) SPMMC_CP_ASYNC_16(&words[i], &a[i], 16);
-  const uint4* k = reinterpret_cast<const uint4*>(spmmc_tc_cols) + 2 * first;
-  for (int i = lane; i < 2 * count; i += 32) SPMMC_CP_ASYNC_16(&cols[i], &k[i], 16);
+  for (int p = 0; p < (8 * spmmc_tc_chunk_blocks + 31) / 32; ++p) {
+    const int i = lane + 32 * p;
+    if (i < 8 * (end - first)) SPMMC_CP_ASYNC_16(&words[i], &a[i], 16);
+  }
+  if (lane < end - first) SPMMC_CP_ASYNC_16(&offsets[lane], reinterpret_cast<const uint4*>(spmmc_tc_offsets) + first + lane, 16);
 }
 
 [[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, 4)
     spmmc_tc_staged_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
-  // Each warp's words of A and columns of its window's blocks in the chunk, copied with the chunk.
+  // Each warp's words of A and offsets of its window's blocks in the chunk, copied with the chunk.
   __shared__ uint4 words[2][spmmc_tc_staged_warps][8 * spmmc_tc_chunk_blocks];
-  __shared__ uint4 columns[2][spmmc_tc_staged_warps][2 * spmmc_tc_chunk_blocks];
+  __shared__ uint4 offsets[2][spmmc_tc_staged_warps][spmmc_tc_chunk_blocks];
   const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3, warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp, col = c0 + 8 * g;
   const int groups = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
+  // This thread's pieces of every chunk: piece i = threadIdx.x + spmmc_tc_staged_threads p is row
+  // i / 8 of the chunk at columns c0 + 8 (i % 8), read from `from[p]` in chunk 0 and `step` elements
+  // further in each next chunk, stored at `to[p]` (zeros past n, past A's columns and past the pieces).
+  const spmmc_elem* from[spmmc_tc_copies];
+  int to[spmmc_tc_copies], row[spmmc_tc_copies];
+  bool in[spmmc_tc_copies];
+  for (int p = 0; p < spmmc_tc_copies; ++p) {
+    const int i = static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p;
+    row[p] = i >> 3;
+    to[p] = spmmc_tc_piece(i >> 3, i & 7);
+    in[p] = i < spmmc_tc_chunk_pieces && c0 + 8 * (i & 7) < n;
+    from[p] = B + static_cast<int64_t>(i >> 3) * n + c0 + 8 * (i & 7);
+  }
+  const int64_t step = static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
+  const unsigned g16 = 16u * static_cast<unsigned>(g);
   // The whole block takes the same groups of windows (it shares the slab and its barriers).
   for (int group = static_cast<int>(blockIdx.y); group < groups; group += static_cast<int>(gridDim.y)) {
     const int w = group * spmmc_tc_staged_warps + warp;
     const bool computes = w < spmmc_tc_windows;
+    // The window's entries of spmmc_tc_chunk_block for chunks c .. c + 3 (e0 .. e3): chunk c's blocks
+    // are e0 .. e1 - 1; each is read from global memory two chunks before it is needed.
+    const int* const entry = spmmc_tc_chunk_block + (computes ? w * spmmc_tc_chunks : 0);
+    int e0 = computes ? entry[0] : 0, e1 = computes ? entry[1] : 0;
+    int e2 = computes ? entry[spmmc_tc_chunks < 2 ? spmmc_tc_chunks : 2] : 0;
+    const auto stage = [&](int c, int first, int end) {
+      const int64_t at = c * step;
+      for (int p = 0; p < spmmc_tc_copies; ++p) {
+        const bool copied = in[p] && (spmmc_tc_k % spmmc_tc_chunk_rows == 0 || c * spmmc_tc_chunk_rows + row[p] < spmmc_tc_k);
+        if (spmmc_tc_chunk_pieces % spmmc_tc_staged_threads == 0 || p + 1 < spmmc_tc_copies ||
+            static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p < spmmc_tc_chunk_pieces)
+          SPMMC_CP_ASYNC_16(&slab[c & 1][to[p]], reinterpret_cast<const uint4*>(copied ? from[p] + at : B), copied ? 16 : 0);
+      }
+      if (computes) spmmc_tc_stage_blocks(words[c & 1][warp], offsets[c & 1][warp], first, end, lane);
+    };
     float acc[4][4] = {};
-    spmmc_tc_stage(slab[0], B, n, c0, 0);
-    spmmc_tc_stage_blocks(words[0][warp], columns[0][warp], w, 0, lane);
+    stage(0, e0, e1);
     SPMMC_CP_ASYNC_WAIT_ALL();
     __syncthreads();
     for (int c = 0; c < spmmc_tc_chunks; ++c) {
-      if (c + 1 < spmmc_tc_chunks) {
-        spmmc_tc_stage(slab[(c + 1) & 1], B, n, c0, c + 1);
-        spmmc_tc_stage_blocks(words[(c + 1) & 1][warp], columns[(c + 1) & 1][warp], w, c + 1, lane);
-      }
+      const int e3 = computes ? entry[c + 3 < spmmc_tc_chunks ? c + 3 : spmmc_tc_chunks] : 0;
+      if (c + 1 < spmmc_tc_chunks) stage(c + 1, e1, e2);
       if (computes) {
-        const uint4* rows = slab[c & 1];
-        const unsigned* a = reinterpret_cast<const unsigned*>(words[c & 1][warp]);
-        const int2* k = reinterpret_cast<const int2*>(columns[c & 1][warp]);
-        const int first_row = c * spmmc_tc_chunk_rows;
-        const int count = spmmc_tc_chunk_block[w * spmmc_tc_chunks + c + 1] - spmmc_tc_chunk_block[w * spmmc_tc_chunks + c];
-        for (int j = 0; j < count; ++j) {
+        const char* const rows = reinterpret_cast<const char*>(slab[c & 1]);
+        const unsigned* const a = reinterpret_cast<const unsigned*>(words[c & 1][warp]);
+        // Word t of a block's piece: the offsets of its vectors 2t (low half) and 2t + 1 (high half).
+        const unsigned* const k = reinterpret_cast<const unsigned*>(offsets[c & 1][warp]);
+        for (int j = 0; j < e1 - e0; ++j) {
           spmmc_tc_operands o;
           o.a = a[32 * j + lane];
-          const int2 kj = k[4 * j + t];
-          o.x = rows[spmmc_tc_piece(kj.x - first_row, g)];
-          o.y = rows[spmmc_tc_piece(kj.y - first_row, g)];
+          const unsigned kj = k[4 * j + t];
+          o.x = *reinterpret_cast<const uint4*>(rows + ((kj & 0xffffu) ^ g16));
+          o.y = *reinterpret_cast<const uint4*>(rows + ((kj >> 16) ^ g16));
           spmmc_tc_mma4(o, acc);
         }
       }
+      e0 = e1;
+      e1 = e2;
+      e2 = e3;
       SPMMC_CP_ASYNC_WAIT_ALL();
       __syncthreads();
     }

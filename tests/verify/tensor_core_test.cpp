@@ -253,12 +253,13 @@ TEST_CASE("verify tensor-core: fp16 and bf16 files match their weights rounded t
       CHECK(report["dtype"] == dtype_name(dtype));
       CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
       CHECK(report["tensor_core"]["padding_vectors"] == tc["padding_vectors"]);
-      // 40 columns: the staged form in one chunk of 40 rows, as spmmc compile reported it.
-      REQUIRE(tc["kernel"] == "staged");
-      CHECK(report["tensor_core"]["chunks"] == 1);
-      CHECK(report["tensor_core"]["chunk_rows"] == tc["chunk_rows"]);
-      CHECK(tc["chunk_rows"] == 40);
-      CHECK_THAT(r.out, Catch::Contains("padding, the staged kernel's 1 chunk of B's rows"));
+      // 40 columns, one chunk of B's rows: the direct kernel only (the staged form needs two chunks,
+      // codegen/print_tensor_core.cpp), as spmmc compile reported it; the staged files are below.
+      REQUIRE(tc["kernel"] == "direct");
+      CHECK(report["tensor_core"]["chunks"].is_null());
+      CHECK(report["tensor_core"]["chunk_rows"].is_null());
+      CHECK_FALSE(v.code.tc.chunk_block.found);
+      CHECK_THAT(r.out, !Catch::Contains("chunk"));
     }
 }
 
@@ -906,6 +907,31 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
                                               "kernel would read another row of B");
     REQUIRE(d != nullptr);
     CHECK_THAT(d->message, Catch::Contains(fmt::format("of block {}, window 0) is column", at[1])));
+  }
+  SECTION("a block's offset in the chunk's copy pointing at the next row") {
+    const std::string offsets = "spmmc_tc_offsets[] = {";
+    const std::vector<int64_t> o = initializer_values(cu, offsets);
+    REQUIRE(o.size() == t.cols.size());
+    size_t where = 0;
+    const std::string text = set_element(cu, offsets, 0, std::to_string(o[0] + 128), &where);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    const CodeDiagnostic* d = find_message(v, fmt::format("spmmc_tc_offsets[0] (vector 0 of block 0, window 0) is {}, but its column {} "
+                                                          "is row {} of chunk {}, at byte {} of the chunk's copy",
+                                                          o[0] + 128, t.cols[0], t.cols[0] % 64, t.cols[0] / 64, o[0]));
+    REQUIRE(d != nullptr);
+    CHECK(d->where.line == test::line_of(text, where));
+  }
+  SECTION("the chunk table without the offsets") {
+    // Every mention renamed (the kernel's too): the file compiles, without the table verify reads.
+    std::string text = cu;
+    for (size_t i = text.find("spmmc_tc_offsets"); i != std::string::npos; i = text.find("spmmc_tc_offsets", i))
+      text.replace(i, std::strlen("spmmc_tc_offsets"), "spmmc_tc_other_offsets");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK(find_message(v, "spmmc_tc_chunk_block without spmmc_tc_offsets") != nullptr);
   }
   SECTION("the chunks miscounted") {
     const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_chunks = 5;", "constexpr int spmmc_tc_chunks = 4;");
