@@ -171,6 +171,8 @@ constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte piece
 constexpr int spmmc_tc_copies = (spmmc_tc_chunk_pieces + spmmc_tc_staged_threads - 1) / spmmc_tc_staged_threads;
 // A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
 constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
+// The largest n the staged kernel takes: a thread's offset into a chunk of B (row * n + column) is an int.
+constexpr int64_t spmmc_tc_staged_max_n = (int64_t{0x7fffffff} - 64) / spmmc_tc_chunk_rows;
 
 // The copy of 16 bytes of global memory into shared memory, asynchronous (zero-filled where bytes
 // is 0), and the wait for this thread's copies (the tests' host emulation defines its own).
@@ -208,19 +210,18 @@ __device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offse
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp, col = c0 + 8 * g;
   const int groups = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
   // This thread's pieces of every chunk: piece i = threadIdx.x + spmmc_tc_staged_threads p is row
-  // i / 8 of the chunk at columns c0 + 8 (i % 8), read from `from[p]` in chunk 0 and `step` elements
-  // further in each next chunk, stored at `to[p]` (zeros past n, past A's columns and past the pieces).
-  const spmmc_elem* from[spmmc_tc_copies];
-  int to[spmmc_tc_copies], row[spmmc_tc_copies];
+  // i / 8 of the chunk at columns c0 + 8 (i % 8), `from[p]` elements past the chunk's first row at c0
+  // (an int: n <= spmmc_tc_staged_max_n, checked by the launch), stored at piece `to[p]` (zeros past
+  // n, past A's columns and past the pieces).
+  int from[spmmc_tc_copies], to[spmmc_tc_copies], row[spmmc_tc_copies];
   bool in[spmmc_tc_copies];
   for (int p = 0; p < spmmc_tc_copies; ++p) {
     const int i = static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p;
     row[p] = i >> 3;
     to[p] = spmmc_tc_piece(i >> 3, i & 7);
     in[p] = i < spmmc_tc_chunk_pieces && c0 + 8 * (i & 7) < n;
-    from[p] = B + static_cast<int64_t>(i >> 3) * n + c0 + 8 * (i & 7);
+    from[p] = (i >> 3) * static_cast<int>(n) + 8 * (i & 7);
   }
-  const int64_t step = static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
   const unsigned g16 = 16u * static_cast<unsigned>(g);
   // The whole block takes the same groups of windows (it shares the slab and its barriers).
   for (int group = static_cast<int>(blockIdx.y); group < groups; group += static_cast<int>(gridDim.y)) {
@@ -232,12 +233,13 @@ __device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offse
     int e0 = computes ? entry[0] : 0, e1 = computes ? entry[1] : 0;
     int e2 = computes ? entry[spmmc_tc_chunks < 2 ? spmmc_tc_chunks : 2] : 0;
     const auto stage = [&](int c, int first, int end) {
-      const int64_t at = c * step;
+      // The chunk's first row at column c0: the same for the whole block.
+      const spmmc_elem* const chunk = B + c0 + c * static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
       for (int p = 0; p < spmmc_tc_copies; ++p) {
         const bool copied = in[p] && (spmmc_tc_k % spmmc_tc_chunk_rows == 0 || c * spmmc_tc_chunk_rows + row[p] < spmmc_tc_k);
         if (spmmc_tc_chunk_pieces % spmmc_tc_staged_threads == 0 || p + 1 < spmmc_tc_copies ||
             static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p < spmmc_tc_chunk_pieces)
-          SPMMC_CP_ASYNC_16(&slab[c & 1][to[p]], reinterpret_cast<const uint4*>(copied ? from[p] + at : B), copied ? 16 : 0);
+          SPMMC_CP_ASYNC_16(&slab[c & 1][to[p]], reinterpret_cast<const uint4*>(copied ? chunk + from[p] : B), copied ? 16 : 0);
       }
       if (computes) spmmc_tc_stage_blocks(words[c & 1][warp], offsets[c & 1][warp], first, end, lane);
     };
@@ -280,7 +282,7 @@ cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
   const int64_t x = (n + spmmc_tc_cols_per_warp - 1) / spmmc_tc_cols_per_warp;
   if (x > 0x7fffffff) return cudaErrorInvalidValue;
 #if SPMMC_TC_STAGED && !defined(SPMMC_TC_DIRECT)
-  if (n >= spmmc_tc_staged_from_n) {
+  if (n >= spmmc_tc_staged_from_n && n <= spmmc_tc_staged_max_n) {
     const int64_t y = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
     const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
     return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_tc_staged_kernel), grid, dim3(spmmc_tc_staged_threads), args,
