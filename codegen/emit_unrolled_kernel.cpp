@@ -149,7 +149,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.stores = a.rows;
   TensorCoreCode tc;
   if (options.tensor_core) {
-    tc = print_tensor_core(a, tiling, options.dtype, options.sm_count);
+    tc = print_tensor_core(a, tiling, options.dtype, options.sm_count, options.tuned_n);
     k.tc_k = tc.k;
     k.tc_windows = tc.windows;
     k.tc_blocks = tc.blocks;

@@ -69,6 +69,10 @@ struct EmitOptions {
   // The target's SMs: the tensor-core family takes its staged kernel from the n whose launch fills
   // them (codegen/print_tensor_core.h).
   int64_t sm_count = 132;
+  // The largest n the file is tuned for (0: any): the tensor-core family prints its staged form only
+  // where the staged kernel runs at that n (the staged form's blocks, cut at its chunks, pad those
+  // the direct kernel runs below it).
+  int64_t tuned_n = 0;
 };
 
 struct EmittedKernel {

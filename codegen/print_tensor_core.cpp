@@ -51,6 +51,14 @@ bool staged(const TilingStats& stats, int32_t cols, DType dtype) {
          (static_cast<int64_t>(stats.nnc_per_tile.size()) + 1) * chunks <= kTcMaxChunkEntries;
 }
 
+// The first n (a multiple of 64) whose staged launch (a block per 8 of `windows` and 64 columns) has
+// kTcStagedMinBlocksPerSm blocks per SM of the target's `sm_count`.
+int64_t staged_from_n(int64_t windows, int64_t sm_count) {
+  const int64_t groups = (windows + 7) / 8;
+  const auto min_blocks = static_cast<int64_t>(std::ceil(kTcStagedMinBlocksPerSm * static_cast<double>(std::max<int64_t>(sm_count, 1))));
+  return 64 * ((min_blocks + groups - 1) / groups);
+}
+
 // Where vector i (vector i % 8 of block i / 8) of a staged file lies in its chunk's copy of B in shared
 // memory, in bytes: 16 (8 r + 2 (r % 4)) for its row r of the chunk (the template's spmmc_tc_piece,
 // whose 16-byte pieces of a row are swizzled by 2 (r % 4); a lane xors in 16 g for its piece g). A
@@ -63,13 +71,19 @@ int32_t staged_offset(const VectorBlocks& v, size_t i) {
 
 }  // namespace
 
-TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count) {
+TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count, int64_t tuned_n) {
   SPMMC_CHECK(dtype == DType::kFp16 || dtype == DType::kBf16 || dtype == DType::kTf32,
               "the tensor-core family takes fp16, bf16 or tf32");
   const bool tf32 = dtype == DType::kTf32;
   // Vectors per block: the MMA's K (m16n8k8 for fp16 and bf16, m16n8k4 for tf32).
   // The staged form in chunks of 64 rows, or of A's columns rounded up to 4 where there are fewer.
-  const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) ? std::min(kTcChunkRows, (a.cols + 3) / 4 * 4) : 0;
+  // Not where the file is tuned for an n below the staged kernel's: its blocks, cut at the chunks,
+  // carry more padding for the direct kernel that would run there (0.70x cuSPARSE FP16 instead of
+  // 0.83x on a 512 x 4608 ResNet-50 layer at n = 1568, H100).
+  const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) &&
+                                     (tuned_n == 0 || staged_from_n(windows.num_blocks(), sm_count) <= tuned_n)
+                                 ? std::min(kTcChunkRows, (a.cols + 3) / 4 * 4)
+                                 : 0;
   const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows);
   TensorCoreCode out;
   out.chunk_rows = v.chunk_rows;
@@ -115,10 +129,8 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                                                {"WINDOW_ROWS", joined_items(rows.size(), 16, [&](size_t i) { return number(rows[i]); })},
                                                {"COLS", cols},
                                                {"A_BITS", a_bits}};
-  // The first n (a multiple of 64) whose staged launch has kTcStagedMinBlocksPerSm blocks per SM.
-  const int64_t groups = (out.windows + 7) / 8;
-  const auto min_blocks = static_cast<int64_t>(std::ceil(kTcStagedMinBlocksPerSm * static_cast<double>(std::max<int64_t>(sm_count, 1))));
-  out.staged_from_n = v.chunk_rows == 0 ? 0 : 64 * ((min_blocks + groups - 1) / groups);
+  SPMMC_CHECK(out.windows == windows.num_blocks(), "a window per tile of 8 rows and per 8 empty rows");
+  out.staged_from_n = v.chunk_rows == 0 ? 0 : staged_from_n(out.windows, sm_count);
   if (!tf32)
     values["STAGED_TABLES"] =
       v.chunk_rows == 0

@@ -28,8 +28,8 @@ struct TensorCoreCode {
 // The code for A (values already rounded to `dtype`, fp16, bf16 or tf32) with its rows in the windows
 // of `windows` (a RowTiling of M1 = 8: its tiles in order, then its empty rows eight at a time).
 // fp16 and bf16 get the staged form (B's slab in shared memory) where the windows reuse the rows of
-// B, taken from the n whose launch fills `sm_count` SMs (print_tensor_core.cpp says the rules).
-// Deterministic.
-TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count);
+// B, taken from the n whose launch fills `sm_count` SMs, and printed only where that n is at most
+// `tuned_n` (0: any; print_tensor_core.cpp says the rules). Deterministic.
+TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count, int64_t tuned_n = 0);
 
 }  // namespace spmmc

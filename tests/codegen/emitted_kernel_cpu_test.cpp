@@ -370,8 +370,9 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   // blocks, and the generic path where n is not a multiple of 8 or B or C is not 16-byte aligned.
   // Both kernels of the family: the staged one (B's slab in shared memory, in two chunks of rows for
   // 90 columns and in five for 300; for a target of one SM, so that it runs from n = 128 on these
-  // few windows) and the direct one (below that n, and for a wide matrix whose windows read few of
-  // its rows, which the rule leaves to it).
+  // few windows, the n the files are tuned for: spmmc prints the staged form only where it runs at
+  // that n) and the direct one (below that n, and for a wide matrix whose windows read few of its
+  // rows, which the rule leaves to it).
   test::TempDir dir;
   const fs::path one_sm = dir.path / "one_sm.json";
   {
@@ -392,9 +393,9 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   for (const char* dtype : {"fp16", "bf16"})
     for (const char* reorder : {"grow", "overlap"})
       cases.push_back({std::string("tc_") + dtype + "_" + reorder, path,
-                       {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder, "--target", one_sm.string()}, ns, 64, reorder});
+                       {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder, "--target", one_sm.string()}, ns, 128, reorder});
   cases.push_back({"tc_fp16_chunks", wide, {"--family", "tensor-core", "--dtype", "fp16", "--reorder", "grow", "--target", one_sm.string()},
-                   {8, 64, 136}, 64, "grow"});
+                   {8, 64, 136}, 128, "grow"});
   cases.push_back({"tc_bf16_direct", sparse_wide, {"--family", "tensor-core", "--dtype", "bf16", "--reorder", "grow", "--target", one_sm.string()},
                    {8, 64, 136}, 64, "grow"});
   const std::vector<Built> built = build_all(cases, dir.path);

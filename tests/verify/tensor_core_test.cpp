@@ -169,12 +169,13 @@ struct TcFile {
   }
 };
 
-void compile_tc(TcFile& f, DType dtype, const std::vector<std::string>& extra = {}, const Csr& weights = tc_weights()) {
+void compile_tc(TcFile& f, DType dtype, const std::vector<std::string>& extra = {}, const Csr& weights = tc_weights(),
+                const std::string& n = "64") {
   f.dtype = dtype;
   f.a = weights;
   f.weights = f.dir.path / "a.mtx";
   write_matrix(f.a, f.weights.string(), MatrixFormat::kMatrixMarket, "tests/verify/tensor_core_test.cpp");
-  std::vector<std::string> args = {"compile", f.weights.string(), "--n", "64", "--name", "layer0", "--dtype",
+  std::vector<std::string> args = {"compile", f.weights.string(), "--n", n, "--name", "layer0", "--dtype",
                                    dtype_name(dtype), "--family", "tensor-core", "-o", (f.dir.path / "out").string(),
                                    "--quiet", "--reproducible"};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -872,15 +873,24 @@ TEST_CASE("verify tensor-core rejects tf32: the MMA, B's rounding, the arrays' s
   }
 }
 
-// The staged form (B's slab in shared memory, chunks of 128 rows of B): a 48 x 300 matrix, about a
-// quarter dense, whose windows reuse B's rows (five chunks of 64 rows).
+// The staged form (B's slab in shared memory, chunks of 64 rows of B): a 48 x 300 matrix, about a
+// quarter dense, whose windows reuse B's rows (five chunks of 64 rows), tuned for an n where the
+// staged kernel runs on the default target (6 windows, one block of 8 per 64 columns: from n = 64 x
+// ceil(3.6 x 132) = 30464). Tuned for n = 64, the same matrix gets the direct kernel only.
 TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", "[verify][tensor-core][corrupt]") {
   TcFile f;
   const Csr wide = test::make_matrix(kRows, 300, [](int32_t r, int32_t c) -> float {
     return (r * 131 + c * 71 + r * c * 7) % 11 >= 3 ? 0.0f : static_cast<float>((r * 31 + c * 17) % 97 - 48) / 7.3f;
   });
-  compile_tc(f, DType::kFp16, {}, wide);
+  {
+    TcFile small;
+    compile_tc(small, DType::kFp16, {}, wide, "30400");
+    CHECK(small.report["kernel"]["tensor_core"]["kernel"] == "direct");
+    CHECK(small.text().find("#define SPMMC_TC_STAGED 1") == std::string::npos);
+  }
+  compile_tc(f, DType::kFp16, {}, wide, "30464");
   REQUIRE(f.report["kernel"]["tensor_core"]["kernel"] == "staged");
+  CHECK(f.report["kernel"]["tensor_core"]["staged_from_n"] == 30464);
   const std::string cu = f.text();
   REQUIRE(cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos);
   {
