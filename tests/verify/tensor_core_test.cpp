@@ -936,10 +936,7 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
   }
   SECTION("the chunk table without the offsets") {
     // Every mention renamed (the kernel's too): the file compiles, without the table verify reads.
-    std::string text = cu;
-    for (size_t i = text.find("spmmc_tc_offsets"); i != std::string::npos; i = text.find("spmmc_tc_offsets", i))
-      text.replace(i, std::strlen("spmmc_tc_offsets"), "spmmc_tc_other_offsets");
-    const test::Verified v = f.verify(text);
+    const test::Verified v = f.verify(test::replace_all(cu, "spmmc_tc_offsets", "spmmc_tc_other_offsets"));
     INFO(v.messages);
     CHECK(find_message(v, "spmmc_tc_chunk_block without spmmc_tc_offsets") != nullptr);
   }
@@ -958,10 +955,7 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
   }
   SECTION("the chunk table without its kernel") {
     // Every mention renamed (the launch's too): the staged kernel is now a __global__ of another name.
-    std::string text = cu;
-    for (size_t i = text.find("spmmc_tc_staged_kernel"); i != std::string::npos; i = text.find("spmmc_tc_staged_kernel", i))
-      text.replace(i, std::strlen("spmmc_tc_staged_kernel"), "spmmc_tc_other_kernel");
-    const test::Verified v = f.verify(text);
+    const test::Verified v = f.verify(test::replace_all(cu, "spmmc_tc_staged_kernel", "spmmc_tc_other_kernel"));
     INFO(v.messages);
     CHECK(find_message(v, "the file has spmmc_tc_chunk_block (the staged tensor-core kernel's table) and 0 __global__ "
                           "spmmc_tc_staged_kernel") != nullptr);

@@ -57,6 +57,14 @@ std::string replace_first(const std::string& text, const std::string& from, cons
   return text.substr(0, at) + to + text.substr(at + from.size());
 }
 
+std::string replace_all(const std::string& text, const std::string& from, const std::string& to) {
+  INFO("looking for '" << from << "'");
+  REQUIRE(text.find(from) != std::string::npos);
+  std::string out = text;
+  for (size_t i = out.find(from); i != std::string::npos; i = out.find(from, i + to.size())) out.replace(i, from.size(), to);
+  return out;
+}
+
 int64_t line_of(const std::string& text, size_t offset) {
   return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(offset, text.size())), '\n');
 }

@@ -43,6 +43,9 @@ Csr make_matrix(int32_t rows, int32_t cols, const std::function<float(int32_t, i
 // when there is none.
 std::string replace_first(const std::string& text, const std::string& from, const std::string& to, size_t start = 0);
 
+// `text` with every occurrence of `from` replaced by `to`; fails the test when there is none.
+std::string replace_all(const std::string& text, const std::string& from, const std::string& to);
+
 // The 1-based line of byte `offset` of `text`.
 int64_t line_of(const std::string& text, size_t offset);
 // The 1-based column of byte `offset` of `text`.
