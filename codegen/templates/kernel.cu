@@ -137,7 +137,7 @@ const spmmc_kernel_variant spmmc_variants[] = {
 #if defined(SPMMC_TENSOR_CORE)
 #if SPMMC_TC_STAGED && !defined(SPMMC_TC_DIRECT)
     {"tensor-core-staged", spmmc_tc_staged_from_n > spmmc_generic_below_n ? spmmc_tc_staged_from_n : spmmc_generic_below_n,
-     spmmc_any_n, "n % 8 == 0; B and C aligned to 16 bytes"},
+     spmmc_tc_staged_max_n, "n % 8 == 0; B and C aligned to 16 bytes"},
 #endif
     {"tensor-core", spmmc_generic_below_n > 1 ? spmmc_generic_below_n : 1, spmmc_any_n,
      "n % 8 == 0; B and C aligned to 16 bytes"},
