@@ -281,8 +281,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   constexpr int64_t any_n = std::numeric_limits<int64_t>::max();
   const int64_t below = options.generic_only ? 0 : options.generic_below_n;
   if (options.tensor_core && tc.staged_from_n > 0)
-    // Up to the template's spmmc_tc_staged_max_n: a thread's offset into a chunk of B is an int.
-    k.variants.push_back({"tensor-core-staged", std::max(tc.staged_from_n, below), (int64_t{0x7fffffff} - 64) / tc.chunk_rows,
+    k.variants.push_back({"tensor-core-staged", std::max(tc.staged_from_n, below), tc.staged_max_n,
                           "n % 8 == 0; B and C aligned to 16 bytes"});
   if (options.tensor_core)
     k.variants.push_back({"tensor-core", std::max<int64_t>(below, 1), any_n, "n % 8 == 0; B and C aligned to 16 bytes"});

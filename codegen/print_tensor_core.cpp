@@ -80,8 +80,8 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
   // Not where the file is tuned for an n below the staged kernel's: its blocks, cut at the chunks,
   // carry more padding for the direct kernel that would run there (0.70x cuSPARSE FP16 instead of
   // 0.83x on a 512 x 4608 ResNet-50 layer at n = 1568, H100).
-  const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) &&
-                                     (tuned_n == 0 || staged_from_n(windows.num_blocks(), sm_count) <= tuned_n)
+  const int64_t from_n = staged_from_n(windows.num_blocks(), sm_count);
+  const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) && (tuned_n == 0 || from_n <= tuned_n)
                                  ? std::min(kTcChunkRows, (a.cols + 3) / 4 * 4)
                                  : 0;
   const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows);
@@ -130,7 +130,9 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                                                {"COLS", cols},
                                                {"A_BITS", a_bits}};
   SPMMC_CHECK(out.windows == windows.num_blocks(), "a window per tile of 8 rows and per 8 empty rows");
-  out.staged_from_n = v.chunk_rows == 0 ? 0 : staged_from_n(out.windows, sm_count);
+  out.staged_from_n = v.chunk_rows == 0 ? 0 : from_n;
+  // A thread's offset into a chunk of B (row * n + column) is an int in the staged kernel.
+  out.staged_max_n = v.chunk_rows == 0 ? 0 : (int64_t{0x7fffffff} - 64) / v.chunk_rows;
   if (!tf32)
     values["STAGED_TABLES"] =
       v.chunk_rows == 0
@@ -141,9 +143,11 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         "constexpr int spmmc_tc_chunks = {};\n"
                         "constexpr int64_t spmmc_tc_staged_from_n = {};  // the staged kernel from this n (its launch "
                         "fills {} SMs)\n"
+                        "constexpr int64_t spmmc_tc_staged_max_n = {};  // and up to this n (a thread's offsets into a "
+                        "chunk of B are ints)\n"
                         "__device__ const int spmmc_tc_chunk_block[] = {{{}}};\n"
                         "alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {{{}}};\n",
-                        a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count,
+                        a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count, out.staged_max_n,
                         joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }),
                         joined_items(v.block_cols.size(), 16, [&](size_t i) { return number(staged_offset(v, i)); }));
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";

@@ -23,6 +23,7 @@ struct TensorCoreCode {
   int64_t padded = 0;    // zero vectors that fill the windows' last blocks
   int32_t chunk_rows = 0;  // the staged kernel's rows of B per chunk in shared memory (0: the direct kernel)
   int64_t staged_from_n = 0;  // the entry point takes the staged kernel from this n (0: none)
+  int64_t staged_max_n = 0;   // up to this n (0: none)
 };
 
 // The code for A (values already rounded to `dtype`, fp16, bf16 or tf32) with its rows in the windows

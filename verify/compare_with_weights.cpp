@@ -735,25 +735,24 @@ class Comparison {
         }
         for (int64_t b = at[j]; b < at[j + 1]; ++b)
           for (int64_t v = 0; v < per; ++v) {
-            const int64_t col = tc.cols.values[static_cast<size_t>(b * per + v)];
+            const size_t i = static_cast<size_t>(b * per + v);
+            const int64_t col = tc.cols.values[i];
             // A column outside A is reported by check_tensor_core's own check of the columns.
-            if ((col >= c * rows && col < (c + 1) * rows) || col < 0 || col >= w_.cols) {
+            if (col < 0 || col >= w_.cols) continue;
+            if (col >= c * rows && col < (c + 1) * rows) {
               // Its offset in the chunk's copy (16-byte pieces of a row swizzled by 2 (r % 4)).
-              const size_t i = static_cast<size_t>(b * per + v);
               const int64_t r = col - c * rows, want = 16 * (8 * r + 2 * (r & 3));
-              if (col >= 0 && col < w_.cols && tc.offsets.values[i] != want) {
-                report(element_at(tc.offsets, i),
-                       fmt::format("spmmc_tc_offsets[{}] (vector {} of block {}, window {}) is {}, but its column {} is row {} "
-                                   "of chunk {}, at byte {} of the chunk's copy: the staged kernel would read another row of B",
-                                   i, v, b, w, tc.offsets.values[i], col, r, c, want));
-                return;
-              }
-              continue;
+              if (tc.offsets.values[i] == want) continue;
+              report(element_at(tc.offsets, i),
+                     fmt::format("spmmc_tc_offsets[{}] (vector {} of block {}, window {}) is {}, but its column {} is row {} "
+                                 "of chunk {}, at byte {} of the chunk's copy: the staged kernel would read another row of B",
+                                 i, v, b, w, tc.offsets.values[i], col, r, c, want));
+              return;
             }
-            report(element_at(tc.cols, static_cast<size_t>(b * per + v)),
+            report(element_at(tc.cols, i),
                    fmt::format("{} (vector {} of block {}, window {}) is column {}, but spmmc_tc_chunk_block puts the block "
                                "in chunk {} (rows {} to {} of B): the staged kernel would read another row of B",
-                               cols_element(static_cast<size_t>(b * per + v)), v, b, w, col, c, c * rows,
+                               cols_element(i), v, b, w, col, c, c * rows,
                                std::min((c + 1) * rows, k) - 1));
             return;
           }

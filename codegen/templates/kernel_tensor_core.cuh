@@ -54,6 +54,7 @@ constexpr int spmmc_tc_k = 8;             // A's columns: the rows of B
 constexpr int spmmc_tc_chunk_rows = 128;  // rows of B in shared memory at a time
 constexpr int spmmc_tc_chunks = 1;
 constexpr int64_t spmmc_tc_staged_from_n = 64;  // the staged kernel from this n (its launch fills the target's SMs)
+constexpr int64_t spmmc_tc_staged_max_n = 16777215;  // and up to this n (a thread's offsets into a chunk of B are ints)
 __device__ const int spmmc_tc_chunk_block[] = {0, 0};
 // Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + 2 (r % 4)), r the
 // row within the chunk: spmmc_tc_piece's swizzle), two to a word as a lane reads them.
@@ -171,8 +172,6 @@ constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte piece
 constexpr int spmmc_tc_copies = (spmmc_tc_chunk_pieces + spmmc_tc_staged_threads - 1) / spmmc_tc_staged_threads;
 // A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
 constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
-// The largest n the staged kernel takes: a thread's offset into a chunk of B (row * n + column) is an int.
-constexpr int64_t spmmc_tc_staged_max_n = (int64_t{0x7fffffff} - 64) / spmmc_tc_chunk_rows;
 
 // The copy of 16 bytes of global memory into shared memory, asynchronous (zero-filled where bytes
 // is 0), and the wait for this thread's copies (the tests' host emulation defines its own).
@@ -212,14 +211,14 @@ __device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offse
   // This thread's pieces of every chunk: piece i = threadIdx.x + spmmc_tc_staged_threads p is row
   // i / 8 of the chunk at columns c0 + 8 (i % 8), `from[p]` elements past the chunk's first row at c0
   // (an int: n <= spmmc_tc_staged_max_n, checked by the launch), stored at piece `to[p]` (zeros past
-  // n, past A's columns and past the pieces).
+  // n and past A's columns; a piece past the chunk's is not copied).
   int from[spmmc_tc_copies], to[spmmc_tc_copies], row[spmmc_tc_copies];
   bool in[spmmc_tc_copies];
   for (int p = 0; p < spmmc_tc_copies; ++p) {
     const int i = static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p;
     row[p] = i >> 3;
     to[p] = spmmc_tc_piece(i >> 3, i & 7);
-    in[p] = i < spmmc_tc_chunk_pieces && c0 + 8 * (i & 7) < n;
+    in[p] = c0 + 8 * (i & 7) < n;
     from[p] = (i >> 3) * static_cast<int>(n) + 8 * (i & 7);
   }
   const unsigned g16 = 16u * static_cast<unsigned>(g);
