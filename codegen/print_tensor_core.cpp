@@ -60,13 +60,13 @@ int64_t staged_from_n(int64_t windows, int64_t sm_count) {
 }
 
 // Where vector i (vector i % 8 of block i / 8) of a staged file lies in its chunk's copy of B in shared
-// memory, in bytes: 16 (8 r + 2 (r % 4)) for its row r of the chunk (the template's spmmc_tc_piece,
-// whose 16-byte pieces of a row are swizzled by 2 (r % 4); a lane xors in 16 g for its piece g). A
+// memory, in bytes: 16 (8 r + r % 8) for its row r of the chunk (the template's spmmc_tc_piece,
+// whose 16-byte pieces of a row are swizzled by r % 8; a lane xors in 16 q for its piece q). A
 // block's vectors lie in one chunk (build_vector_blocks), that of its first vector.
 int32_t staged_offset(const VectorBlocks& v, size_t i) {
   const int32_t chunk = v.block_cols[i / 8 * 8] / v.chunk_rows, r = v.block_cols[i] - chunk * v.chunk_rows;
   SPMMC_CHECK(r >= 0 && r < v.chunk_rows, "a block's vectors lie in one chunk");
-  return 16 * (8 * r + 2 * (r & 3));
+  return 16 * (8 * r + (r & 7));
 }
 
 }  // namespace

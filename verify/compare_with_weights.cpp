@@ -740,8 +740,8 @@ class Comparison {
             // A column outside A is reported by check_tensor_core's own check of the columns.
             if (col < 0 || col >= w_.cols) continue;
             if (col >= c * rows && col < (c + 1) * rows) {
-              // Its offset in the chunk's copy (16-byte pieces of a row swizzled by 2 (r % 4)).
-              const int64_t r = col - c * rows, want = 16 * (8 * r + 2 * (r & 3));
+              // Its offset in the chunk's copy (16-byte pieces of a row swizzled by r % 8).
+              const int64_t r = col - c * rows, want = 16 * (8 * r + (r & 7));
               if (tc.offsets.values[i] == want) continue;
               report(element_at(tc.offsets, i),
                      fmt::format("spmmc_tc_offsets[{}] (vector {} of block {}, window {}) is {}, but its column {} is row {} "

@@ -56,8 +56,8 @@ constexpr int spmmc_tc_chunks = 1;
 constexpr int64_t spmmc_tc_staged_from_n = 64;  // the staged kernel from this n (its launch fills the target's SMs)
 constexpr int64_t spmmc_tc_staged_max_n = 16777215;  // and up to this n (a thread's offsets into a chunk of B are ints)
 __device__ const int spmmc_tc_chunk_block[] = {0, 0};
-// Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + 2 (r % 4)), r the
-// row within the chunk: spmmc_tc_piece's swizzle), two to a word as a lane reads them.
+// Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + r % 8), r the
+// row within the chunk: spmmc_tc_piece's swizzle), vector i read by lanes i, i + 8, i + 16, i + 24.
 alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {0, 0, 0, 0, 0, 0, 0, 0};
 /*@*/
 #ifndef SPMMC_TC_STAGED
@@ -154,17 +154,18 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
 // of B and C. The block copies the slab's rows of B into shared memory one chunk of
 // spmmc_tc_chunk_rows rows at a time (cp.async into two buffers: the next chunk's copy runs during
 // this chunk's MMAs; one barrier per chunk), and each warp runs its window's blocks of that chunk on
-// the copy: the same lanes' operands as spmmc_tc_kernel, read from shared memory instead of L1 and
-// L2 (each row of the slab is loaded from global memory once per block of windows, where
-// spmmc_tc_kernel loads it once per window's block that uses it, in a pattern that costs L1 four
-// times the wavefronts). With the chunk of B each warp copies its window's words of A and the
-// blocks' offsets for that chunk, so the loop over a chunk's blocks reads shared memory only. A
-// row's 16-byte pieces are stored at piece q ^ (2 (row % 4)): a quarter-warp reads pieces g of the
-// rows of vectors 2t (t = 0..3), which spmmc places with distinct residues mod 4, so its eight reads
-// fall in eight different banks (vector_blocks.h). Every count and address that does not depend on
-// the data is a constant of the file or computed once per thread: the copies are straight-line code
-// (constant trip counts, unrolled by nvcc) and a block costs two shared loads of its words, two of B's rows, eight byte permutations and
-// four MMAs per lane (docs/design/precision.md, *The staged kernel*).
+// the copy (each row of the slab is loaded from global memory once per block of windows, where
+// spmmc_tc_kernel loads it once per window's block that uses it). With the chunk of B each warp
+// copies its window's words of A and the blocks' offsets for that chunk, so the loop over a chunk's
+// blocks reads shared memory only. The MMAs take B's fragments with ldmatrix.trans, the standard
+// mapping of the m16n8k8 MMA: MMA s's row m is column c0 + 16 s + m of C (so a block costs a word of
+// A, an offset, two ldmatrix.x4.trans and four MMAs per lane, no byte permutation), and lane 4g + t
+// ends with rows 2t and 2t + 1 of the window at columns c0 + 8p + g (p = 0..7), stored element by
+// element once per window. A row's 16-byte pieces are stored at piece q ^ (row % 8): an 8 x 8 matrix
+// of ldmatrix reads one piece of each of a block's 8 rows, which spmmc places with distinct residues
+// mod 8 where the chunk has them (vector_blocks.h), so its reads fall in different banks. Every count
+// and address that does not depend on the data is a constant of the file or computed once per
+// thread, and the copies advance pointers by a chunk (docs/design/precision.md, *The staged kernel*).
 constexpr int spmmc_tc_staged_warps = 8;
 constexpr int spmmc_tc_staged_threads = 32 * spmmc_tc_staged_warps;
 constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte pieces of a chunk (64 columns: 8 per row)
@@ -172,6 +173,7 @@ constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte piece
 constexpr int spmmc_tc_copies = (spmmc_tc_chunk_pieces + spmmc_tc_staged_threads - 1) / spmmc_tc_staged_threads;
 // A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
 constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
+static_assert(spmmc_tc_chunk_blocks >= 8, "a warp's words of A of one chunk (1 KB and more) hold its 8 x 64 tile of C when it is stored");
 
 // The copy of 16 bytes of global memory into shared memory, asynchronous (zero-filled where bytes
 // is 0), and the wait for this thread's copies (the tests' host emulation defines its own).
@@ -181,47 +183,102 @@ constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
                "l"(src), "r"(bytes))
 #define SPMMC_CP_ASYNC_WAIT_ALL() asm volatile("cp.async.wait_all;" ::: "memory")
 #endif
+// Four 8 x 8 matrices of 16-bit elements from shared memory, transposed: lane 8j + i gives the address
+// of row i of matrix j (16 bytes), and lane 4g + t receives elements g of rows 2t (low half) and
+// 2t + 1 of matrix j in r[j] (the tests' host emulation defines its own, a warp collective).
+#ifndef SPMMC_LDMATRIX_X4_TRANS
+#define SPMMC_LDMATRIX_X4_TRANS(r, at)                                                                  \
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"                   \
+               : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                \
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(at))))
+#endif
+
+// The inverse: lane 8j + i gives the address of row i of matrix j, and lane 4g + t's r[j] holds
+// elements g of its rows 2t (low half) and 2t + 1 (sm_90 and later).
+#ifndef SPMMC_STMATRIX_X4_TRANS
+#define SPMMC_STMATRIX_X4_TRANS(at, r)                                                                                        \
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};" ::"r"(                                 \
+                   static_cast<unsigned>(__cvta_generic_to_shared(at))),                                                     \
+               "r"((r)[0]), "r"((r)[1]), "r"((r)[2]), "r"((r)[3])                                                            \
+               : "memory")
+#endif
 
 // Where the 16 bytes of row `row` of a chunk at columns c0 + 8q .. c0 + 8q + 7 lie in its copy, in
-// pieces (spmmc_tc_offsets holds 16 (8 row + 2 (row % 4)) for each vector: a lane's piece g of that
-// row is at that byte offset xor 16 g).
-__device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ ((row & 3) << 1)); }
+// pieces (spmmc_tc_offsets holds 16 (8 row + row % 8) for each vector: piece q of that row is at that
+// byte offset xor 16 q).
+__device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ (row & 7)); }
 
-// Starts the copy of window w's words of A (8 pieces of 16 bytes a block) and offsets (one piece a
-// block) of blocks first .. end - 1, the window's blocks of one chunk, into this warp's `words` and
-// `offsets` (end - first <= spmmc_tc_chunk_blocks).
-__device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offsets, int first, int end, int lane) {
-  const uint4* a = reinterpret_cast<const uint4*>(spmmc_tc_a) + 8 * first;
-  for (int p = 0; p < (8 * spmmc_tc_chunk_blocks + 31) / 32; ++p) {
-    const int i = lane + 32 * p;
-    if (i < 8 * (end - first)) SPMMC_CP_ASYNC_16(&words[i], &a[i], 16);
+// Stores a window's 8 rows of C at columns c0 .. c0 + 63 after its last block: lane 4g + t holds rows
+// 2t (acc[s][0], acc[s][2]) and 2t + 1 (acc[s][1], acc[s][3]) at columns c0 + 16 s + g and
+// c0 + 16 s + 8 + g. On sm_90, stmatrix.trans writes them to `tile` (1 KB of this warp's shared
+// memory, piece p of row i at 16 (8 i + (p ^ i))) as 8 rows of 64 contiguous elements, and each lane
+// stores 32 contiguous bytes of one row; before sm_90 (no stmatrix), each element is stored alone.
+__device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C, int64_t n, int64_t c0, int w, int lane,
+                                                      char* tile, const float (&acc)[4][4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define SPMMC_TC_SCATTER_STORE 1
+#endif
+#ifdef SPMMC_TC_SCATTER_STORE
+  static_cast<void>(tile);
+  const int g = lane >> 2, t = lane & 3;
+  for (int h = 0; h < 2; ++h) {
+    const int r = spmmc_tc_window_rows[8 * w + 2 * t + h];
+    if (r < 0) continue;
+    spmmc_elem* const out = C + static_cast<int64_t>(r) * n + c0 + g;
+    for (int s = 0; s < 4; ++s) {
+      if (c0 + 16 * s < n) spmmc_store_c1(out + 16 * s, acc[s][h]);
+      if (c0 + 16 * s + 8 < n) spmmc_store_c1(out + 16 * s + 8, acc[s][2 + h]);
+    }
   }
-  if (lane < end - first) SPMMC_CP_ASYNC_16(&offsets[lane], reinterpret_cast<const uint4*>(spmmc_tc_offsets) + first + lane, 16);
+#else
+  // Matrix p (piece p: columns c0 + 8p ..) is MMA p / 2's rows g (p even) or g + 8 (p odd), its
+  // column 2t + h row 2t + h of the window; lane 8j + i gives row i of matrix j (then 4 + j).
+  unsigned f[8];
+  for (int s = 0; s < 4; ++s) {
+    f[2 * s] = spmmc_pack2(acc[s][0], acc[s][1]);
+    f[2 * s + 1] = spmmc_pack2(acc[s][2], acc[s][3]);
+  }
+  const int i = lane & 7, j = lane >> 3;
+  SPMMC_STMATRIX_X4_TRANS(tile + 16 * (8 * i + (j ^ i)), f);
+  SPMMC_STMATRIX_X4_TRANS(tile + 16 * (8 * i + ((4 + j) ^ i)), f + 4);
+  __syncwarp();
+  // Lane l: row l / 4 of the window, pieces 2 (l % 4) and 2 (l % 4) + 1.
+  const int row = lane >> 2, q = 2 * (lane & 3), r = spmmc_tc_window_rows[8 * w + row];
+  const uint4 lo = *reinterpret_cast<const uint4*>(tile + 16 * (8 * row + (q ^ row))),
+              hi = *reinterpret_cast<const uint4*>(tile + 16 * (8 * row + ((q + 1) ^ row)));
+  if (r >= 0) {
+    spmmc_elem* const out = C + static_cast<int64_t>(r) * n + c0 + 8 * q;
+    if (c0 + 8 * q < n) *reinterpret_cast<uint4*>(out) = lo;
+    if (c0 + 8 * q + 8 < n) *reinterpret_cast<uint4*>(out + 8) = hi;
+  }
+  __syncwarp();
+#endif
 }
 
 [[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, 4)
     spmmc_tc_staged_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
+  alignas(128) __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
   // Each warp's words of A and offsets of its window's blocks in the chunk, copied with the chunk.
   __shared__ uint4 words[2][spmmc_tc_staged_warps][8 * spmmc_tc_chunk_blocks];
   __shared__ uint4 offsets[2][spmmc_tc_staged_warps][spmmc_tc_chunk_blocks];
-  const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3, warp = static_cast<int>(threadIdx.x >> 5);
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp, col = c0 + 8 * g;
+  const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x >> 5);
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp;
   const int groups = (spmmc_tc_windows + spmmc_tc_staged_warps - 1) / spmmc_tc_staged_warps;
   // This thread's pieces of every chunk: piece i = threadIdx.x + spmmc_tc_staged_threads p is row
   // i / 8 of the chunk at columns c0 + 8 (i % 8), `from[p]` elements past the chunk's first row at c0
-  // (an int: n <= spmmc_tc_staged_max_n, checked by the launch), stored at piece `to[p]` (zeros past
-  // n and past A's columns; a piece past the chunk's is not copied).
-  int from[spmmc_tc_copies], to[spmmc_tc_copies], row[spmmc_tc_copies];
-  bool in[spmmc_tc_copies];
+  // (an int: n <= spmmc_tc_staged_max_n, checked by the launch; 0 where the piece lies past n, which
+  // is zero-filled), stored at piece `to[p]` (a piece past the chunk's is not copied).
+  int from[spmmc_tc_copies], to[spmmc_tc_copies];
+  unsigned bytes[spmmc_tc_copies];
   for (int p = 0; p < spmmc_tc_copies; ++p) {
     const int i = static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p;
-    row[p] = i >> 3;
+    const bool in = c0 + 8 * (i & 7) < n;
     to[p] = spmmc_tc_piece(i >> 3, i & 7);
-    in[p] = c0 + 8 * (i & 7) < n;
-    from[p] = (i >> 3) * static_cast<int>(n) + 8 * (i & 7);
+    bytes[p] = in ? 16u : 0u;
+    from[p] = in ? (i >> 3) * static_cast<int>(n) + 8 * (i & 7) : 0;
   }
-  const unsigned g16 = 16u * static_cast<unsigned>(g);
+  // The lane's row of the two ldmatrix.x4 of a block: vector lane % 8, pieces lane / 8 and 4 + lane / 8.
+  const unsigned piece0 = 16u * static_cast<unsigned>(lane >> 3), piece1 = piece0 ^ 64u;
   // The whole block takes the same groups of windows (it shares the slab and its barriers).
   for (int group = static_cast<int>(blockIdx.y); group < groups; group += static_cast<int>(gridDim.y)) {
     const int w = group * spmmc_tc_staged_warps + warp;
@@ -231,16 +288,27 @@ __device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offse
     const int* const entry = spmmc_tc_chunk_block + (computes ? w * spmmc_tc_chunks : 0);
     int e0 = computes ? entry[0] : 0, e1 = computes ? entry[1] : 0;
     int e2 = computes ? entry[spmmc_tc_chunks < 2 ? spmmc_tc_chunks : 2] : 0;
+    // The first row at column c0 of the chunk the next stage() copies.
+    const spmmc_elem* chunk = B + c0;
     const auto stage = [&](int c, int first, int end) {
-      // The chunk's first row at column c0: the same for the whole block.
-      const spmmc_elem* const chunk = B + c0 + c * static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
       for (int p = 0; p < spmmc_tc_copies; ++p) {
-        const bool copied = in[p] && (spmmc_tc_k % spmmc_tc_chunk_rows == 0 || c * spmmc_tc_chunk_rows + row[p] < spmmc_tc_k);
+        const bool copied = spmmc_tc_k % spmmc_tc_chunk_rows == 0 ||
+                            c * spmmc_tc_chunk_rows + ((static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p) >> 3) < spmmc_tc_k;
         if (spmmc_tc_chunk_pieces % spmmc_tc_staged_threads == 0 || p + 1 < spmmc_tc_copies ||
             static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p < spmmc_tc_chunk_pieces)
-          SPMMC_CP_ASYNC_16(&slab[c & 1][to[p]], reinterpret_cast<const uint4*>(copied ? chunk + from[p] : B), copied ? 16 : 0);
+          SPMMC_CP_ASYNC_16(&slab[c & 1][to[p]], reinterpret_cast<const uint4*>(copied ? chunk + from[p] : chunk),
+                            copied ? bytes[p] : 0u);
       }
-      if (computes) spmmc_tc_stage_blocks(words[c & 1][warp], offsets[c & 1][warp], first, end, lane);
+      chunk += static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
+      if (computes) {
+        // The window's words of A (8 pieces a block) and offsets (one piece a block) of blocks first ..
+        // end - 1 (at most spmmc_tc_chunk_blocks).
+        const uint4* const a = reinterpret_cast<const uint4*>(spmmc_tc_a) + 8 * first + lane;
+        for (int q = 0; q < (8 * spmmc_tc_chunk_blocks + 31) / 32; ++q)
+          if (lane + 32 * q < 8 * (end - first)) SPMMC_CP_ASYNC_16(&words[c & 1][warp][lane + 32 * q], a + 32 * q, 16u);
+        if (lane < end - first)
+          SPMMC_CP_ASYNC_16(&offsets[c & 1][warp][lane], reinterpret_cast<const uint4*>(spmmc_tc_offsets) + first + lane, 16u);
+      }
     };
     float acc[4][4] = {};
     stage(0, e0, e1);
@@ -252,15 +320,14 @@ __device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offse
       if (computes) {
         const char* const rows = reinterpret_cast<const char*>(slab[c & 1]);
         const unsigned* const a = reinterpret_cast<const unsigned*>(words[c & 1][warp]);
-        // Word t of a block's piece: the offsets of its vectors 2t (low half) and 2t + 1 (high half).
-        const unsigned* const k = reinterpret_cast<const unsigned*>(offsets[c & 1][warp]);
+        // A block's piece: the offsets of its vectors 0..7 (vector j's row r of the chunk at 16 (8 r + r % 8)).
+        const unsigned short* const k = reinterpret_cast<const unsigned short*>(offsets[c & 1][warp]);
         for (int j = 0; j < e1 - e0; ++j) {
-          spmmc_tc_operands o;
-          o.a = a[32 * j + lane];
-          const unsigned kj = k[4 * j + t];
-          o.x = *reinterpret_cast<const uint4*>(rows + ((kj & 0xffffu) ^ g16));
-          o.y = *reinterpret_cast<const uint4*>(rows + ((kj >> 16) ^ g16));
-          spmmc_tc_mma4(o, acc);
+          const unsigned word = a[32 * j + lane], at = k[8 * j + (lane & 7)];
+          unsigned l[8];
+          SPMMC_LDMATRIX_X4_TRANS(l, rows + (at ^ piece0));
+          SPMMC_LDMATRIX_X4_TRANS(l + 4, rows + (at ^ piece1));
+          for (int s = 0; s < 4; ++s) SPMMC_TC_MMA(acc[s], l[2 * s], l[2 * s + 1], word);
         }
       }
       e0 = e1;
@@ -269,7 +336,7 @@ __device__ __forceinline__ void spmmc_tc_stage_blocks(uint4* words, uint4* offse
       SPMMC_CP_ASYNC_WAIT_ALL();
       __syncthreads();
     }
-    if (computes && col < n) spmmc_tc_store(C, n, col, w, t, acc);
+    if (computes) spmmc_tc_staged_store(C, n, c0, w, lane, reinterpret_cast<char*>(words[1][warp]), acc);
   }
 }
 #endif

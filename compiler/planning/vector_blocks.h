@@ -4,8 +4,8 @@
 // 8 x 1 vectors, taken `k` at a time into blocks (k = 8: FP16/BF16 m16n8k8; k = 4: TF32 m16n8k4).
 // A block is the right operand of one MMA, A^T (k vectors x 8 rows); its values are stored in the
 // order the 32 lanes of a warp hold that operand, so that each lane loads one word per block.
-// Only the last block of a window may be short of k vectors: its missing vectors are padded with
-// the window's first column and zero values (ME-BCRS pads nothing in memory but the kernel reads
+// Only the last block of a window may be short of k vectors (in chunks, see below, any block of a
+// chunk): its missing vectors are padded with the window's first column and zero values (ME-BCRS pads nothing in memory but the kernel reads
 // a full block; the padding here is what the kernel will read, listed so it can be checked).
 #pragma once
 
@@ -44,11 +44,12 @@ struct VectorBlocks {
 // Builds the blocks of A for the windows of `tiling` (M1 = 8; its tiles in order, then its empty
 // rows are not computed: their rows of C are zero and the kernel stores them separately). A
 // window's vectors are its non-empty columns in ascending order. With `chunk_rows` > 0 (a multiple
-// of 4; k = 8 only), for the staged kernel that holds chunk_rows rows of B at a time in shared
-// memory: no block spans two chunks (the last block of each chunk of a window is padded with that
-// chunk's first column), and within a chunk the vectors are placed so that a block's vectors 0, 2,
-// 4, 6 and its vectors 1, 3, 5, 7 have the four residues of their columns mod 4 where the chunk has
-// them (the kernel's shared-memory reads of B are then free of bank conflicts, kernel_tensor_core.cuh).
+// of 8; k = 8 only), for the staged kernel that holds chunk_rows rows of B at a time in shared
+// memory: no block spans two chunks, a window's vectors of a chunk take ceil(count / 8) blocks, and
+// they are dealt to those blocks so that a block's 8 vectors have distinct residues of their columns
+// mod 8 as far as the chunk's columns allow, the places left over (any block's, not only the last's)
+// padded with columns of the chunk of residues the block lacks (the kernel's ldmatrix reads of B in
+// shared memory are then free of bank conflicts, kernel_tensor_core.cuh).
 // Deterministic.
 VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k, int32_t chunk_rows = 0);
 

@@ -428,6 +428,24 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     CHECK((order == a) == direct);
     paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name, &order);
   }
+  // Compiled with SPMMC_TC_SCATTER_STORE (as for a GPU before sm_90, which has no stmatrix; here
+  // defined before the file is included), the staged kernel stores C element by element: the same C.
+  {
+    const KernelCase& c = cases[0];
+    REQUIRE(c.name == "tc_fp16_grow");
+    const fs::path wrapper = dir.path / "scatter.cu";
+    test::write_file(wrapper, "#define SPMMC_TC_SCATTER_STORE 1\n#include \"" + (built[0].dir / (c.name + ".cu")).string() + "\"\n");
+    std::string log, error;
+    REQUIRE(test::build_emulated({wrapper}, dir.path / "libscatter.so", log, {built[0].dir}) == 0);
+    const auto kernel = test::EmulatedKernel::load(dir.path / "libscatter.so", c.name, error);
+    INFO(error << log);
+    REQUIRE(kernel);
+    Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
+    round_values_to_dtype(a, DType::kFp16, c.matrix.string());
+    const Csr order = tc_sum_order(a, test::read_file(built[0].dir / (c.name + ".cu")));
+    const test::PathCounts scattered = test::check_emulated_half_kernel(*kernel, a, DType::kFp16, c.ns, "scatter", &order);
+    CHECK(scattered.tensor_core_staged > 0);
+  }
   CHECK(paths.tensor_core > 0);
   CHECK(paths.tensor_core_staged > 0);
   CHECK(paths.tensor_core_staged < paths.tensor_core);

@@ -8,7 +8,8 @@
 // at all), the three MMAs (fragment layouts from
 // hand-placed elements as the PTX ISA gives them, exact on small integers, within the documented
 // bound on random values and bit for bit with fmaf in k order, in a loop of several iterations),
-// and the faults: each must-fail kernel runs in a forked child that must die of SIGABRT with the
+// ldmatrix and stmatrix (.x4.trans: fragments from elements placed by hand, rows anywhere in shared
+// memory, a round trip) and the faults: each must-fail kernel runs in a forked child that must die of SIGABRT with the
 // emulation's message on stderr.
 #include <dlfcn.h>
 #include <signal.h>
@@ -44,6 +45,7 @@ struct WarpKernels {
   int (*order)(int* sequence, unsigned blocks, unsigned x, unsigned y, unsigned z) = nullptr;
   int (*mma_hook)(const unsigned* frags, const float* c, float* d, int kind, const int* iterations, unsigned warps) = nullptr;
   int (*mma_direct)(const unsigned* frags, const float* c, float* d, int kind) = nullptr;
+  int (*matrix)(const unsigned short* in, const int* slot, const int* back, unsigned* frags, unsigned short* out) = nullptr;
   int (*fault)(int which) = nullptr;
   unsigned (*byte_perm)(unsigned x, unsigned y, unsigned s) = nullptr;
   void (*stats)(unsigned long long* stats) = nullptr;
@@ -76,6 +78,7 @@ const WarpKernels& kernels() {
     find(w.order, "warp_test_order");
     find(w.mma_hook, "warp_test_mma_hook");
     find(w.mma_direct, "warp_test_mma_direct");
+    find(w.matrix, "warp_test_matrix");
     find(w.fault, "warp_test_fault");
     find(w.byte_perm, "warp_test_byte_perm");
     find(w.stats, "spmmc_emulation_scheduler_stats");
@@ -220,7 +223,8 @@ void check_block_sum() {
     // block too: not the first block's sum left behind.
     CHECK(first_bits[b] == 0xffffffffu);
   }
-  CHECK(stats()[7] == kThreads * sizeof(float));  // the shared object's one __shared__ array
+  // The shared object's __shared__ arrays: block_sum's, matrix_kernel's two and ldmatrix_misaligned_kernel's.
+  CHECK(stats()[7] == kThreads * sizeof(float) + 2 * 32 * 16 + 33 * 16);
 }
 
 // A kernel without collectives runs its threads in order, one switch per block.
@@ -432,6 +436,27 @@ void check_byte_perm() {
   CHECK(k.byte_perm(x, y, 0xcdef) == 0x44556677u);  // the selector's fourth bit ignored: y reversed
 }
 
+// ldmatrix.x4.trans and stmatrix.x4.trans: lane 4g + t's register j holds elements g of rows 2t
+// (low half) and 2t + 1 of matrix j (the PTX ISA's fragment of ldmatrix, transposed), whichever
+// shared-memory piece each row lies at; stmatrix.trans of those registers puts the rows back.
+void check_matrices() {
+  const WarpKernels& k = kernels();
+  std::vector<unsigned short> in(256), out(256, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned short>(0x100 * (i / 64) + i % 64);  // matrix j, element e: 0x100 j + e
+  std::vector<int> slot(32), back(32);
+  for (int l = 0; l < 32; ++l) slot[static_cast<size_t>(l)] = (l * 7 + 3) % 32, back[static_cast<size_t>(l)] = 31 - l;
+  std::vector<unsigned> frags(128, 0);
+  REQUIRE(k.matrix(in.data(), slot.data(), back.data(), frags.data(), out.data()) == 0);
+  for (unsigned lane = 0; lane < 32; ++lane)
+    for (unsigned j = 0; j < 4; ++j) {
+      const unsigned g = lane / 4, t = lane % 4;
+      const unsigned lo = 0x100 * j + 8 * (2 * t) + g, hi = 0x100 * j + 8 * (2 * t + 1) + g;
+      INFO("lane " << lane << ", matrix " << j);
+      CHECK(frags[4 * lane + j] == (lo | hi << 16));
+    }
+  CHECK(out == in);
+}
+
 struct ChildResult {
   bool aborted = false;  // died of SIGABRT
   int status = 0;
@@ -484,6 +509,7 @@ void check_faults() {
       {7, "thread (16,0,0) (warp 0, lane 16) of block (0,0,0) called __shfl_sync with mask 0x0000ffff, which does not name "
           "its own lane"},
       {8, "__syncwarp called outside an emulated kernel launch"},
+      {9, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: lane 5's row address"},
   };
   for (const auto& [which, message] : cases) {
     INFO("fault case " << which);
@@ -507,6 +533,7 @@ TEST_CASE("warp emulation: shuffles, votes, __syncthreads and __shared__, thread
 }
 
 TEST_CASE("warp emulation: the tensor-core MMAs", "[codegen][warp]") {
+  SECTION("ldmatrix and stmatrix (.x4.trans), rows anywhere in shared memory") { check_matrices(); }
   SECTION("fragment layouts, from elements placed by hand") { check_mma_layouts(); }
   SECTION("in a loop, exact on small integers") {
     check_mma_loop(kF16, true, 1);

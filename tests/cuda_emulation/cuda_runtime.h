@@ -39,7 +39,8 @@
 // here, before a kernel template's own #ifndef sees them (its inline asm), to accumulate into d[0..3]
 // in place through those functions. SPMMC_CVT_RNA_TF32(d, x), the tf32 templates' cvt.rna.tf32.f32,
 // likewise: half_bits.h's f32_bits_to_tf32_bits_rna. SPMMC_CP_ASYNC_16(dst, src, bytes) and
-// SPMMC_CP_ASYNC_WAIT_ALL(), the staged kernel's cp.async: a copy when issued, a wait of nothing.
+// SPMMC_CP_ASYNC_WAIT_ALL(), the staged kernel's cp.async: a copy when issued, a wait of nothing;
+// SPMMC_LDMATRIX_X4_TRANS(r, at) and SPMMC_STMATRIX_X4_TRANS(at, r), its ldmatrix and stmatrix.
 //
 // __shared__ variables are static storage shared by all threads of the running block (blocks run one
 // after another): `__shared__` is `static` with a section attribute, one linker section per
@@ -223,6 +224,12 @@ inline int __all_sync(unsigned mask, int predicate) {
 // is one order the hardware may take (nothing reads the destination before the wait and a barrier).
 #define SPMMC_CP_ASYNC_16(dst, src, bytes) (*(dst) = (bytes) != 0 ? *(src) : make_uint4(0u, 0u, 0u, 0u))
 #define SPMMC_CP_ASYNC_WAIT_ALL() ((void)0)
+// The staged tensor-core kernel's ldmatrix and stmatrix (.m8n8.x4.trans.shared.b16, warp collectives:
+// warp_scheduler.h's complete_matrix); r is an array of at least 4 unsigned, `at` the lane's row.
+#define SPMMC_LDMATRIX_X4_TRANS(r, at) \
+  ::spmmc_emulation::ldmatrix_x4_trans(*reinterpret_cast<uint32_t(*)[4]>(&(r)[0]), static_cast<const void*>(at))
+#define SPMMC_STMATRIX_X4_TRANS(at, r) \
+  ::spmmc_emulation::stmatrix_x4_trans(static_cast<void*>(at), *reinterpret_cast<const uint32_t(*)[4]>(&(r)[0]))
 // The tf32 templates' rounding of B (dtype_tf32.cuh: cvt.rna.tf32.f32 d, x into an unsigned d):
 // half_bits.h's conversion, ties away from zero, the 13 low mantissa bits cleared.
 #define SPMMC_CVT_RNA_TF32(d, x) \

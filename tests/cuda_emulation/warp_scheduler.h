@@ -140,7 +140,8 @@ struct Text {
 
 // The warp collectives. Two lanes meet only at the same operation (and width and value size).
 enum class WarpOp : uint8_t {
-  kSyncwarp, kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kMmaF16, kMmaBF16, kMmaTF32
+  kSyncwarp, kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAny, kAll, kMmaF16, kMmaBF16, kMmaTF32,
+  kLdmatrixX4Trans, kStmatrixX4Trans
 };
 // The block barrier's kinds: __syncthreads, __syncthreads_count, __syncthreads_and, __syncthreads_or.
 enum class BlockOp : uint8_t { kSync, kCount, kAnd, kOr };
@@ -152,6 +153,8 @@ struct LaneSlot {
   int64_t arg = 0;        // shuffle: source lane, delta or lane mask
   uint64_t out = 0;       // shuffle: the value received; vote: the result
   uint32_t frag[3] = {};  // mma: a0, a1, b0
+  void* row = nullptr;    // ldmatrix, stmatrix: the lane's row address (16 bytes)
+  uint32_t mat[4] = {};   // ldmatrix: the fragments received; stmatrix: those given
   float acc[4] = {};      // mma: c0..c3 on entry, d0..d3 on completion
 };
 
@@ -369,7 +372,11 @@ class BlockScheduler {
     int* result;  // on the waiting thread's stack
   };
 
-  static bool is_mma(WarpOp op) { return op == WarpOp::kMmaF16 || op == WarpOp::kMmaBF16 || op == WarpOp::kMmaTF32; }
+  // The .aligned collectives: every lane of the warp executes them.
+  static bool is_mma(WarpOp op) {
+    return op == WarpOp::kMmaF16 || op == WarpOp::kMmaBF16 || op == WarpOp::kMmaTF32 || op == WarpOp::kLdmatrixX4Trans ||
+           op == WarpOp::kStmatrixX4Trans;
+  }
 
   static void worker_main();  // a fiber's function (below scheduler())
 
@@ -744,6 +751,37 @@ inline void complete_mma(WarpCollective& g) {
   }
 }
 
+// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 and its inverse stmatrix (.x4.trans): four 8 x 8
+// matrices of 16-bit elements, row i of matrix j at the address lane 8j + i gives (16 bytes, 16-byte
+// aligned); lane 4g + t's register j holds elements g of rows 2t (low half) and 2t + 1 of matrix j
+// (the transpose of the untransposed form's row g, columns 2t and 2t + 1).
+inline void complete_matrix(WarpCollective& g) {
+  for (unsigned lane = 0; lane < kWarpSize; ++lane)
+    if (reinterpret_cast<uintptr_t>(g.lanes[lane]->row) % 16 != 0) {
+      Text m;
+      m.add("%s: lane %u's row address %p is not 16-byte aligned", g.name, lane, g.lanes[lane]->row);
+      warp_fault(m.s);
+    }
+  for (unsigned lane = 0; lane < kWarpSize; ++lane) {
+    const unsigned gr = lane >> 2, t = lane % 4;
+    for (unsigned j = 0; j < 4; ++j) {
+      char* const lo = static_cast<char*>(g.lanes[8 * j + 2 * t]->row) + 2 * gr;
+      char* const hi = static_cast<char*>(g.lanes[8 * j + 2 * t + 1]->row) + 2 * gr;
+      uint32_t& word = g.lanes[lane]->mat[j];
+      uint16_t half[2];
+      if (g.op == WarpOp::kLdmatrixX4Trans) {
+        memcpy(&half[0], lo, 2);
+        memcpy(&half[1], hi, 2);
+        word = static_cast<uint32_t>(half[0]) | (static_cast<uint32_t>(half[1]) << 16);
+      } else {
+        half[0] = static_cast<uint16_t>(word & 0xffffu), half[1] = static_cast<uint16_t>(word >> 16);
+        memcpy(lo, &half[0], 2);
+        memcpy(hi, &half[1], 2);
+      }
+    }
+  }
+}
+
 inline void BlockScheduler::complete(WarpCollective& g) {
   switch (g.op) {
     case WarpOp::kSyncwarp: break;
@@ -765,6 +803,8 @@ inline void BlockScheduler::complete(WarpCollective& g) {
     case WarpOp::kMmaF16:
     case WarpOp::kMmaBF16:
     case WarpOp::kMmaTF32: complete_mma(g); break;
+    case WarpOp::kLdmatrixX4Trans:
+    case WarpOp::kStmatrixX4Trans: complete_matrix(g); break;
   }
 }
 
@@ -854,6 +894,25 @@ inline void mma_in_place(WarpOp op, const char* name, float& d0, float& d1, floa
   float d[4] = {d0, d1, d2, d3};
   warp_mma<Unused>(op, name, d, a0, a1, b0, d);
   d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3];
+}
+
+// ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {r}, [row] and stmatrix.sync.aligned.m8n8.x4.trans.
+// shared.b16 [row], {r} (see complete_matrix): every one of the 32 lanes calls them with its row.
+template <class Unused = void>
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
+  LaneSlot slot;
+  slot.row = const_cast<void*>(row);
+  collective_scheduler<Unused>().warp_collective(WarpOp::kLdmatrixX4Trans, kFullMask, 32, 0,
+                                                 "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", slot);
+  for (int j = 0; j < 4; ++j) r[j] = slot.mat[j];
+}
+template <class Unused = void>
+inline void stmatrix_x4_trans(void* row, const uint32_t (&r)[4]) {
+  LaneSlot slot;
+  slot.row = row;
+  for (int j = 0; j < 4; ++j) slot.mat[j] = r[j];
+  collective_scheduler<Unused>().warp_collective(WarpOp::kStmatrixX4Trans, kFullMask, 32, 0,
+                                                 "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", slot);
 }
 
 }  // namespace spmmc_emulation

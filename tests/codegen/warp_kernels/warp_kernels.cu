@@ -125,6 +125,24 @@ __global__ void mma_direct_kernel(const unsigned* frags, const float* c, float* 
   for (int i = 0; i < 4; ++i) d[4 * lane + i] = d_lane[i], d[128 + 4 * lane + i] = acc[1][i], d[256 + 4 * lane + i] = acc[0][i];
 }
 
+// ldmatrix.x4.trans (the staged tensor-core kernel's, through its hook) of four 8 x 8 matrices of
+// 16-bit elements, `in` row-major (row i of matrix j at in + 8 (8j + i)), row 8j + i placed in shared
+// memory at piece slot[8j + i]; the lanes' fragments to frags[4 lane + j]; then stmatrix.x4.trans of
+// the same fragments with row 8j + i at piece back[8j + i], read back into `out` as `in` is laid out.
+__global__ void matrix_kernel(const unsigned short* in, const int* slot, const int* back, unsigned* frags,
+                              unsigned short* out) {
+  __shared__ uint4 from[32], to[32];
+  const unsigned lane = threadIdx.x;
+  memcpy(&from[slot[lane]], in + 8 * lane, 16);
+  __syncwarp();
+  unsigned r[4];
+  SPMMC_LDMATRIX_X4_TRANS(r, &from[slot[lane]]);
+  for (int j = 0; j < 4; ++j) frags[4 * lane + j] = r[j];
+  SPMMC_STMATRIX_X4_TRANS(&to[back[lane]], r);
+  __syncwarp();
+  memcpy(out + 8 * lane, &to[back[lane]], 16);
+}
+
 // Kernels that break the rules (run_fault).
 __global__ void half_warp_returns_kernel(int* out) {  // lanes 16-31 leave before a full-warp shuffle
   if (threadIdx.x >= 16) return;
@@ -161,6 +179,12 @@ __global__ void mma_half_warp_kernel(float* out) {  // lanes 16-31 leave before 
   float acc[4] = {};
   SPMMC_MMA_M16N8K4_TF32(acc, 0u, 0u, 0u);
   out[threadIdx.x] = acc[0];
+}
+__global__ void ldmatrix_misaligned_kernel(int* out) {  // a row address 8 bytes past a 16-byte boundary
+  __shared__ uint4 rows[33];
+  unsigned r[4];
+  SPMMC_LDMATRIX_X4_TRANS(r, reinterpret_cast<const char*>(&rows[threadIdx.x]) + (threadIdx.x == 5 ? 8 : 0));
+  out[threadIdx.x] = static_cast<int>(r[0]);
 }
 __global__ void bad_mask_kernel(int* out) {  // a lane not in its own mask
   out[threadIdx.x] = __shfl_sync(0x0000ffffu, 1, 0);
@@ -200,6 +224,10 @@ int warp_test_mma_direct(const unsigned* frags, const float* c, float* d, int ki
   return spmmc_emulation::launch(mma_direct_kernel, dim3(1), dim3(32), frags, c, d, kind);
 }
 
+int warp_test_matrix(const unsigned short* in, const int* slot, const int* back, unsigned* frags, unsigned short* out) {
+  return spmmc_emulation::launch(matrix_kernel, dim3(1), dim3(32), in, slot, back, frags, out);
+}
+
 // __byte_perm as the tensor-core family uses it to build fragments (host code: not a collective).
 unsigned warp_test_byte_perm(unsigned x, unsigned y, unsigned s) { return __byte_perm(x, y, s); }
 static_assert(sizeof(uint4) == 16 && alignof(uint4) == 16 && sizeof(int2) == 8 && alignof(int2) == 8,
@@ -219,6 +247,7 @@ int warp_test_fault(int which) {
     case 6: return spmmc_emulation::launch(mma_half_warp_kernel, dim3(1), dim3(32), fout);
     case 7: return spmmc_emulation::launch(bad_mask_kernel, dim3(1), dim3(32), out);
     case 8: __syncwarp(); return 0;  // on the host, outside any launch
+    case 9: return spmmc_emulation::launch(ldmatrix_misaligned_kernel, dim3(1), dim3(32), out);
     default: return -1;
   }
 }
