@@ -22,6 +22,9 @@ namespace {
 // its warps' words of A and columns for the chunk, 10 KB (two buffers: 36 KB of a block's static
 // shared memory).
 constexpr int32_t kTcChunkRows = 64;
+// The staged kernel's windows per block (the template's spmmc_tc_staged_warps): the group of windows
+// that shares a chunk's copy and so its rows' keys.
+constexpr int32_t kTcStagedWarps = 8;
 // At most this many entries of spmmc_tc_chunk_block (windows x chunks): above, A is a very wide
 // sparse matrix, which the rule below leaves to the direct kernel anyway.
 constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
@@ -59,14 +62,24 @@ int64_t staged_from_n(int64_t windows, int64_t sm_count) {
   return 64 * ((min_blocks + groups - 1) / groups);
 }
 
-// Where vector i (vector i % 8 of block i / 8) of a staged file lies in its chunk's copy of B in shared
-// memory, in bytes: 16 (8 r + r % 8) for its row r of the chunk (the template's spmmc_tc_piece,
-// whose 16-byte pieces of a row are swizzled by r % 8; a lane xors in 16 q for its piece q). A
-// block's vectors lie in one chunk (build_vector_blocks), that of its first vector.
-int32_t staged_offset(const VectorBlocks& v, size_t i) {
-  const int32_t chunk = v.block_cols[i / 8 * 8] / v.chunk_rows, r = v.block_cols[i] - chunk * v.chunk_rows;
-  SPMMC_CHECK(r >= 0 && r < v.chunk_rows, "a block's vectors lie in one chunk");
-  return 16 * (8 * r + (r & 7));
+// Where the vectors of a staged file lie in their chunk's copy of B in shared memory, in bytes, one
+// per vector in block order: 16 (8 r + key) for its row r of the chunk and r's key for the window's
+// group and the chunk (the template's spmmc_tc_piece, whose 16-byte pieces of a row are swizzled by
+// its key; a lane xors in 16 q for its piece q). A block's vectors lie in one chunk
+// (build_vector_blocks), that of its first vector.
+std::vector<int32_t> staged_offsets(const VectorBlocks& v) {
+  std::vector<int32_t> out;
+  out.reserve(v.block_cols.size());
+  for (int32_t w = 0; w < v.windows(); ++w)
+    for (int32_t b = v.window_block[static_cast<size_t>(w)]; b < v.window_block[static_cast<size_t>(w) + 1]; ++b) {
+      const int32_t chunk = v.block_cols[static_cast<size_t>(8 * b)] / v.chunk_rows;
+      for (int32_t j = 0; j < 8; ++j) {
+        const int32_t r = v.block_cols[static_cast<size_t>(8 * b + j)] - chunk * v.chunk_rows;
+        SPMMC_CHECK(r >= 0 && r < v.chunk_rows, "a block's vectors lie in one chunk");
+        out.push_back(16 * (8 * r + v.keys[v.key_index(w, chunk, r)]));
+      }
+    }
+  return out;
 }
 
 }  // namespace
@@ -82,9 +95,9 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
   // 0.83x on a 512 x 4608 ResNet-50 layer at n = 1568, H100).
   const int64_t from_n = staged_from_n(windows.num_blocks(), sm_count);
   const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) && (tuned_n == 0 || from_n <= tuned_n)
-                                 ? std::min(kTcChunkRows, (a.cols + 3) / 4 * 4)
+                                 ? std::min(kTcChunkRows, (a.cols + 7) / 8 * 8)
                                  : 0;
-  const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows);
+  const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows, kTcStagedWarps);
   TensorCoreCode out;
   out.chunk_rows = v.chunk_rows;
   out.k = v.k;
@@ -133,6 +146,14 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
   out.staged_from_n = v.chunk_rows == 0 ? 0 : from_n;
   // A thread's offset into a chunk of B (row * n + column) is an int in the staged kernel.
   out.staged_max_n = v.chunk_rows == 0 ? 0 : (int64_t{0x7fffffff} - 64) / v.chunk_rows;
+  // The keys of the groups of windows of the empty rows (which copy the chunks but read none): the
+  // residues mod 8.
+  std::vector<uint8_t> keys = v.keys;
+  if (v.chunk_rows > 0)
+    while (keys.size() < static_cast<size_t>((out.windows + kTcStagedWarps - 1) / kTcStagedWarps) *
+                             static_cast<size_t>(v.chunks) * static_cast<size_t>(v.chunk_rows))
+      keys.push_back(static_cast<uint8_t>(keys.size() % 8));
+  const std::vector<int32_t> offsets = v.chunk_rows > 0 ? staged_offsets(v) : std::vector<int32_t>();
   if (!tf32)
     values["STAGED_TABLES"] =
       v.chunk_rows == 0
@@ -146,10 +167,12 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         "constexpr int64_t spmmc_tc_staged_max_n = {};  // and up to this n (a thread's offsets into a "
                         "chunk of B are ints)\n"
                         "__device__ const int spmmc_tc_chunk_block[] = {{{}}};\n"
+                        "__device__ const unsigned char spmmc_tc_keys[] = {{{}}};\n"
                         "alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {{{}}};\n",
                         a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count, out.staged_max_n,
                         joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }),
-                        joined_items(v.block_cols.size(), 16, [&](size_t i) { return number(staged_offset(v, i)); }));
+                        joined_items(keys.size(), 32, [&](size_t i) { return number(keys[i]); }),
+                        joined_items(offsets.size(), 16, [&](size_t i) { return number(offsets[i]); }));
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";
   const char* const template_name = tf32 ? "kernel_tensor_core_tf32.cuh" : "kernel_tensor_core.cuh";
   out.code = fill_template(embedded_template(template_name), values, template_name);

@@ -192,6 +192,9 @@ struct TensorCorePath {
   IntegerArray chunk_block;      // spmmc_tc_chunk_block
   // spmmc_tc_offsets: per block, its vectors' byte offsets in the chunk's copy of B (8 per block).
   IntegerArray offsets;
+  // spmmc_tc_keys: per group of staged_warps windows and chunk, each row's key (0..7): the staged
+  // kernel stores the row's 16-byte pieces swizzled by it.
+  IntegerArray keys;
   std::vector<MmaStatement> mmas;  // every asm statement of the file whose PTX is an mma
   std::vector<MmaStatement> tf32_conversions;  // every asm statement whose PTX is a cvt to .tf32
 };

@@ -660,9 +660,11 @@ class Comparison {
                                                                         {&tc.staged_warps, "spmmc_tc_staged_warps"},
                                                                         {&tc.staged_threads, "spmmc_tc_staged_threads"}};
     if (!tc.chunk_block.found) {
-      if (tc.offsets.found)
-        report(tc.offsets.where, "spmmc_tc_offsets (a table of the staged tensor-core kernel) without spmmc_tc_chunk_block, its "
-                                 "chunk table");
+      for (const auto& [table, name] : {std::make_pair(&tc.offsets, "spmmc_tc_offsets"), std::make_pair(&tc.keys, "spmmc_tc_keys")})
+        if (table->found)
+          report(table->where, fmt::format("{} (a table of the staged tensor-core kernel) without spmmc_tc_chunk_block, its "
+                                           "chunk table",
+                                           name));
       for (const auto& [c, name] : constants)
         if (c->found)
           report(c->where, fmt::format("{} (a constant of the staged tensor-core kernel) without spmmc_tc_chunk_block, its "
@@ -692,11 +694,13 @@ class Comparison {
                                                 chunks, k, rows, rows < 1 ? 0 : (k + rows - 1) / rows));
       return;
     }
-    if (warps < 1 || threads != 32 * warps)
+    if (warps < 1 || threads != 32 * warps) {
       report(tc.staged_threads.field.where,
              fmt::format("spmmc_tc_staged_threads is {}, but a block of spmmc_tc_staged_warps = {} warps has {} threads: the "
                          "staged kernel takes window blockIdx.y * {} + threadIdx.x / 32",
                          threads, warps, 32 * warps, warps));
+      if (warps < 1) return;
+    }
     const std::vector<int64_t>& at = tc.chunk_block.values;
     const std::vector<int64_t>& first = tc.window_block.values;
     const int64_t windows = out_.tc_windows, blocks = out_.tc_blocks, per = tc_block_vectors();
@@ -705,6 +709,25 @@ class Comparison {
                            "block's rows of B in shared memory)");
       return;
     }
+    if (!tc.keys.found) {
+      report(whole_file(), "spmmc_tc_chunk_block without spmmc_tc_keys (how the staged tensor-core kernel places each row of "
+                           "B in shared memory)");
+      return;
+    }
+    const int64_t groups = warps < 1 ? 0 : (windows + warps - 1) / warps;
+    if (static_cast<int64_t>(tc.keys.values.size()) != groups * chunks * rows) {
+      report(tc.keys.where, fmt::format("spmmc_tc_keys has {} elements, but {} groups of spmmc_tc_staged_warps = {} windows "
+                                        "with {} chunks of {} rows need {}",
+                                        tc.keys.values.size(), groups, warps, chunks, rows, groups * chunks * rows));
+      return;
+    }
+    for (size_t i = 0; i < tc.keys.values.size(); ++i)
+      if (tc.keys.values[i] < 0 || tc.keys.values[i] > 7) {
+        report(element_at(tc.keys, i), fmt::format("spmmc_tc_keys[{}] is {}, but a key is 0 to 7 (which of a row's eight "
+                                                   "16-byte pieces comes first in shared memory)",
+                                                   i, tc.keys.values[i]));
+        return;
+      }
     if (static_cast<int64_t>(tc.offsets.values.size()) != blocks * per) {
       report(tc.offsets.where, fmt::format("spmmc_tc_offsets has {} elements, but the {} blocks need {} (one per vector)",
                                            tc.offsets.values.size(), blocks, blocks * per));
@@ -740,13 +763,16 @@ class Comparison {
             // A column outside A is reported by check_tensor_core's own check of the columns.
             if (col < 0 || col >= w_.cols) continue;
             if (col >= c * rows && col < (c + 1) * rows) {
-              // Its offset in the chunk's copy (16-byte pieces of a row swizzled by r % 8).
-              const int64_t r = col - c * rows, want = 16 * (8 * r + (r & 7));
+              // Its offset in the chunk's copy (16-byte pieces of a row swizzled by the row's key for the
+              // window's group and the chunk).
+              const int64_t r = col - c * rows, key_at = (w / warps * chunks + c) * rows + r;
+              const int64_t key = tc.keys.values[static_cast<size_t>(key_at)], want = 16 * (8 * r + key);
               if (tc.offsets.values[i] == want) continue;
               report(element_at(tc.offsets, i),
                      fmt::format("spmmc_tc_offsets[{}] (vector {} of block {}, window {}) is {}, but its column {} is row {} "
-                                 "of chunk {}, at byte {} of the chunk's copy: the staged kernel would read another row of B",
-                                 i, v, b, w, tc.offsets.values[i], col, r, c, want));
+                                 "of chunk {}, of key {} (spmmc_tc_keys[{}]), at byte {} of the chunk's copy: the staged "
+                                 "kernel would read another row of B",
+                                 i, v, b, w, tc.offsets.values[i], col, r, c, key, key_at, want));
               return;
             }
             report(element_at(tc.cols, i),

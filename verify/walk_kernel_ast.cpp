@@ -897,6 +897,7 @@ class KernelWalker {
                                                          {"spmmc_tc_window_rows", &tc.window_rows},
                                                          {"spmmc_tc_chunk_block", &tc.chunk_block},
                                                          {"spmmc_tc_offsets", &tc.offsets},
+                                                         {"spmmc_tc_keys", &tc.keys},
                                                          {"spmmc_tc_a", &tc.a}};
     for (const clang::VarDecl* v : variables) {
       const std::string name = v->getNameAsString();

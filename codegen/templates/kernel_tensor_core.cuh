@@ -56,8 +56,13 @@ constexpr int spmmc_tc_chunks = 1;
 constexpr int64_t spmmc_tc_staged_from_n = 64;  // the staged kernel from this n (its launch fills the target's SMs)
 constexpr int64_t spmmc_tc_staged_max_n = 16777215;  // and up to this n (a thread's offsets into a chunk of B are ints)
 __device__ const int spmmc_tc_chunk_block[] = {0, 0};
-// Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + r % 8), r the
-// row within the chunk: spmmc_tc_piece's swizzle), vector i read by lanes i, i + 8, i + 16, i + 24.
+// Per group of 8 windows and chunk, the key (0..7) of each row of the chunk: its 16-byte pieces are
+// stored swizzled by it (spmmc_tc_piece), keys chosen ahead of time so that the vectors of each block
+// have distinct keys (vector_blocks.h).
+__device__ const unsigned char spmmc_tc_keys[spmmc_tc_chunks * spmmc_tc_chunk_rows] = {0};
+// Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + key), r the row
+// within the chunk, key its key for the block's group of windows), vector i read by lanes i, i + 8,
+// i + 16, i + 24.
 alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {0, 0, 0, 0, 0, 0, 0, 0};
 /*@*/
 #ifndef SPMMC_TC_STAGED
@@ -160,10 +165,11 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
 // blocks reads shared memory only. The MMAs take B's fragments with ldmatrix.trans, the standard
 // mapping of the m16n8k8 MMA: MMA s's row m is column c0 + 16 s + m of C (so a block costs a word of
 // A, an offset, two ldmatrix.x4.trans and four MMAs per lane, no byte permutation), and lane 4g + t
-// ends with rows 2t and 2t + 1 of the window at columns c0 + 8p + g (p = 0..7), stored element by
-// element once per window. A row's 16-byte pieces are stored at piece q ^ (row % 8): an 8 x 8 matrix
-// of ldmatrix reads one piece of each of a block's 8 rows, which spmmc places with distinct residues
-// mod 8 where the chunk has them (vector_blocks.h), so its reads fall in different banks. Every count
+// ends with rows 2t and 2t + 1 of the window at columns c0 + 8p + g (p = 0..7), stored through
+// shared memory once per window (spmmc_tc_staged_store). A row's 16-byte pieces are stored at piece
+// q ^ key, the row's key for this group of windows and chunk (spmmc_tc_keys): an 8 x 8 matrix of
+// ldmatrix reads one piece of each of a block's 8 rows, which spmmc keys and places with distinct
+// keys as far as it can (vector_blocks.h), so its reads fall in different banks. Every count
 // and address that does not depend on the data is a constant of the file or computed once per
 // thread, and the copies advance pointers by a chunk (docs/design/precision.md, *The staged kernel*).
 constexpr int spmmc_tc_staged_warps = 8;
@@ -203,10 +209,10 @@ static_assert(spmmc_tc_chunk_blocks >= 8, "a warp's words of A of one chunk (1 K
                : "memory")
 #endif
 
-// Where the 16 bytes of row `row` of a chunk at columns c0 + 8q .. c0 + 8q + 7 lie in its copy, in
-// pieces (spmmc_tc_offsets holds 16 (8 row + row % 8) for each vector: piece q of that row is at that
-// byte offset xor 16 q).
-__device__ __forceinline__ int spmmc_tc_piece(int row, int q) { return 8 * row + (q ^ (row & 7)); }
+// Where the 16 bytes of row `row` (of key `key`) of a chunk at columns c0 + 8q .. c0 + 8q + 7 lie in
+// its copy, in pieces (spmmc_tc_offsets holds 16 (8 row + key) for each vector: piece q of that row
+// is at that byte offset xor 16 q).
+__device__ __forceinline__ int spmmc_tc_piece(int row, int key, int q) { return 8 * row + (q ^ key); }
 
 // Stores a window's 8 rows of C at columns c0 .. c0 + 63 after its last block: lane 4g + t holds rows
 // 2t (acc[s][0], acc[s][2]) and 2t + 1 (acc[s][1], acc[s][3]) at columns c0 + 16 s + g and
@@ -267,13 +273,13 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
   // This thread's pieces of every chunk: piece i = threadIdx.x + spmmc_tc_staged_threads p is row
   // i / 8 of the chunk at columns c0 + 8 (i % 8), `from[p]` elements past the chunk's first row at c0
   // (an int: n <= spmmc_tc_staged_max_n, checked by the launch; 0 where the piece lies past n, which
-  // is zero-filled), stored at piece `to[p]` (a piece past the chunk's is not copied).
-  int from[spmmc_tc_copies], to[spmmc_tc_copies];
+  // is zero-filled), stored at piece spmmc_tc_piece(i / 8, its key, i % 8) (a piece past the chunk's
+  // is not copied).
+  int from[spmmc_tc_copies];
   unsigned bytes[spmmc_tc_copies];
   for (int p = 0; p < spmmc_tc_copies; ++p) {
     const int i = static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p;
     const bool in = c0 + 8 * (i & 7) < n;
-    to[p] = spmmc_tc_piece(i >> 3, i & 7);
     bytes[p] = in ? 16u : 0u;
     from[p] = in ? (i >> 3) * static_cast<int>(n) + 8 * (i & 7) : 0;
   }
@@ -288,16 +294,24 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
     const int* const entry = spmmc_tc_chunk_block + (computes ? w * spmmc_tc_chunks : 0);
     int e0 = computes ? entry[0] : 0, e1 = computes ? entry[1] : 0;
     int e2 = computes ? entry[spmmc_tc_chunks < 2 ? spmmc_tc_chunks : 2] : 0;
-    // The first row at column c0 of the chunk the next stage() copies.
+    // The first row at column c0 of the chunk the next stage() copies, and the keys of this thread's
+    // rows of that chunk (each read from global memory one chunk before it is needed).
     const spmmc_elem* chunk = B + c0;
+    const unsigned char* keys = spmmc_tc_keys + static_cast<int64_t>(group) * spmmc_tc_chunks * spmmc_tc_chunk_rows;
+    int key[spmmc_tc_copies];
+    for (int p = 0; p < spmmc_tc_copies; ++p) {
+      const int row = (static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p) >> 3;
+      key[p] = row < spmmc_tc_chunk_rows ? keys[row] : 0;
+    }
     const auto stage = [&](int c, int first, int end) {
       for (int p = 0; p < spmmc_tc_copies; ++p) {
-        const bool copied = spmmc_tc_k % spmmc_tc_chunk_rows == 0 ||
-                            c * spmmc_tc_chunk_rows + ((static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p) >> 3) < spmmc_tc_k;
-        if (spmmc_tc_chunk_pieces % spmmc_tc_staged_threads == 0 || p + 1 < spmmc_tc_copies ||
-            static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p < spmmc_tc_chunk_pieces)
-          SPMMC_CP_ASYNC_16(&slab[c & 1][to[p]], reinterpret_cast<const uint4*>(copied ? chunk + from[p] : chunk),
-                            copied ? bytes[p] : 0u);
+        const int i = static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p;
+        const bool copied = spmmc_tc_k % spmmc_tc_chunk_rows == 0 || c * spmmc_tc_chunk_rows + (i >> 3) < spmmc_tc_k;
+        if (spmmc_tc_chunk_pieces % spmmc_tc_staged_threads == 0 || p + 1 < spmmc_tc_copies || i < spmmc_tc_chunk_pieces) {
+          SPMMC_CP_ASYNC_16(&slab[c & 1][spmmc_tc_piece(i >> 3, key[p], i & 7)],
+                            reinterpret_cast<const uint4*>(copied ? chunk + from[p] : chunk), copied ? bytes[p] : 0u);
+          if (c + 1 < spmmc_tc_chunks) key[p] = keys[(c + 1) * spmmc_tc_chunk_rows + (i >> 3)];
+        }
       }
       chunk += static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
       if (computes) {
@@ -320,7 +334,7 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
       if (computes) {
         const char* const rows = reinterpret_cast<const char*>(slab[c & 1]);
         const unsigned* const a = reinterpret_cast<const unsigned*>(words[c & 1][warp]);
-        // A block's piece: the offsets of its vectors 0..7 (vector j's row r of the chunk at 16 (8 r + r % 8)).
+        // A block's piece: the offsets of its vectors 0..7 (vector j's row r of the chunk at 16 (8 r + key)).
         const unsigned short* const k = reinterpret_cast<const unsigned short*>(offsets[c & 1][warp]);
         for (int j = 0; j < e1 - e0; ++j) {
           const unsigned word = a[32 * j + lane], at = k[8 * j + (lane & 7)];

@@ -29,6 +29,12 @@ struct VectorBlocks {
   int32_t chunk_rows = 0;
   int32_t chunks = 0;
   std::vector<int32_t> chunk_block;
+  // With chunk_rows > 0: the staged kernel copies a chunk once for each group of group_windows
+  // consecutive windows, and stores row r of it with its 16-byte pieces swizzled by a key (0..7) of
+  // that group and chunk, keys[key_index(w, c, r)] (groups * chunks * chunk_rows entries; rows past
+  // A's columns 0), chosen so that each window's vectors there spread over the keys.
+  int32_t group_windows = 0;
+  std::vector<uint8_t> keys;
   // 64 values per block for k = 8 (32 for k = 4), lane-major: for k = 8, lane l = 4 g + t holds
   // A^T[2t][g], A^T[2t + 1][g] at values[64 b + 2 l], [64 b + 2 l + 1], i.e. row g of the window
   // times the vectors 2t and 2t + 1 (m16n8k8's B fragment: b0 = {B[2t][g], B[2t+1][g]});
@@ -38,6 +44,11 @@ struct VectorBlocks {
   int64_t padded = 0;   // padding vectors of the last blocks
 
   int32_t windows() const { return static_cast<int32_t>(window_block.size()) - 1; }
+  size_t key_index(int32_t window, int32_t chunk, int32_t row) const {
+    return (static_cast<size_t>(window / group_windows) * static_cast<size_t>(chunks) + static_cast<size_t>(chunk)) *
+               static_cast<size_t>(chunk_rows) +
+           static_cast<size_t>(row);
+  }
   int32_t blocks() const { return static_cast<int32_t>(block_cols.size()) / k; }
 };
 
@@ -45,12 +56,14 @@ struct VectorBlocks {
 // rows are not computed: their rows of C are zero and the kernel stores them separately). A
 // window's vectors are its non-empty columns in ascending order. With `chunk_rows` > 0 (a multiple
 // of 8; k = 8 only), for the staged kernel that holds chunk_rows rows of B at a time in shared
-// memory: no block spans two chunks, a window's vectors of a chunk take ceil(count / 8) blocks, and
-// they are dealt to those blocks so that a block's 8 vectors have distinct residues of their columns
-// mod 8 as far as the chunk's columns allow, the places left over (any block's, not only the last's)
-// padded with columns of the chunk of residues the block lacks (the kernel's ldmatrix reads of B in
-// shared memory are then free of bank conflicts, kernel_tensor_core.cuh).
+// memory for `group_windows` windows at once: no block spans two chunks, a window's vectors of a
+// chunk take ceil(count / 8) blocks, each row of a chunk has a key per group (`keys`), and a window's
+// vectors are dealt to its blocks so that a block's 8 vectors have distinct keys as far as the keys
+// allow, the places left over (any block's, not only the last's) padded with rows of the chunk of keys
+// the block lacks (the kernel's ldmatrix reads of B in shared memory are then free of bank conflicts,
+// kernel_tensor_core.cuh).
 // Deterministic.
-VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k, int32_t chunk_rows = 0);
+VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k, int32_t chunk_rows = 0,
+                                 int32_t group_windows = 8);
 
 }  // namespace spmmc

@@ -928,11 +928,47 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
     INFO(v.messages);
     REQUIRE(v.code.analyzed);
     CHECK_FALSE(v.result.match);
+    const std::vector<int64_t> keys = initializer_values(cu, "spmmc_tc_keys[] = {");
+    const int64_t row = t.cols[0] % 64;
+    REQUIRE(t.cols[0] < 64);  // window 0's first block: chunk 0, group 0
     const CodeDiagnostic* d = find_message(v, fmt::format("spmmc_tc_offsets[0] (vector 0 of block 0, window 0) is {}, but its column {} "
-                                                          "is row {} of chunk {}, at byte {} of the chunk's copy",
-                                                          o[0] + 128, t.cols[0], t.cols[0] % 64, t.cols[0] / 64, o[0]));
+                                                          "is row {} of chunk 0, of key {} (spmmc_tc_keys[{}]), at byte {} of the "
+                                                          "chunk's copy",
+                                                          o[0] + 128, t.cols[0], row, keys[static_cast<size_t>(row)], row, o[0]));
     REQUIRE(d != nullptr);
     CHECK(d->where.line == test::line_of(text, where));
+  }
+  SECTION("a row's key changed: the offsets of its vectors no longer find it") {
+    const std::string table = "spmmc_tc_keys[] = {";
+    const std::vector<int64_t> keys = initializer_values(cu, table);
+    // 8 windows a group, 5 chunks of 64 rows.
+    REQUIRE(keys.size() == static_cast<size_t>((t.windows() + 7) / 8 * 5 * 64));
+    CHECK(std::all_of(keys.begin(), keys.end(), [](int64_t k) { return k >= 0 && k < 8; }));
+    const int64_t row = t.cols[0];
+    REQUIRE(row < 64);
+    const std::string text = set_element(cu, table, static_cast<size_t>(row), std::to_string((keys[static_cast<size_t>(row)] + 1) % 8));
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    CHECK(find_message(v, fmt::format("spmmc_tc_offsets[0] (vector 0 of block 0, window 0) is {}, but its column {} is row {} of "
+                                      "chunk 0, of key {} (spmmc_tc_keys[{}])",
+                                      initializer_values(cu, "spmmc_tc_offsets[] = {")[0], row, row,
+                                      (keys[static_cast<size_t>(row)] + 1) % 8, row)) != nullptr);
+  }
+  SECTION("a key out of range") {
+    size_t where = 0;
+    const std::string text = set_element(cu, "spmmc_tc_keys[] = {", 3, "9", &where);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    const CodeDiagnostic* d = find_message(v, "spmmc_tc_keys[3] is 9, but a key is 0 to 7");
+    REQUIRE(d != nullptr);
+    CHECK(d->where.line == test::line_of(text, where));
+  }
+  SECTION("the chunk table without the keys") {
+    const test::Verified v = f.verify(test::replace_all(cu, "spmmc_tc_keys", "spmmc_tc_other_keys"));
+    INFO(v.messages);
+    CHECK(find_message(v, "spmmc_tc_chunk_block without spmmc_tc_keys") != nullptr);
   }
   SECTION("the chunk table without the offsets") {
     // Every mention renamed (the kernel's too): the file compiles, without the table verify reads.

@@ -121,7 +121,7 @@ TEST_CASE("vector blocks: the lanes' operands reproduce C = A B, every order, k 
   }
 }
 
-TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, residues spread, C = A B", "[vector-blocks]") {
+TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, keys spread, C = A B", "[vector-blocks]") {
   GeneratorOptions g;
   g.rows = 203, g.cols = 300, g.sparsity = 0.8, g.seed = 5;
   const Csr a = generate_matrix(g);
@@ -140,7 +140,7 @@ TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, r
   CHECK(vb.vectors == whole.vectors);
   REQUIRE(vb.chunk_block.size() == static_cast<size_t>(vb.windows()) * 5 + 1);
   CHECK(vb.chunk_block.back() == vb.blocks());
-  int64_t conflicts = 0, reads = 0, expected_blocks = 0;
+  int64_t conflicts = 0, residue_conflicts = 0, reads = 0, expected_blocks = 0;
   for (int32_t w = 0; w < vb.windows(); ++w) {
     CHECK(vb.chunk_block[static_cast<size_t>(w) * 5] == vb.window_block[static_cast<size_t>(w)]);
     for (int32_t c = 0; c < 5; ++c) {
@@ -158,22 +158,30 @@ TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, r
       expected_blocks += (in_chunk + 7) / 8;
       for (int32_t blk = first; blk < end; ++blk) {
         for (int32_t j = 0; j < 8; ++j) CHECK(vb.block_cols[static_cast<size_t>(blk * 8 + j)] / rows == c);
-        // The 8 rows of a block (padding included): residues mod 8 repeated = bank conflicts of the
-        // kernel's ldmatrix.
-        bool seen[8] = {};
+        // The 8 rows of a block (padding included): keys repeated = bank conflicts of the kernel's
+        // ldmatrix.
+        bool seen[8] = {}, seen_residue[8] = {};
         for (int32_t j = 0; j < 8; ++j) {
-          const int32_t r = vb.block_cols[static_cast<size_t>(blk * 8 + j)] & 7;
-          conflicts += seen[r];
-          seen[r] = true;
+          const int32_t col = vb.block_cols[static_cast<size_t>(blk * 8 + j)];
+          const int32_t key = vb.keys[vb.key_index(w, c, col - c * rows)];
+          conflicts += seen[key];
+          residue_conflicts += seen_residue[col & 7];
+          seen[key] = seen_residue[col & 7] = true;
           ++reads;
         }
       }
     }
   }
   CHECK(vb.blocks() == expected_blocks);
-  // Columns of a uniform matrix spread over the residues, the padding taking the residues left.
-  INFO(conflicts << " repeated residues in " << reads << " reads");
-  CHECK(conflicts * 20 < reads);
+  // A key per row of each chunk and group of 8 windows, 0 to 7 (0 past A's columns).
+  REQUIRE(vb.group_windows == 8);
+  CHECK(vb.keys.size() == static_cast<size_t>((vb.windows() + 7) / 8) * 5 * rows);
+  CHECK(std::all_of(vb.keys.begin(), vb.keys.end(), [](uint8_t k) { return k < 8; }));
+  // The keys spread each window's vectors of a chunk over the 8 keys better than the residues of
+  // their columns would, the padding taking the keys left.
+  INFO(conflicts << " repeated keys in " << reads << " reads (the residues mod 8 would repeat " << residue_conflicts << ")");
+  CHECK(conflicts * 2 < residue_conflicts);
+  CHECK(conflicts * 40 < reads);
   const std::vector<double> got = model_spmm(vb, a.rows, b, n);
   double worst = 0.0;
   for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
