@@ -167,11 +167,12 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         "constexpr int64_t spmmc_tc_staged_max_n = {};  // and up to this n (a thread's offsets into a "
                         "chunk of B are ints)\n"
                         "__device__ const int spmmc_tc_chunk_block[] = {{{}}};\n"
+                        "constexpr int spmmc_tc_keyed = {};  // 1: the copy reads spmmc_tc_keys; 0: every key is its row's residue mod 8\n"
                         "__device__ const unsigned char spmmc_tc_keys[] = {{{}}};\n"
                         "alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {{{}}};\n",
                         a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count, out.staged_max_n,
                         joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }),
-                        joined_items(keys.size(), 32, [&](size_t i) { return number(keys[i]); }),
+                        v.keyed ? 1 : 0, joined_items(keys.size(), 32, [&](size_t i) { return number(keys[i]); }),
                         joined_items(offsets.size(), 16, [&](size_t i) { return number(offsets[i]); }));
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";
   const char* const template_name = tf32 ? "kernel_tensor_core_tf32.cuh" : "kernel_tensor_core.cuh";

@@ -195,6 +195,7 @@ struct TensorCorePath {
   // spmmc_tc_keys: per group of staged_warps windows and chunk, each row's key (0..7): the staged
   // kernel stores the row's 16-byte pieces swizzled by it.
   IntegerArray keys;
+  IntegerConstant keyed;  // spmmc_tc_keyed: 1 the copy reads the keys, 0 it takes every row's residue mod 8
   std::vector<MmaStatement> mmas;  // every asm statement of the file whose PTX is an mma
   std::vector<MmaStatement> tf32_conversions;  // every asm statement whose PTX is a cvt to .tf32
 };

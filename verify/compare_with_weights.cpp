@@ -658,7 +658,8 @@ class Comparison {
                                                                         {&tc.chunk_rows, "spmmc_tc_chunk_rows"},
                                                                         {&tc.chunks, "spmmc_tc_chunks"},
                                                                         {&tc.staged_warps, "spmmc_tc_staged_warps"},
-                                                                        {&tc.staged_threads, "spmmc_tc_staged_threads"}};
+                                                                        {&tc.staged_threads, "spmmc_tc_staged_threads"},
+                                                                        {&tc.keyed, "spmmc_tc_keyed"}};
     if (!tc.chunk_block.found) {
       for (const auto& [table, name] : {std::make_pair(&tc.offsets, "spmmc_tc_offsets"), std::make_pair(&tc.keys, "spmmc_tc_keys")})
         if (table->found)
@@ -721,13 +722,30 @@ class Comparison {
                                         tc.keys.values.size(), groups, warps, chunks, rows, groups * chunks * rows));
       return;
     }
-    for (size_t i = 0; i < tc.keys.values.size(); ++i)
+    const int64_t keyed = *tc.keyed.field.value;
+    if (keyed != 0 && keyed != 1) {
+      report(tc.keyed.field.where, fmt::format("spmmc_tc_keyed is {}, but it is 1 (the staged kernel's copy reads "
+                                               "spmmc_tc_keys) or 0 (it takes each row's residue mod 8)",
+                                               keyed));
+      return;
+    }
+    for (size_t i = 0; i < tc.keys.values.size(); ++i) {
+      const int64_t r = static_cast<int64_t>(i) % rows;
+      if (keyed == 0 && tc.keys.values[i] != (r & 7)) {
+        report(element_at(tc.keys, i),
+               fmt::format("spmmc_tc_keys[{}] (row {} of chunk {}, group {}) is {}, but spmmc_tc_keyed is 0: the staged "
+                           "kernel places that row by its residue mod 8, {}, where spmmc_tc_offsets looks for it by its key",
+                           i, r, static_cast<int64_t>(i) / rows % chunks, static_cast<int64_t>(i) / rows / chunks,
+                           tc.keys.values[i], r & 7));
+        return;
+      }
       if (tc.keys.values[i] < 0 || tc.keys.values[i] > 7) {
         report(element_at(tc.keys, i), fmt::format("spmmc_tc_keys[{}] is {}, but a key is 0 to 7 (which of a row's eight "
                                                    "16-byte pieces comes first in shared memory)",
                                                    i, tc.keys.values[i]));
         return;
       }
+    }
     if (static_cast<int64_t>(tc.offsets.values.size()) != blocks * per) {
       report(tc.offsets.where, fmt::format("spmmc_tc_offsets has {} elements, but the {} blocks need {} (one per vector)",
                                            tc.offsets.values.size(), blocks, blocks * per));

@@ -892,7 +892,8 @@ class KernelWalker {
                                                                {"spmmc_tc_chunk_rows", &tc.chunk_rows},
                                                                {"spmmc_tc_chunks", &tc.chunks},
                                                                {"spmmc_tc_staged_warps", &tc.staged_warps},
-                                                               {"spmmc_tc_staged_threads", &tc.staged_threads}};
+                                                               {"spmmc_tc_staged_threads", &tc.staged_threads},
+                                                               {"spmmc_tc_keyed", &tc.keyed}};
     const std::map<std::string, IntegerArray*> arrays = {{"spmmc_tc_window_block", &tc.window_block},
                                                          {"spmmc_tc_window_rows", &tc.window_rows},
                                                          {"spmmc_tc_chunk_block", &tc.chunk_block},

@@ -59,6 +59,7 @@ __device__ const int spmmc_tc_chunk_block[] = {0, 0};
 // Per group of 8 windows and chunk, the key (0..7) of each row of the chunk: its 16-byte pieces are
 // stored swizzled by it (spmmc_tc_piece), keys chosen ahead of time so that the vectors of each block
 // have distinct keys (vector_blocks.h).
+constexpr int spmmc_tc_keyed = 1;  // 1: the copy reads spmmc_tc_keys; 0: every key is its row's residue mod 8
 __device__ const unsigned char spmmc_tc_keys[spmmc_tc_chunks * spmmc_tc_chunk_rows] = {0};
 // Per block, the byte offsets of its 8 vectors' rows in the chunk's copy (16 (8 r + key), r the row
 // within the chunk, key its key for the block's group of windows), vector i read by lanes i, i + 8,
@@ -301,7 +302,7 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
     int key[spmmc_tc_copies];
     for (int p = 0; p < spmmc_tc_copies; ++p) {
       const int row = (static_cast<int>(threadIdx.x) + spmmc_tc_staged_threads * p) >> 3;
-      key[p] = row < spmmc_tc_chunk_rows ? keys[row] : 0;
+      key[p] = !spmmc_tc_keyed ? row & 7 : row < spmmc_tc_chunk_rows ? keys[row] : 0;
     }
     const auto stage = [&](int c, int first, int end) {
       for (int p = 0; p < spmmc_tc_copies; ++p) {
@@ -310,7 +311,7 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
         if (spmmc_tc_chunk_pieces % spmmc_tc_staged_threads == 0 || p + 1 < spmmc_tc_copies || i < spmmc_tc_chunk_pieces) {
           SPMMC_CP_ASYNC_16(&slab[c & 1][spmmc_tc_piece(i >> 3, key[p], i & 7)],
                             reinterpret_cast<const uint4*>(copied ? chunk + from[p] : chunk), copied ? bytes[p] : 0u);
-          if (c + 1 < spmmc_tc_chunks) key[p] = keys[(c + 1) * spmmc_tc_chunk_rows + (i >> 3)];
+          if (spmmc_tc_keyed && c + 1 < spmmc_tc_chunks) key[p] = keys[(c + 1) * spmmc_tc_chunk_rows + (i >> 3)];
         }
       }
       chunk += static_cast<int64_t>(spmmc_tc_chunk_rows) * n;

@@ -9,6 +9,10 @@ namespace spmmc {
 namespace {
 
 constexpr int32_t kWindowRows = 8;  // the n = 8 of the swapped MMA: rows of A per window
+// The staged kernel's keys are used where they spare conflicts in this fraction of the blocks: on 12
+// layers the keys ran 0.97-0.98x the residues at sparsity 0.5 (two more loads a chunk for each thread)
+// and 1.04-1.10x at 0.8 and above (docs/design/precision.md).
+constexpr double kMinKeyedGain = 0.05;
 
 // A[row][col], 0 where there is no non-zero (columns of a row ascend).
 float value_at(const Csr& a, int32_t row, int32_t col) {
@@ -34,7 +38,8 @@ std::vector<int32_t> window_columns(const Csr& a, const RowTiling& tiling, int32
 // more of the window's vectors than the window has blocks there (ceil(count / 8)), so the keys
 // minimise the excess, summed over the windows and keys. From the residues mod 8, each row in turn
 // takes the key that lowers the excess most, until no row's does (a local minimum; deterministic).
-std::vector<uint8_t> chunk_keys(const std::vector<std::vector<int32_t>>& sets, int32_t rows) {
+// `excess` receives the summed excess of the residues (first) and of the keys returned.
+std::vector<uint8_t> chunk_keys(const std::vector<std::vector<int32_t>>& sets, int32_t rows, int64_t (&excess_sum)[2]) {
   std::vector<uint8_t> key(static_cast<size_t>(rows));
   for (int32_t r = 0; r < rows; ++r) key[static_cast<size_t>(r)] = static_cast<uint8_t>(r & 7);
   const size_t windows = sets.size();
@@ -50,6 +55,13 @@ std::vector<uint8_t> chunk_keys(const std::vector<std::vector<int32_t>>& sets, i
     }
   }
   const auto excess = [](int32_t c, int32_t b) { return c > b ? c - b : 0; };
+  const auto total = [&] {
+    int64_t sum = 0;
+    for (size_t w = 0; w < windows; ++w)
+      for (const int32_t c : count[w]) sum += excess(c, blocks[w]);
+    return sum;
+  };
+  excess_sum[0] = total();
   for (int pass = 0; pass < 16; ++pass) {
     bool moved = false;
     for (int32_t r = 0; r < rows; ++r) {
@@ -74,6 +86,7 @@ std::vector<uint8_t> chunk_keys(const std::vector<std::vector<int32_t>>& sets, i
     }
     if (!moved) break;
   }
+  excess_sum[1] = total();
   return key;
 }
 
@@ -168,6 +181,7 @@ VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t 
     const int32_t groups = (windows + group_windows - 1) / group_windows;
     out.keys.reserve(static_cast<size_t>(groups) * static_cast<size_t>(out.chunks) * static_cast<size_t>(chunk_rows));
     std::vector<std::vector<int32_t>> sets;
+    int64_t excess[2] = {0, 0}, blocks = 0;  // summed over the groups and chunks: residues', keys'
     for (int32_t gr = 0; gr < groups; ++gr)
       for (int32_t c = 0; c < out.chunks; ++c) {
         const int32_t base = c * chunk_rows, rows = std::min(chunk_rows, a.cols - base);
@@ -178,10 +192,19 @@ VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t 
           for (auto it = std::lower_bound(cw.begin(), cw.end(), base); it != cw.end() && *it < base + rows; ++it)
             set.push_back(*it - base);
         }
-        const std::vector<uint8_t> key = chunk_keys(sets, rows);
+        int64_t chunk_excess[2];
+        const std::vector<uint8_t> key = chunk_keys(sets, rows, chunk_excess);
+        excess[0] += chunk_excess[0], excess[1] += chunk_excess[1];
+        for (const std::vector<int32_t>& set : sets) blocks += static_cast<int64_t>((set.size() + 7) / 8);
         out.keys.insert(out.keys.end(), key.begin(), key.end());
         out.keys.resize(out.keys.size() + static_cast<size_t>(chunk_rows - rows), 0);  // rows past A's columns
       }
+    // The keys where they spare conflicts in at least kMinKeyedGain of the blocks (a rough count: a
+    // vector in excess shares a block with another of its key); elsewhere (a dense chunk's vectors
+    // spread over the residues already) the residues, which the kernel computes instead of loading.
+    out.keyed = static_cast<double>(excess[0] - excess[1]) >= kMinKeyedGain * static_cast<double>(blocks);
+    if (!out.keyed)
+      for (size_t i = 0; i < out.keys.size(); ++i) out.keys[i] = static_cast<uint8_t>((i % static_cast<size_t>(chunk_rows)) & 7);
   }
   std::vector<uint8_t> key;
   for (int32_t t = 0; t < windows; ++t) {

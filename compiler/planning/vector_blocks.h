@@ -35,6 +35,7 @@ struct VectorBlocks {
   // A's columns 0), chosen so that each window's vectors there spread over the keys.
   int32_t group_windows = 0;
   std::vector<uint8_t> keys;
+  bool keyed = false;  // false: every key is its row's residue mod 8 (the keys would spare little)
   // 64 values per block for k = 8 (32 for k = 4), lane-major: for k = 8, lane l = 4 g + t holds
   // A^T[2t][g], A^T[2t + 1][g] at values[64 b + 2 l], [64 b + 2 l + 1], i.e. row g of the window
   // times the vectors 2t and 2t + 1 (m16n8k8's B fragment: b0 = {B[2t][g], B[2t+1][g]});

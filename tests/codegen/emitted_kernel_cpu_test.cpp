@@ -396,10 +396,15 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
                        {"--family", "tensor-core", "--dtype", dtype, "--reorder", reorder, "--target", one_sm.string()}, ns, 128, reorder});
   cases.push_back({"tc_fp16_chunks", wide, {"--family", "tensor-core", "--dtype", "fp16", "--reorder", "grow", "--target", one_sm.string()},
                    {8, 64, 136}, 128, "grow"});
+  // Dense enough that each window's vectors of a chunk spread over the residues: no keys.
+  const fs::path dense_wide = write_mtx(dir.path, "dense_wide", make_matrix(75, 300, random_entries(0.6, 8, holes_at)));
+  cases.push_back({"tc_fp16_residues", dense_wide, {"--family", "tensor-core", "--dtype", "fp16", "--reorder", "grow", "--target", one_sm.string()},
+                   {8, 64, 136}, 128, "grow"});
   cases.push_back({"tc_bf16_direct", sparse_wide, {"--family", "tensor-core", "--dtype", "bf16", "--reorder", "grow", "--target", one_sm.string()},
                    {8, 64, 136}, 64, "grow"});
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
+  int keyed = 0, residues = 0;  // staged files whose copy reads the keys, or takes the residues
   for (size_t i = 0; i < cases.size(); ++i) {
     const KernelCase& c = cases[i];
     const Built& b = built[i];
@@ -414,8 +419,11 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     const bool direct = c.name == "tc_bf16_direct";
     CHECK(report["kernel"]["tensor_core"]["kernel"] == (direct ? "direct" : "staged"));
     const std::string cu = test::read_file(b.dir / (c.name + ".cu"));
-    CHECK((cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos) == (c.name == "tc_fp16_chunks"));
+    CHECK((cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos) ==
+          (c.name == "tc_fp16_chunks" || c.name == "tc_fp16_residues"));
     CHECK((cu.find("#define SPMMC_TC_STAGED 1") != std::string::npos) == !direct);
+    keyed += cu.find("constexpr int spmmc_tc_keyed = 1;") != std::string::npos;
+    residues += cu.find("constexpr int spmmc_tc_keyed = 0;") != std::string::npos;
     std::string error;
     const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
     INFO(error);
@@ -451,6 +459,9 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   CHECK(paths.tensor_core_staged < paths.tensor_core);
   CHECK(paths.generic > 0);
   CHECK(paths.unrolled == 0);
+  INFO(keyed << " staged files with keys, " << residues << " with the residues");
+  CHECK(keyed > 0);
+  CHECK(residues > 0);
 }
 
 TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen][emulation][dtype][warp]") {

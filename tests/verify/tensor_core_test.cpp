@@ -956,6 +956,19 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
                                       initializer_values(cu, "spmmc_tc_offsets[] = {")[0], row, row,
                                       (keys[static_cast<size_t>(row)] + 1) % 8, row)) != nullptr);
   }
+  SECTION("keys that the kernel does not read") {
+    // spmmc_tc_keyed = 0: the copy places each row by its residue mod 8, but the offsets follow the keys.
+    REQUIRE(cu.find("constexpr int spmmc_tc_keyed = 1;") != std::string::npos);
+    const std::vector<int64_t> keys = initializer_values(cu, "spmmc_tc_keys[] = {");
+    size_t i = 0;
+    while (i < keys.size() && keys[i] == static_cast<int64_t>(i % 64 % 8)) ++i;
+    REQUIRE(i < keys.size());
+    const test::Verified v = f.verify(test::replace_first(cu, "constexpr int spmmc_tc_keyed = 1;", "constexpr int spmmc_tc_keyed = 0;"));
+    INFO(v.messages);
+    CHECK_FALSE(v.result.match);
+    CHECK(find_message(v, fmt::format("spmmc_tc_keys[{}] (row {} of chunk {}, group {}) is {}, but spmmc_tc_keyed is 0", i,
+                                      i % 64, i / 64 % 5, i / 64 / 5, keys[i])) != nullptr);
+  }
   SECTION("a key out of range") {
     size_t where = 0;
     const std::string text = set_element(cu, "spmmc_tc_keys[] = {", 3, "9", &where);
