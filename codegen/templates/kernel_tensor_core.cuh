@@ -168,11 +168,12 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
 // A, an offset, two ldmatrix.x4.trans and four MMAs per lane, no byte permutation), and lane 4g + t
 // ends with rows 2t and 2t + 1 of the window at columns c0 + 8p + g (p = 0..7), stored through
 // shared memory once per window (spmmc_tc_staged_store). A row's 16-byte pieces are stored at piece
-// q ^ key, the row's key for this group of windows and chunk (spmmc_tc_keys): an 8 x 8 matrix of
-// ldmatrix reads one piece of each of a block's 8 rows, which spmmc keys and places with distinct
-// keys as far as it can (vector_blocks.h), so its reads fall in different banks. Every count
-// and address that does not depend on the data is a constant of the file or computed once per
-// thread, and the copies advance pointers by a chunk (docs/design/precision.md, *The staged kernel*).
+// q ^ key, the row's key for this group of windows and chunk (spmmc_tc_keys; its residue mod 8 where
+// spmmc_tc_keyed is 0): an 8 x 8 matrix of ldmatrix reads one piece of each of a block's 8 rows,
+// which spmmc keys and places with distinct keys as far as it can (vector_blocks.h), so its reads
+// fall in different banks. Every count and address that does not depend on the data is a constant
+// of the file or computed once per thread, and the copies advance pointers by a chunk
+// (docs/design/precision.md, *The staged kernel*).
 constexpr int spmmc_tc_staged_warps = 8;
 constexpr int spmmc_tc_staged_threads = 32 * spmmc_tc_staged_warps;
 constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte pieces of a chunk (64 columns: 8 per row)
