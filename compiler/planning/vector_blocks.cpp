@@ -91,14 +91,14 @@ std::vector<uint8_t> chunk_keys(const std::vector<std::vector<int32_t>>& sets, i
 }
 
 // One chunk's vectors (ascending columns, those of chunk `chunk` of `chunk_rows` rows, keyed by
-// `key`, a key per row of the chunk) placed in ceil(count / 8) blocks of 8 so that the 8 rows an
+// `key`, a key for each of the chunk's `rows` rows) placed in ceil(count / 8) blocks of 8 so that the 8 rows an
 // ldmatrix of the staged kernel reads have distinct keys as far as the keys allow: the keys taken in
 // order of their counts (most first), their columns dealt to the blocks in turn, so a key with c
 // columns is in min(c, blocks) blocks, at most ceil(c / blocks) times in one. The blocks' empty places
 // are padding, encoded as -1 - column with a row of the chunk whose key the block lacks (any row of
 // the chunk is in its copy; padding values are zeros), else the chunk's first vector.
-std::vector<int32_t> spread_keys(const std::vector<int32_t>& cols, int32_t chunk, int32_t chunk_rows,
-                                 const std::vector<uint8_t>& key) {
+std::vector<int32_t> spread_keys(const std::vector<int32_t>& cols, int32_t chunk, int32_t chunk_rows, const uint8_t* key,
+                                 int32_t rows) {
   const int32_t base = chunk * chunk_rows;
   const auto key_of = [&](int32_t col) { return key[static_cast<size_t>(col - base)]; };
   std::vector<int32_t> bucket[8];
@@ -112,7 +112,7 @@ std::vector<int32_t> spread_keys(const std::vector<int32_t>& cols, int32_t chunk
     for (const int32_t c : bucket[k]) dealt[i++ % blocks].push_back(c);
   int32_t row_of_key[8];  // a row of the chunk with each key (-1: none)
   std::fill(row_of_key, row_of_key + 8, -1);
-  for (size_t r = key.size(); r-- > 0;) row_of_key[key[r]] = base + static_cast<int32_t>(r);
+  for (int32_t r = rows; r-- > 0;) row_of_key[key[r]] = base + r;
   std::vector<int32_t> out;
   out.reserve(blocks * 8);
   for (std::vector<int32_t>& block : dealt) {
@@ -206,7 +206,6 @@ VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t 
     if (!out.keyed)
       for (size_t i = 0; i < out.keys.size(); ++i) out.keys[i] = static_cast<uint8_t>((i % static_cast<size_t>(chunk_rows)) & 7);
   }
-  std::vector<uint8_t> key;
   for (int32_t t = 0; t < windows; ++t) {
     const int32_t first = tiling.tile_ptr[static_cast<size_t>(t)], count = tiling.tile_ptr[static_cast<size_t>(t) + 1] - first;
     SPMMC_CHECK(count >= 1 && count <= kWindowRows, "a window has 1 to 8 rows");
@@ -224,9 +223,8 @@ VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t 
         group.clear();
         for (; i < cols.size() && cols[i] < (c + 1) * chunk_rows; ++i) group.push_back(cols[i]);
         if (group.empty()) continue;
-        const auto at = out.keys.begin() + static_cast<std::ptrdiff_t>(out.key_index(t, c, 0));
-        key.assign(at, at + std::min(chunk_rows, a.cols - c * chunk_rows));
-        add_blocks(rows, spread_keys(group, c, chunk_rows, key));
+        add_blocks(rows, spread_keys(group, c, chunk_rows, &out.keys[out.key_index(t, c, 0)],
+                                     std::min(chunk_rows, a.cols - c * chunk_rows)));
       }
     }
     out.window_block.push_back(static_cast<int32_t>(out.block_cols.size()) / k);
