@@ -186,9 +186,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::map<std::string, std::string> device_values = {
       {"HEADER_COMMENT", ""},
       // The generic family's info: M1 = 1, N1 = the generic kernel's 128 threads, V = 1, 0 A-tiles;
-      // the tensor-core family's: M1 = 8 (a window), N1 = 64 columns per warp (V = 8 per lane of
-      // its 8 lanes per row), the windows as A-tiles.
-      {"M1", std::to_string(options.tensor_core ? 8 : options.generic_only ? 1 : program.launch.m1)},
+      // the tensor-core family's: M1 = a window's rows (8 or 16), N1 = 64 columns per warp (V = 8 per
+      // lane of its 8 lanes per row), the windows as A-tiles.
+      {"M1", std::to_string(options.tensor_core ? tiling.m1 : options.generic_only ? 1 : program.launch.m1)},
       {"THREADS", std::to_string(options.tensor_core ? 8 : options.generic_only ? 128 : program.launch.threads)},
       {"V", std::to_string(options.tensor_core ? 8 : v)},
       {"MIN_BLOCKS", std::to_string(no_unrolled ? 1 : program.launch.min_blocks_per_sm)},
@@ -235,7 +235,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"GENERIC_ONLY", options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
                                               "// kernel only; the unrolled path below is compiled out.\n"
                                               "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
-                       : options.tensor_core ? "// The tensor-core family (spmmc compile chose it, docs/emitted-code.md): A's 8 x 1 vectors and the\n"
+                       : options.tensor_core ? "// The tensor-core family (spmmc compile chose it, docs/emitted-code.md): A's vectors and the\n"
                                                "// tensor-core kernel, with A's CSR arrays and the generic kernel for the calls it does not take;\n"
                                                "// the unrolled path below is compiled out.\n"
                                                "#define SPMMC_TENSOR_CORE 1\n"

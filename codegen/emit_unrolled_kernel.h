@@ -91,7 +91,7 @@ struct EmittedKernel {
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
-  // The tensor-core family: its windows of 8 rows, blocks of tc_k vectors (8 for fp16 and bf16, 4
+  // The tensor-core family: its windows (of the tiling's M1 rows), blocks of tc_k vectors (8 for fp16 and bf16, 4
   // for tf32), vectors and padding vectors.
   int32_t tc_k = 0;
   int32_t tc_windows = 0;

@@ -19,15 +19,23 @@ namespace spmmc {
 namespace {
 
 // The staged kernel's chunk of B in shared memory: 64 rows of 64 columns, 8 KB in fp16 and bf16, and
-// its warps' words of A and columns for the chunk, 10 KB (two buffers: 36 KB of a block's static
-// shared memory).
+// its warps' words of A and offsets for the chunk (two buffers of each), within the 48 KB of a block's
+// static shared memory (staged_shared_bytes); with windows of 16 rows whose blocks in a chunk would
+// need more (8 blocks: 50.8 KB), chunks of kTcNarrowChunkRows rows (7 blocks at most: 43.75 KB).
 constexpr int32_t kTcChunkRows = 64;
+constexpr int32_t kTcNarrowChunkRows = 56;
+constexpr int64_t kTcMaxStaticShared = 48 * 1024;
 // The staged kernel's windows per block (the template's spmmc_tc_staged_warps): the group of windows
 // that shares a chunk's copy and so its rows' keys.
 constexpr int32_t kTcStagedWarps = 8;
 // At most this many entries of spmmc_tc_chunk_block (windows x chunks): above, A is a very wide
 // sparse matrix, which the rule below leaves to the direct kernel anyway.
 constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
+
+// Windows of 16 rows where they fill at least this fraction of the staged kernel's warps
+// (tensor_core_tall_windows): on an H200 the ten 64-row layers (half) ran 0.84-1.00x the 8-row
+// windows, and layers whose 32 windows of 16 rows and one of empty rows fill 0.82 ran 0.90-1.11x.
+constexpr double kTcMinStagedWarpFill = 0.75;
 
 // The staged kernel copies every row of B's slab into shared memory for each block of 8 windows;
 // it pays where the windows reuse those rows: where 8 windows' vectors are at least
@@ -39,10 +47,43 @@ constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;
 // 1.93, 0.62-0.79x at 0.86-1.75, and 0.95x at 2.83 where K is one chunk (64 columns).
 // fp16 and bf16 only (the tf32 template has no staged form yet).
 constexpr double kTcStagedMinReuse = 2.0;
-// Its launch has a block per 64 columns and 8 windows, 4 resident per SM; with less than 0.9 of a
-// wave it lost to the direct kernel (0.66-0.78x at 0.03-0.8 waves), so it runs from the n whose
-// launch has kTcStagedMinBlocksPerSm blocks per SM of the target.
-constexpr double kTcStagedMinBlocksPerSm = 3.6;
+// Its launch has a block per 64 columns and 8 windows, 4 resident per SM with windows of 8 rows (3
+// with 16: the template's spmmc_tc_staged_blocks_per_sm); with less than 0.9 of a wave it lost to the
+// direct kernel (0.66-0.78x at 0.03-0.8 waves), so it runs from the n whose launch has
+// kTcStagedMinWave of the resident blocks per SM of the target.
+constexpr double kTcStagedMinWave = 0.9;
+int32_t staged_blocks_per_sm(int32_t window_rows) { return window_rows == 16 ? 3 : 4; }
+
+// The direct kernel splits K (2 or 4 warps per window) where its launch would have at most
+// kTcSplitWarpsPerSm warps per SM with the split, and each warp's share of a window averages at least
+// kTcMinSplitBlocks blocks. Measured on an H200 (docs/benchmarks.md, *Split K in the direct kernel*):
+// with 2-8 warps per SM unsplit, 4 warps per window ran 1.66-2.67x one; with 12-16, 2 ran 1.12-1.36x
+// (4: 1.08-1.28x); with 24, splitting lost (0.84-0.92x).
+constexpr int64_t kTcSplitWarpsPerSm = 32;
+constexpr int64_t kTcMinSplitBlocks = 4;
+
+// The n below which the direct kernel takes `parts` warps per window (the template's
+// spmmc_tc_split{2,4}_below_n; 0: never): those whose launch (a warp per window, part and 64 columns)
+// stays within kTcSplitWarpsPerSm warps per SM of the target.
+int64_t split_below_n(int64_t windows, int64_t blocks, int64_t parts, int64_t sm_count) {
+  if (windows < 1 || blocks < kTcMinSplitBlocks * parts * windows) return 0;
+  const int64_t slabs = kTcSplitWarpsPerSm * std::max<int64_t>(sm_count, 1) / (parts * windows);
+  return slabs >= 1 ? 64 * slabs + 1 : 0;
+}
+
+// The staged kernel's static shared memory (the template's slab, words and offsets) for chunks of
+// `chunk_rows` rows, windows of `window_rows` rows and at most `chunk_blocks` blocks of a window in a chunk.
+int64_t staged_shared_bytes(int32_t chunk_rows, int32_t window_rows, int32_t chunk_blocks) {
+  const int64_t word_pieces = std::max<int64_t>(8 * (window_rows / 8) * chunk_blocks, 64);
+  return 2 * (int64_t{chunk_rows} * 128 + kTcStagedWarps * (word_pieces + chunk_blocks) * 16);
+}
+
+// The most blocks a window has in one chunk of `v` (the template's spmmc_tc_chunk_blocks; at least 1).
+int32_t max_chunk_blocks(const VectorBlocks& v) {
+  int32_t most = 1;
+  for (size_t i = 0; i + 1 < v.chunk_block.size(); ++i) most = std::max(most, v.chunk_block[i + 1] - v.chunk_block[i]);
+  return most;
+}
 
 // The rule, from the windows' non-empty columns (their vectors: measure_tiling's NNC per tile).
 bool staged(const TilingStats& stats, int32_t cols, DType dtype) {
@@ -55,10 +96,11 @@ bool staged(const TilingStats& stats, int32_t cols, DType dtype) {
 }
 
 // The first n (a multiple of 64) whose staged launch (a block per 8 of `windows` and 64 columns) has
-// kTcStagedMinBlocksPerSm blocks per SM of the target's `sm_count`.
-int64_t staged_from_n(int64_t windows, int64_t sm_count) {
+// kTcStagedMinWave of the resident blocks per SM of the target's `sm_count`.
+int64_t staged_from_n(int64_t windows, int32_t window_rows, int64_t sm_count) {
   const int64_t groups = (windows + 7) / 8;
-  const auto min_blocks = static_cast<int64_t>(std::ceil(kTcStagedMinBlocksPerSm * static_cast<double>(std::max<int64_t>(sm_count, 1))));
+  const auto min_blocks = static_cast<int64_t>(std::ceil(kTcStagedMinWave * staged_blocks_per_sm(window_rows) *
+                                                         static_cast<double>(std::max<int64_t>(sm_count, 1))));
   return 64 * ((min_blocks + groups - 1) / groups);
 }
 
@@ -84,6 +126,18 @@ std::vector<int32_t> staged_offsets(const VectorBlocks& v) {
 
 }  // namespace
 
+bool tensor_core_staged(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count, int64_t tuned_n) {
+  const int64_t from_n = staged_from_n(windows.num_blocks(), windows.m1, sm_count);
+  return staged(measure_tiling(a, windows), a.cols, dtype) && (tuned_n == 0 || from_n <= tuned_n);
+}
+
+bool tensor_core_tall_windows(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count, int64_t tuned_n) {
+  SPMMC_CHECK(windows.m1 == 16, "the windows of 16 rows");
+  const int64_t count = windows.num_blocks(), groups = (count + kTcStagedWarps - 1) / kTcStagedWarps;
+  return dtype != DType::kTf32 && tensor_core_staged(a, windows, dtype, sm_count, tuned_n) &&
+         static_cast<double>(count) >= kTcMinStagedWarpFill * static_cast<double>(kTcStagedWarps * groups);
+}
+
 TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType dtype, int64_t sm_count, int64_t tuned_n) {
   SPMMC_CHECK(dtype == DType::kFp16 || dtype == DType::kBf16 || dtype == DType::kTf32,
               "the tensor-core family takes fp16, bf16 or tf32");
@@ -93,21 +147,26 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
   // Not where the file is tuned for an n below the staged kernel's: its blocks, cut at the chunks,
   // carry more padding for the direct kernel that would run there (0.70x cuSPARSE FP16 instead of
   // 0.83x on a 512 x 4608 ResNet-50 layer at n = 1568, H100).
-  const int64_t from_n = staged_from_n(windows.num_blocks(), sm_count);
-  const int32_t chunk_rows = staged(measure_tiling(a, windows), a.cols, dtype) && (tuned_n == 0 || from_n <= tuned_n)
-                                 ? std::min(kTcChunkRows, (a.cols + 7) / 8 * 8)
-                                 : 0;
-  const VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows, kTcStagedWarps);
+  const int64_t from_n = staged_from_n(windows.num_blocks(), windows.m1, sm_count);
+  const int32_t chunk_rows =
+      tensor_core_staged(a, windows, dtype, sm_count, tuned_n) ? std::min(kTcChunkRows, (a.cols + 7) / 8 * 8) : 0;
+  VectorBlocks v = build_vector_blocks(a, windows, tf32 ? 4 : 8, chunk_rows, kTcStagedWarps);
+  if (chunk_rows > 0 && staged_shared_bytes(chunk_rows, v.rows, max_chunk_blocks(v)) > kTcMaxStaticShared)
+    v = build_vector_blocks(a, windows, 8, kTcNarrowChunkRows, kTcStagedWarps);
+  const int32_t chunk_blocks = chunk_rows > 0 ? max_chunk_blocks(v) : 0;
+  SPMMC_CHECK(chunk_rows == 0 || staged_shared_bytes(v.chunk_rows, v.rows, chunk_blocks) <= kTcMaxStaticShared,
+              "the staged kernel's shared memory fits a block's static 48 KB");
   TensorCoreCode out;
   out.chunk_rows = v.chunk_rows;
   out.k = v.k;
   out.vectors = v.vectors;
   out.padded = v.padded;
   out.blocks = v.blocks();
-  // The windows of the empty rows: eight rows each, no blocks (their rows of C are stored as zeros).
+  // The windows of the empty rows: v.rows rows each, no blocks (their rows of C are stored as zeros).
   std::vector<int32_t> rows = v.window_rows, window_block = v.window_block, chunk_block = v.chunk_block;
-  for (size_t i = 0; i < windows.empty_rows.size(); i += 8) {
-    for (size_t j = i; j < i + 8; ++j) rows.push_back(j < windows.empty_rows.size() ? windows.empty_rows[j] : -1);
+  const auto height = static_cast<size_t>(v.rows);
+  for (size_t i = 0; i < windows.empty_rows.size(); i += height) {
+    for (size_t j = i; j < i + height; ++j) rows.push_back(j < windows.empty_rows.size() ? windows.empty_rows[j] : -1);
     window_block.push_back(window_block.back());
     // Their chunks have no blocks: chunk_block's last entry (all blocks) repeated.
     if (v.chunk_rows > 0) chunk_block.insert(chunk_block.end(), static_cast<size_t>(v.chunks), chunk_block.back());
@@ -142,7 +201,7 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                                                {"WINDOW_ROWS", joined_items(rows.size(), 16, [&](size_t i) { return number(rows[i]); })},
                                                {"COLS", cols},
                                                {"A_BITS", a_bits}};
-  SPMMC_CHECK(out.windows == windows.num_blocks(), "a window per tile of 8 rows and per 8 empty rows");
+  SPMMC_CHECK(out.windows == windows.num_blocks(), "a window per tile of M1 rows and per M1 empty rows");
   out.staged_from_n = v.chunk_rows == 0 ? 0 : from_n;
   // A thread's offset into a chunk of B (row * n + column) is an int in the staged kernel.
   out.staged_max_n = v.chunk_rows == 0 ? 0 : (int64_t{0x7fffffff} - 64) / v.chunk_rows;
@@ -162,6 +221,7 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         "constexpr int spmmc_tc_k = {};             // A's columns: the rows of B\n"
                         "constexpr int spmmc_tc_chunk_rows = {};  // rows of B in shared memory at a time\n"
                         "constexpr int spmmc_tc_chunks = {};\n"
+                        "constexpr int spmmc_tc_chunk_blocks = {};  // a window's blocks in one chunk, at most\n"
                         "constexpr int64_t spmmc_tc_staged_from_n = {};  // the staged kernel from this n (its launch "
                         "fills {} SMs)\n"
                         "constexpr int64_t spmmc_tc_staged_max_n = {};  // and up to this n (a thread's offsets into a "
@@ -170,10 +230,17 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         "constexpr int spmmc_tc_keyed = {};  // 1: the copy reads spmmc_tc_keys; 0: every key is its row's residue mod 8\n"
                         "__device__ const unsigned char spmmc_tc_keys[] = {{{}}};\n"
                         "alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {{{}}};\n",
-                        a.cols, v.chunk_rows, v.chunks, out.staged_from_n, sm_count, out.staged_max_n,
+                        a.cols, v.chunk_rows, v.chunks, chunk_blocks, out.staged_from_n, sm_count, out.staged_max_n,
                         joined_items(chunk_block.size(), 16, [&](size_t i) { return number(chunk_block[i]); }),
                         v.keyed ? 1 : 0, joined_items(keys.size(), 32, [&](size_t i) { return number(keys[i]); }),
                         joined_items(offsets.size(), 16, [&](size_t i) { return number(offsets[i]); }));
+  if (!tf32) {
+    values["ROWS"] = std::to_string(v.rows);
+    // Split K by the windows with blocks (those of the empty rows have none).
+    const int64_t computing = v.windows();
+    values["SPLIT2_BELOW_N"] = std::to_string(split_below_n(computing, v.blocks(), 2, sm_count));
+    values["SPLIT4_BELOW_N"] = std::to_string(split_below_n(computing, v.blocks(), 4, sm_count));
+  }
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";
   const char* const template_name = tf32 ? "kernel_tensor_core_tf32.cuh" : "kernel_tensor_core.cuh";
   out.code = fill_template(embedded_template(template_name), values, template_name);

@@ -164,29 +164,37 @@ struct MmaStatement {
 };
 
 // The tensor-core family's data (a_format "vector-blocks-constants", codegen's
-// kernel_tensor_core.cuh and kernel_tensor_core_tf32.cuh): A's rows in windows of 8, each window's
-// 8 x 1 vectors (its non-empty columns, zero vectors padding its last block) 8 to a block (fp16,
-// bf16: the m16n8k8 MMA's K) or 4 (tf32: m16n8k4), the values as the MMA's operand, 32 words per
-// block. Read element by element, with each element's place.
+// kernel_tensor_core.cuh and kernel_tensor_core_tf32.cuh): A's rows in windows of spmmc_tc_rows (8,
+// or 16 in fp16 and bf16), each window's vectors (its non-empty columns, spmmc_tc_rows x 1; zero
+// vectors padding its last block) 8 to a block (fp16, bf16: the m16n8k8 MMA's K) or 4 (tf32:
+// m16n8k4), the values as the MMA's operand, 32 H words per block (H = spmmc_tc_rows / 8). Read
+// element by element, with each element's place.
 struct TensorCorePath {
   IntegerConstant windows;      // spmmc_tc_windows
+  IntegerConstant rows;         // spmmc_tc_rows: rows of A per window, 8 or 16 (H = rows / 8 halves)
+  IntegerConstant halves;       // spmmc_tc_halves (fp16, bf16): the kernel's words per lane and block, rows / 8
   IntegerConstant warps;        // spmmc_tc_warps: windows per thread block
   IntegerConstant threads;      // spmmc_tc_threads: its threads (32 per warp)
   IntegerConstant cols_per_warp;  // spmmc_tc_cols_per_warp: the columns of C a warp computes
   IntegerArray window_block;    // spmmc_tc_window_block: window w owns blocks [w], .. [w + 1] - 1
-  IntegerArray window_rows;     // spmmc_tc_window_rows: 8 per window, -1 for none
+  IntegerArray window_rows;     // spmmc_tc_window_rows: spmmc_tc_rows per window, -1 for none
   // spmmc_tc_cols, an array of int2 (fp16, bf16: element i's x at 2i, its y at 2i + 1) or of int
   // (tf32), so that vector j of block b (the row of B it multiplies) is values[k b + j], k the
   // vectors per block.
   IntegerArray cols;
   bool cols_are_pairs = false;  // spmmc_tc_cols was an array of int2 (false: of integers)
-  IntegerArray a;               // spmmc_tc_a: 32 words per block, lane 4g + t's word at 32b + 4g + t
+  // spmmc_tc_a: 32 H words per block, lane l = 4g + t's word h (row 8h + g of the window) at
+  // 32 H b + H l + h (H = spmmc_tc_rows / 8; tf32: H = 1).
+  IntegerArray a;
   // The staged form (spmmc_tc_staged_kernel: B's slab in shared memory a chunk of rows at a time),
   // present in fp16 and bf16 files where spmmc chose it: A's columns, the rows per chunk, the chunks,
   // and window w's blocks of chunk c, [chunk_block[w * chunks + c], chunk_block[w * chunks + c + 1]).
   IntegerConstant k;             // spmmc_tc_k
   IntegerConstant chunk_rows;    // spmmc_tc_chunk_rows
   IntegerConstant chunks;        // spmmc_tc_chunks
+  // spmmc_tc_chunk_blocks: the most blocks a window has in one chunk (the staged kernel's buffers
+  // of a window's words of A and offsets for a chunk hold that many blocks).
+  IntegerConstant chunk_blocks;
   IntegerConstant staged_warps;    // spmmc_tc_staged_warps: windows per thread block of the staged kernel
   IntegerConstant staged_threads;  // spmmc_tc_staged_threads: its threads
   IntegerArray chunk_block;      // spmmc_tc_chunk_block

@@ -33,12 +33,13 @@ float float_of(uint32_t bits) {
   return f;
 }
 
-// The tensor-core family's fixed shape (kernel_tensor_core.cuh, the m16n8k8 MMA; and
-// kernel_tensor_core_tf32.cuh, m16n8k4): windows of 8 rows, blocks of 8 vectors (fp16, bf16) or 4
-// (tf32), 32 lanes per warp each holding one word of a block's values (two 16-bit values, or one
-// tf32 value), 64 columns of C per warp, 8 per lane.
-constexpr int64_t kTcWindowRows = 8;
-constexpr int64_t kTcWordsPerBlock = 32;
+// The tensor-core family's shape (kernel_tensor_core.cuh, the m16n8k8 MMA; and
+// kernel_tensor_core_tf32.cuh, m16n8k4): windows of spmmc_tc_rows rows (8, or 16 in fp16 and bf16:
+// H = spmmc_tc_rows / 8 halves of 8 rows, an MMA each), blocks of 8 vectors (fp16, bf16) or 4
+// (tf32), 32 lanes per warp each holding one word of a block's values per half (two 16-bit values,
+// or one tf32 value), 64 columns of C per warp, 8 per lane.
+constexpr int64_t kTcHalfRows = 8;  // rows of a window per MMA (its N)
+constexpr int64_t kTcWordsPerBlock = 32;  // per half
 constexpr int64_t kTcColsPerWarp = 64;
 constexpr int64_t kTcColsPerLane = 8;
 
@@ -187,13 +188,16 @@ class Comparison {
     check_count(info.k, "k", w_.cols, fmt::format("{} has {} columns", weights, w_.cols));
     check_count(info.nnz, "nnz", w_.nnz(), fmt::format("{} has {} non-zeros", weights, w_.nnz()));
     if (code_.tensor_core) {
-      // The tensor-core family's shape (kernel_tensor_core.cuh): a window of 8 rows per warp, 64
-      // columns of C per warp, 8 per lane of a row; its A-tiles are the windows the kernel loops over.
+      // The tensor-core family's shape (kernel_tensor_core.cuh): a window of spmmc_tc_rows rows per
+      // warp, 64 columns of C per warp, 8 per lane of a row; its A-tiles are the windows the kernel
+      // loops over. (A missing or wrong spmmc_tc_rows is reported by check_tc_rows.)
       const InfoField<int64_t>& windows = code_.tc.windows.field;
       if (windows.value)
         check_count(info.a_tiles, "a_tiles", *windows.value,
                     fmt::format("the tensor-core kernel has {} windows (spmmc_tc_windows)", *windows.value));
-      check_count(info.m1, "m1", kTcWindowRows, "a window of the tensor-core family has 8 rows");
+      if (const std::optional<int64_t> rows = tc_rows_constant())
+        check_count(info.m1, "m1", *rows,
+                    fmt::format("a window of the tensor-core family has {} rows (spmmc_tc_rows)", *rows));
       check_count(info.n1, "n1", kTcColsPerWarp, "a warp of the tensor-core kernel computes 64 columns of C");
       check_count(info.cols_per_thread, "cols_per_thread", kTcColsPerLane,
                   "each lane of the tensor-core kernel stores 8 adjacent columns of its rows");
@@ -246,7 +250,8 @@ class Comparison {
         report(field->where, fmt::format("the info object says {} = '{}', but the code is '{}' (A's weights are {}, B "
                                          "and C row-major {}{})",
                                          what.first, *field->value, what.second,
-                                         code_.tensor_core    ? "8 x 1 vector blocks"
+                                         code_.tensor_core    ? fmt::format("{} x 1 vector blocks",
+                                                                            tc_rows_constant().value_or(kTcHalfRows))
                                          : code_.generic_only ? "CSR arrays"
                                                               : "immediates",
                                          dtype,
@@ -503,6 +508,20 @@ class Comparison {
   // Vectors per block: the MMA's K (8: m16n8k8 for fp16 and bf16; 4: m16n8k4 for tf32).
   int64_t tc_block_vectors() const { return code_.dtype == DType::kTf32 ? 4 : 8; }
 
+  // spmmc_tc_rows where it is a window height the kernels have (8, or 16 in fp16 and bf16); none
+  // where it is missing, cannot be evaluated or is another (check_tc_rows reports those).
+  std::optional<int64_t> tc_rows_constant() const {
+    const IntegerConstant& c = code_.tc.rows;
+    if (!c.found || !c.field.value) return std::nullopt;
+    const int64_t rows = *c.field.value;
+    if (rows == kTcHalfRows || (rows == 2 * kTcHalfRows && code_.dtype != DType::kTf32)) return rows;
+    return std::nullopt;
+  }
+
+  // Words of spmmc_tc_a per lane and block: one per 8 rows of a window (H = spmmc_tc_rows / 8).
+  int64_t tc_halves() const { return tc_rows_ / kTcHalfRows; }
+  int64_t tc_words_per_block() const { return kTcWordsPerBlock * tc_halves(); }
+
   // "spmmc_tc_cols[13].y": vector v (8 per block) is the x or y of pair v / 2; in tf32
   // "spmmc_tc_cols[13]", one element per vector.
   std::string cols_element(size_t v) const {
@@ -510,13 +529,16 @@ class Comparison {
     return fmt::format("spmmc_tc_cols[{}].{}", v / 2, v % 2 ? "y" : "x");
   }
 
-  // "spmmc_tc_a[37], high half (block 1, lane 5)": where value (g, j) of block b is; in tf32
-  // "spmmc_tc_a[37] (block 1, lane 5)", a whole word.
+  // "spmmc_tc_a[37], high half (block 1, lane 5)": where value (g, j) of block b is; with windows
+  // of 16 rows "spmmc_tc_a[75], high half (block 1, lane 5, word 1)", lane l's word h (rows 8h ..
+  // 8h + 7 of the window); in tf32 "spmmc_tc_a[37] (block 1, lane 5)", a whole word.
   std::string a_element(size_t word, int half) const {
-    if (code_.dtype == DType::kTf32)
-      return fmt::format("spmmc_tc_a[{}] (block {}, lane {})", word, word / kTcWordsPerBlock, word % kTcWordsPerBlock);
-    return fmt::format("spmmc_tc_a[{}], {} half (block {}, lane {})", word, half ? "high" : "low",
-                       word / kTcWordsPerBlock, word % kTcWordsPerBlock);
+    const auto per_block = static_cast<size_t>(tc_words_per_block()), halves = static_cast<size_t>(tc_halves());
+    const size_t block = word / per_block, lane = word % per_block / halves;
+    const std::string place = halves == 1 ? fmt::format("block {}, lane {}", block, lane)
+                                          : fmt::format("block {}, lane {}, word {}", block, lane, word % halves);
+    if (code_.dtype == DType::kTf32) return fmt::format("spmmc_tc_a[{}] ({})", word, place);
+    return fmt::format("spmmc_tc_a[{}], {} half ({})", word, half ? "high" : "low", place);
   }
 
   // The bits of a value as the file holds them, for messages: 0x3c00 (16-bit), 0x3f800000 (tf32).
@@ -526,7 +548,7 @@ class Comparison {
 
   // One value of A the tensor-core arrays hold: A(row, col) = value, at spmmc_tc_a[word]'s half.
   struct TcEntry {
-    int64_t g = 0;    // the window's row slot
+    int64_t g = 0;    // the window's row slot (0 .. spmmc_tc_rows - 1)
     int64_t col = 0;
     float value = 0.0f;
     uint32_t bits = 0;
@@ -565,17 +587,64 @@ class Comparison {
                          *cols > kTcColsPerWarp ? "never computed" : "computed twice"));
   }
 
-  // The arrays' sizes agree with each other and with spmmc_tc_windows, and spmmc_tc_window_block
-  // splits the blocks into the windows in order. False (after one report) where they do not: the
-  // arrays cannot then be read as windows of blocks.
+  // The windows' height, spmmc_tc_rows (every tensor-core file has it): 8, or 16 in fp16 and bf16
+  // (two m16n8k8 MMAs of 8 rows per block, each with its word of spmmc_tc_a per lane); tf32's
+  // m16n8k4 kernel has windows of 8. Where the file has spmmc_tc_halves (the fp16 and bf16 kernel's
+  // words per lane and block, which it indexes spmmc_tc_a by) it is spmmc_tc_rows / 8. Sets tc_rows_;
+  // false (after a report) where the arrays cannot be read by it.
+  bool check_tc_rows() {
+    const TensorCorePath& tc = code_.tc;
+    const bool tf32 = code_.dtype == DType::kTf32;
+    if (!tc.rows.found) {
+      report(whole_file(), "no spmmc_tc_rows (the rows of A per window of the tensor-core family, 8 or 16) in the code");
+      return false;
+    }
+    if (!tc.rows.field.value) {
+      report(tc.rows.where, "cannot evaluate spmmc_tc_rows");
+      return false;
+    }
+    const int64_t rows = *tc.rows.field.value;
+    if (!tc_rows_constant()) {
+      report(tc.rows.field.where,
+             tf32 ? fmt::format("spmmc_tc_rows is {}, but the tf32 kernel's windows have 8 rows (one m16n8k4 MMA per block: "
+                                "its N, a word of spmmc_tc_a per lane)",
+                                rows)
+                  : fmt::format("spmmc_tc_rows is {}, but a window of the tensor-core kernel has 8 or 16 rows (one or two "
+                                "m16n8k8 MMAs of 8 rows per block, a word of spmmc_tc_a per lane each)",
+                                rows));
+      return false;
+    }
+    tc_rows_ = rows;
+    out_.tc_rows = rows;
+    if (tc.halves.found) {
+      if (!tc.halves.field.value) {
+        report(tc.halves.where, "cannot evaluate spmmc_tc_halves");
+        return false;
+      }
+      const int64_t halves = *tc.halves.field.value;
+      if (halves != tc_halves()) {
+        report(tc.halves.field.where,
+               fmt::format("spmmc_tc_halves is {}, but windows of spmmc_tc_rows = {} rows have {} halves of 8 rows (an MMA "
+                           "and a word of spmmc_tc_a per lane each): the tensor-core kernel would read spmmc_tc_a as {} "
+                           "words per block, not {}",
+                           halves, rows, tc_halves(), kTcWordsPerBlock * halves, tc_words_per_block()));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The arrays' sizes agree with each other, with spmmc_tc_windows and spmmc_tc_rows, and
+  // spmmc_tc_window_block splits the blocks into the windows in order. False (after one report)
+  // where they do not: the arrays cannot then be read as windows of blocks.
   bool check_tc_shape() {
     const TensorCorePath& tc = code_.tc;
     bool found = true;
     const std::pair<const IntegerArray*, std::pair<const char*, const char*>> arrays[] = {
         {&tc.window_block, {"spmmc_tc_window_block", "the first block of each window"}},
-        {&tc.window_rows, {"spmmc_tc_window_rows", "the 8 rows of each window"}},
-        {&tc.cols, {"spmmc_tc_cols", "the columns of each block's 8 x 1 vectors"}},
-        {&tc.a, {"spmmc_tc_a", "A's values, 32 words per block"}}};
+        {&tc.window_rows, {"spmmc_tc_window_rows", "the spmmc_tc_rows rows of each window"}},
+        {&tc.cols, {"spmmc_tc_cols", "the columns of each block's vectors"}},
+        {&tc.a, {"spmmc_tc_a", "A's values, 32 words per block and 8 rows of a window"}}};
     for (const auto& [array, what] : arrays)
       if (!array->found) {
         report(whole_file(), fmt::format("no {} ({} of the tensor-core family) in the code", what.first, what.second));
@@ -588,7 +657,7 @@ class Comparison {
       report(tc.windows.where, "cannot evaluate spmmc_tc_windows");
       found = false;
     }
-    if (!found) return false;
+    if (!found || !check_tc_rows()) return false;
     const std::vector<int64_t>& first = tc.window_block.values;
     if (first.size() < 2) {
       report(tc.window_block.where, fmt::format("spmmc_tc_window_block has {} element{}, but a window needs two (its "
@@ -606,26 +675,30 @@ class Comparison {
                                                            : "read past the end of the windows' arrays"));
       return false;
     }
-    if (static_cast<int64_t>(tc.window_rows.values.size()) != kTcWindowRows * windows) {
-      report(tc.window_rows.where, fmt::format("spmmc_tc_window_rows has {} elements, but {} windows of 8 rows need {}",
-                                               tc.window_rows.values.size(), windows, kTcWindowRows * windows));
+    if (static_cast<int64_t>(tc.window_rows.values.size()) != tc_rows_ * windows) {
+      report(tc.window_rows.where, fmt::format("spmmc_tc_window_rows has {} elements, but {} windows of spmmc_tc_rows = {} "
+                                               "rows need {}",
+                                               tc.window_rows.values.size(), windows, tc_rows_, tc_rows_ * windows));
       return false;
     }
     const int64_t k = tc_block_vectors();
     if (tc.cols.values.size() % static_cast<size_t>(k) != 0) {
       report(tc.cols.where,
              tc.cols_are_pairs
-                 ? fmt::format("spmmc_tc_cols has {} pairs, not 4 per block (8 columns: one per 8 x 1 vector)",
-                               tc.cols.values.size() / 2)
+                 ? fmt::format("spmmc_tc_cols has {} pairs, not 4 per block (8 columns: one per {} x 1 vector)",
+                               tc.cols.values.size() / 2, tc_rows_)
                  : fmt::format("spmmc_tc_cols has {} elements, not 4 per block (one per 8 x 1 vector of the m16n8k4 MMA)",
                                tc.cols.values.size()));
       return false;
     }
     const int64_t blocks = static_cast<int64_t>(tc.cols.values.size()) / k;
-    if (static_cast<int64_t>(tc.a.values.size()) != kTcWordsPerBlock * blocks) {
-      report(tc.a.where, fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} (32 words "
-                                     "per block, one per lane)",
-                                     tc.a.values.size(), blocks, kTcWordsPerBlock * blocks));
+    if (static_cast<int64_t>(tc.a.values.size()) != tc_words_per_block() * blocks) {
+      report(tc.a.where, fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} ({})",
+                                     tc.a.values.size(), blocks, tc_words_per_block() * blocks,
+                                     tc_halves() == 1 ? std::string("32 words per block, one per lane")
+                                                      : fmt::format("{} words per block, {} per lane: one per 8 rows of "
+                                                                    "the windows of spmmc_tc_rows = {}",
+                                                                    tc_words_per_block(), tc_halves(), tc_rows_)));
       return false;
     }
     for (size_t w = 0; w < first.size(); ++w) {
@@ -651,12 +724,15 @@ class Comparison {
   // spmmc_tc_chunk_rows rows of B covering them, blocks of 32 threads per window, and
   // spmmc_tc_chunk_block splitting each window's blocks by chunk, every vector of a block within its
   // chunk's rows (the kernel reads the block's rows of B from the chunk's copy in shared memory: a
-  // column outside it would read another row of B, or past the copy).
+  // column outside it would read another row of B, or past the copy), and no window with more
+  // blocks in a chunk than spmmc_tc_chunk_blocks (the kernel's buffers of a window's words of A and
+  // offsets for a chunk hold that many).
   void check_tc_chunks() {
     const TensorCorePath& tc = code_.tc;
     const std::pair<const IntegerConstant*, const char*> constants[] = {{&tc.k, "spmmc_tc_k"},
                                                                         {&tc.chunk_rows, "spmmc_tc_chunk_rows"},
                                                                         {&tc.chunks, "spmmc_tc_chunks"},
+                                                                        {&tc.chunk_blocks, "spmmc_tc_chunk_blocks"},
                                                                         {&tc.staged_warps, "spmmc_tc_staged_warps"},
                                                                         {&tc.staged_threads, "spmmc_tc_staged_threads"},
                                                                         {&tc.keyed, "spmmc_tc_keyed"}};
@@ -693,6 +769,21 @@ class Comparison {
       report(tc.chunks.field.where, fmt::format("spmmc_tc_chunks is {}, but {} columns in chunks of spmmc_tc_chunk_rows = {} "
                                                 "rows make {}",
                                                 chunks, k, rows, rows < 1 ? 0 : (k + rows - 1) / rows));
+      return;
+    }
+    // A window's vectors in a chunk are distinct rows of it, 8 to a block: at most ceil(rows / 8)
+    // blocks (the template's static_assert), and the buffers hold at least one.
+    const int64_t chunk_blocks = *tc.chunk_blocks.field.value, most_blocks = (rows + 7) / 8;
+    if (chunk_blocks < 1 || chunk_blocks > most_blocks) {
+      report(tc.chunk_blocks.field.where,
+             chunk_blocks < 1
+                 ? fmt::format("spmmc_tc_chunk_blocks is {}, but the staged kernel's buffers of a window's words of A and "
+                               "offsets for a chunk hold spmmc_tc_chunk_blocks blocks, at least one",
+                               chunk_blocks)
+                 : fmt::format("spmmc_tc_chunk_blocks is {}, but a window has at most {} blocks in a chunk of "
+                               "spmmc_tc_chunk_rows = {} rows (its vectors there are distinct rows of the chunk, 8 to a "
+                               "block)",
+                               chunk_blocks, most_blocks, rows));
       return;
     }
     if (warps < 1 || threads != 32 * warps) {
@@ -774,6 +865,15 @@ class Comparison {
                              j + 1, at[j + 1], at[j], blocks));
           return;
         }
+        if (at[j + 1] - at[j] > chunk_blocks) {
+          report(tc.chunk_blocks.field.where,
+                 fmt::format("spmmc_tc_chunk_blocks is {}, but window {} has {} blocks in chunk {} (blocks {} to {}: "
+                             "spmmc_tc_chunk_block[{}] .. [{}]): the staged kernel copies a window's words of A and "
+                             "offsets for a chunk into shared-memory buffers of spmmc_tc_chunk_blocks blocks, and this "
+                             "copy would overflow them",
+                             chunk_blocks, w, at[j + 1] - at[j], c, at[j], at[j + 1] - 1, j, j + 1));
+          return;
+        }
         for (int64_t b = at[j]; b < at[j + 1]; ++b)
           for (int64_t v = 0; v < per; ++v) {
             const size_t i = static_cast<size_t>(b * per + v);
@@ -828,25 +928,26 @@ class Comparison {
     // The rows: each of A's exactly once, -1 for none.
     std::vector<int64_t> slot_of(static_cast<size_t>(w_.rows), -1);  // the element of spmmc_tc_window_rows
     std::vector<bool> valid_slot(rows.size(), false);
+    const int64_t height = tc_rows_, halves = tc_halves(), per_block = tc_words_per_block();
     for (size_t i = 0; i < rows.size(); ++i) {
-      const int64_t r = rows[i], w = static_cast<int64_t>(i) / kTcWindowRows;
+      const int64_t r = rows[i], w = static_cast<int64_t>(i) / height;
       if (r == -1) continue;
       if (r < 0 || r >= w_.rows) {
         report(element_at(tc.window_rows, i),
                fmt::format("spmmc_tc_window_rows[{}] (row {} of window {}) is {}, but {} has rows 0 to {} (-1: none)", i,
-                           static_cast<int64_t>(i) % kTcWindowRows, w, r, weights, w_.rows - 1));
+                           static_cast<int64_t>(i) % height, w, r, weights, w_.rows - 1));
         continue;
       }
       const int64_t before = slot_of[static_cast<size_t>(r)];
       if (before >= 0) {
         report(element_at(tc.window_rows, i),
-               before / kTcWindowRows == w
+               before / height == w
                    ? fmt::format("spmmc_tc_window_rows[{}] is row {} again in window {} (also element {}): the "
                                  "tensor-core kernel would store two rows of its output to row {} of C",
                                  i, r, w, before, r)
                    : fmt::format("spmmc_tc_window_rows[{}] (window {}) is row {} again (also element {}, window {}): the "
                                  "tensor-core kernel would write row {} of C twice",
-                                 i, w, r, before, before / kTcWindowRows, r));
+                                 i, w, r, before, before / height, r));
         continue;
       }
       slot_of[static_cast<size_t>(r)] = static_cast<int64_t>(i);
@@ -879,8 +980,9 @@ class Comparison {
                              cols_element(v), j, b, w, cols[v], w_.cols, w_.cols, weights));
         }
 
-    // The values, vector by vector: lane 4g + t's word holds vectors 2t (low half) and 2t + 1 (high
-    // half) for the window's row g; in tf32 vector t, the whole word a float's bits.
+    // The values, vector by vector: lane 4g + t's word h (of H = spmmc_tc_rows / 8, at
+    // 32 H b + H (4g + t) + h) holds vectors 2t (low half) and 2t + 1 (high half) for the window's
+    // row 8h + g; in tf32 (H = 1) vector t, the whole word a float's bits.
     std::vector<std::vector<TcEntry>> by_row(static_cast<size_t>(w_.rows));
     for (int64_t w = 0; w < windows; ++w) {
       // Column -> the window's first vector with a non-zero value for it, and the row slots that
@@ -891,8 +993,9 @@ class Comparison {
           const size_t v = static_cast<size_t>(b * k + j);
           const int half = tf32 ? 0 : static_cast<int>(j % 2);
           std::vector<TcEntry> values;  // the vector's non-zero values
-          for (int64_t g = 0; g < kTcWindowRows; ++g) {
-            const size_t word = static_cast<size_t>(b * kTcWordsPerBlock + 4 * g + (tf32 ? j : j / 2));
+          for (int64_t g = 0; g < height; ++g) {
+            const int64_t lane = 4 * (g % kTcHalfRows) + (tf32 ? j : j / 2);
+            const size_t word = static_cast<size_t>(b * per_block + halves * lane + g / kTcHalfRows);
             const auto whole = static_cast<uint32_t>(static_cast<uint64_t>(tc.a.values[word]));
             const uint32_t bits = tf32 ? whole : (whole >> (16 * half)) & 0xffffu;
             const float value = tf32 ? float_of(bits) : half_value(bits, code_.dtype);
@@ -923,7 +1026,7 @@ class Comparison {
                                    : std::string()));
           }
           for (const TcEntry& e : values) {
-            const size_t slot = static_cast<size_t>(w * kTcWindowRows + e.g);
+            const size_t slot = static_cast<size_t>(w * height + e.g);
             if (held >> e.g & 1u) continue;  // summed twice: reported above
             held |= 1u << e.g;
             if (rows[slot] == -1) {
@@ -947,7 +1050,7 @@ class Comparison {
       const int64_t before = out_.total_differences;
       std::vector<TcEntry>& entries = by_row[static_cast<size_t>(r)];
       out_.code_nnz += static_cast<int64_t>(entries.size());
-      const int64_t w = slot / kTcWindowRows;
+      const int64_t w = slot / height;
       const CodeLocation row_at = element_at(tc.window_rows, static_cast<size_t>(slot));
       if (first[static_cast<size_t>(w)] == first[static_cast<size_t>(w) + 1] && w_.row_length(r) > 0) {
         report(row_at, fmt::format("row {} of A has {} non-zeros in {}, but its window {} (spmmc_tc_window_rows[{}]) has no "
@@ -1263,6 +1366,7 @@ class Comparison {
   const CompareOptions& options_;
   WeightsComparison& out_;
   int64_t lanes_ = 1;  // V: the thread's columns
+  int64_t tc_rows_ = kTcHalfRows;  // the tensor-core family's rows per window (spmmc_tc_rows, once checked)
   size_t sha_difference_ = std::numeric_limits<size_t>::max();  // its index in out_.differences
 };
 

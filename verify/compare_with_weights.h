@@ -10,9 +10,11 @@
 // size, V) covering the columns of C; the generic path's CSR arrays equal to the weights; and the
 // info object's m, k, nnz, m1, n1, cols_per_thread, a_tiles, name and weights SHA-256
 // (compiler/common/sha256.h) agreeing with the matrix and the code. For the tensor-core family
-// (EmittedKernelAnalysis::tensor_core), A rebuilt from its windows, blocks, columns and values
-// (each value decoded from its 16 bits as the dtype's) against the weights, every row of A in
-// exactly one window, and the generic path's arrays and the info object as above.
+// (EmittedKernelAnalysis::tensor_core), A rebuilt from its windows (of spmmc_tc_rows rows: 8 or 16),
+// blocks, columns and values (each value decoded from its 16 bits as the dtype's) against the
+// weights, every row of A in exactly one window, the staged form's chunks (every block in its
+// chunk's rows, no window with more blocks in a chunk than spmmc_tc_chunk_blocks), and the generic
+// path's arrays and the info object as above.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +43,9 @@ struct WeightsComparison {
   int64_t code_nnz = 0;           // products the code sums into stored rows (each row's lowest stored lane once)
   int64_t rows_written = 0;       // rows of C stored at least once (in some lane)
   // The tensor-core family, as rebuilt from its arrays: windows (spmmc_tc_window_block), blocks,
-  // 8 x 1 vectors with a non-zero value and padding vectors (all values zero).
-  int64_t tc_windows = 0, tc_blocks = 0, tc_vectors = 0, tc_padding = 0;
+  // vectors (tc_rows x 1) with a non-zero value and padding vectors (all values zero); tc_rows is
+  // spmmc_tc_rows, the rows per window (8 or 16; 0 where it is missing or not one of those).
+  int64_t tc_windows = 0, tc_blocks = 0, tc_vectors = 0, tc_padding = 0, tc_rows = 0;
 };
 
 // Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no

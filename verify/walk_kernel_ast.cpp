@@ -330,7 +330,7 @@ class KernelWalker {
       if (m.opcode != want)
         out_.errors.push_back(
             {m.where, fmt::format("the MMA in {} is '{}', but {}: expected '{}' (spmmc_tc_a holds A's values as {} bits, "
-                                  "8 x 1 vectors {} to a block (the {} shape), summed in float32)",
+                                  "vectors {} to a block (the {} shape), summed in float32)",
                                   m.function, m.opcode, dtype_origin_, want, dtype_info_name(out_.dtype), tf32 ? 4 : 8,
                                   tf32 ? "m16n8k4" : "m16n8k8")});
     constexpr const char* kRoundToTf32 = "cvt.rna.tf32.f32";
@@ -885,12 +885,15 @@ class KernelWalker {
   void read_tensor_core_path(const std::vector<clang::VarDecl*>& variables) {
     TensorCorePath& tc = out_.tc;
     const std::map<std::string, IntegerConstant*> constants = {{"spmmc_tc_windows", &tc.windows},
+                                                               {"spmmc_tc_rows", &tc.rows},
+                                                               {"spmmc_tc_halves", &tc.halves},
                                                                {"spmmc_tc_warps", &tc.warps},
                                                                {"spmmc_tc_threads", &tc.threads},
                                                                {"spmmc_tc_cols_per_warp", &tc.cols_per_warp},
                                                                {"spmmc_tc_k", &tc.k},
                                                                {"spmmc_tc_chunk_rows", &tc.chunk_rows},
                                                                {"spmmc_tc_chunks", &tc.chunks},
+                                                               {"spmmc_tc_chunk_blocks", &tc.chunk_blocks},
                                                                {"spmmc_tc_staged_warps", &tc.staged_warps},
                                                                {"spmmc_tc_staged_threads", &tc.staged_threads},
                                                                {"spmmc_tc_keyed", &tc.keyed}};

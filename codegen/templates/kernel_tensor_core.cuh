@@ -5,22 +5,23 @@
 // from its includer.
 /*@*/
 // The tensor-core family (FlashSparse's swap-and-transpose MMA, docs/design/precision.md). A's rows
-// are taken in windows of 8 (in the row order spmmc chose so that a window's rows share columns);
-// the non-empty columns of a window are its 8 x 1 vectors, 8 of them a block (ME-BCRS-like; the
-// last block of a window padded with zero vectors). The structure is fixed ahead of time: the
-// arrays below are constants of this file, A's values already in the order the lanes of a warp
-// hold them as an MMA operand.
+// are taken in windows of spmmc_tc_rows = 8 or 16 (in the row order spmmc chose so that a window's
+// rows share columns); the non-empty columns of a window are its vectors (8 x 1 or 16 x 1), 8 of
+// them a block (ME-BCRS-like; the last block of a window padded with zero vectors). The structure is
+// fixed ahead of time: the arrays below are constants of this file, A's values already in the order
+// the lanes of a warp hold them as MMA operands.
 //
-// One warp computes a window's 8 rows of C for 64 adjacent columns c0..c0+63. Per block it runs
-// four m16n8k8 MMAs (s = 0..3), D(16 x 8) += L(16 x 8) x R(8 x 8), with L = B^T (16 columns of B x
-// the block's 8 rows of B) and R = A^T (the block's 8 vectors x the window's 8 rows): the MMA's
+// One warp computes a window's rows of C for 64 adjacent columns c0..c0+63, in halves of 8 rows
+// (spmmc_tc_halves: 1 or 2). Per block and half h it runs four m16n8k8 MMAs (s = 0..3),
+// D(16 x 8) += L(16 x 8) x R(8 x 8), with L = B^T (16 columns of B x the block's 8 rows of B), the
+// same for both halves, and R = A^T (the block's 8 vectors x the half's 8 rows): the MMA's
 // row g (0..7) is column c0 + 8g + 2s of C and its row g + 8 column c0 + 8g + 2s + 1. So lane
 // l = 4g + t, which holds L's elements of rows g and g + 8 at k = 2t, 2t + 1, loads 16 bytes of
 // row cols[2t] and 16 bytes of row cols[2t + 1] of B at columns c0 + 8g .. c0 + 8g + 7 for all
 // four MMAs at once (a warp reads 128 contiguous bytes of each of the block's rows of B), and
 // shuffles the halves into the fragments with two byte permutations per MMA. D's lane l holds
-// rows 2t and 2t + 1 of the window at columns c0 + 8g + 2s and + 1: after the last block each
-// lane stores 16 bytes of each of its two rows. Sums in float32 on the tensor cores (the order
+// rows 2t and 2t + 1 of each half at columns c0 + 8g + 2s and + 1: after the last block each
+// lane stores 16 bytes of each of its rows. Sums in float32 on the tensor cores (the order
 // of their additions is the hardware's), rounded to spmmc_elem when stored.
 //
 // A block of spmmc_tc_warps warps takes that many consecutive windows (which share columns, so
@@ -28,17 +29,21 @@
 // groups of windows (looping where they exceed 65535). n must be a multiple of 8 and B and C
 // 16-byte aligned (the entry point takes the generic path otherwise).
 constexpr int spmmc_tc_windows = /*@WINDOWS*/1/*@*/;  // the windows with non-zeros, then those of the empty rows
+constexpr int spmmc_tc_rows = /*@ROWS*/8/*@*/;  // rows per window: 8 or 16
+constexpr int spmmc_tc_halves = spmmc_tc_rows / 8;  // MMAs per block and 16 columns (a word of A per lane each)
+static_assert(spmmc_tc_rows == 8 || spmmc_tc_rows == 16, "windows of 8 or 16 rows");
 constexpr int spmmc_tc_warps = 4;                       // windows per block
 constexpr int spmmc_tc_threads = 32 * spmmc_tc_warps;
 constexpr int spmmc_tc_cols_per_warp = 64;
 // Window w owns blocks spmmc_tc_window_block[w] .. spmmc_tc_window_block[w + 1] - 1 (none: rows of C that are zero).
 __device__ const int spmmc_tc_window_block[] = {/*@WINDOW_BLOCK*/0, 0/*@*/};
-// The 8 rows of C of each window (-1: none, in a window of fewer than 8 rows).
+// The spmmc_tc_rows rows of C of each window (-1: none, in a window of fewer rows).
 __device__ const int spmmc_tc_window_rows[] = {/*@WINDOW_ROWS*/0, -1, -1, -1, -1, -1, -1, -1/*@*/};
 // The row of B of each vector of each block, as 4 pairs per block (pair t: vectors 2t and 2t + 1).
 alignas(16) __device__ const int2 spmmc_tc_cols[] = {/*@COLS*/{0, 0}, {0, 0}, {0, 0}, {0, 0}/*@*/};
-// A's values, 32 words per block: lane 4g + t's word holds, as two elements of spmmc_elem (low half
-// first), the window's row g times vectors 2t and 2t + 1 (the m16n8k8 MMA's B fragment).
+// A's values, 32 spmmc_tc_halves words per block: lane 4g + t's word h (at 32 spmmc_tc_halves block +
+// spmmc_tc_halves lane + h) holds, as two elements of spmmc_elem (low half first), the window's row
+// 8h + g times vectors 2t and 2t + 1 (the B fragment of the m16n8k8 MMA of rows 8h .. 8h + 7).
 alignas(16) __device__ const unsigned spmmc_tc_a[] = {/*@A_BITS*/0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u,
     0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u/*@*/};
 
@@ -51,8 +56,9 @@ alignas(16) __device__ const unsigned spmmc_tc_a[] = {/*@A_BITS*/0u, 0u, 0u, 0u,
 // spmmc_tc_kernel runs).
 /*@STAGED_TABLES*/#define SPMMC_TC_STAGED 1
 constexpr int spmmc_tc_k = 8;             // A's columns: the rows of B
-constexpr int spmmc_tc_chunk_rows = 128;  // rows of B in shared memory at a time
+constexpr int spmmc_tc_chunk_rows = 64;  // rows of B in shared memory at a time
 constexpr int spmmc_tc_chunks = 1;
+constexpr int spmmc_tc_chunk_blocks = 8;  // a window's blocks in one chunk, at most
 constexpr int64_t spmmc_tc_staged_from_n = 64;  // the staged kernel from this n (its launch fills the target's SMs)
 constexpr int64_t spmmc_tc_staged_max_n = 16777215;  // and up to this n (a thread's offsets into a chunk of B are ints)
 __device__ const int spmmc_tc_chunk_block[] = {0, 0};
@@ -86,38 +92,46 @@ alignas(16) __device__ const unsigned short spmmc_tc_offsets[] = {0, 0, 0, 0, 0,
 #endif
 #define SPMMC_TC_MMA /*@MMA*/SPMMC_MMA_M16N8K8_F16/*@*/
 
-// What a lane needs of one block: its word of A's values and its 8 columns of the block's rows
-// cols[2t] (x) and cols[2t + 1] (y) of B (zero where its columns are past n).
+// What a lane needs of one block: its words of A's values (one per half) and its 8 columns of the
+// block's rows cols[2t] (x) and cols[2t + 1] (y) of B (zero where its columns are past n).
 struct spmmc_tc_operands {
-  unsigned a;
+  unsigned a[spmmc_tc_halves];
   uint4 x, y;
 };
 
 __device__ __forceinline__ spmmc_tc_operands spmmc_tc_load(const spmmc_elem* __restrict__ B, int64_t n, int64_t col, bool in,
                                                           int block, int lane) {
   spmmc_tc_operands o;
-  o.a = __ldg(&spmmc_tc_a[32 * block + lane]);
+  if constexpr (spmmc_tc_halves == 2) {
+    const uint2 w = __ldg(reinterpret_cast<const uint2*>(spmmc_tc_a) + 32 * block + lane);
+    o.a[0] = w.x;
+    o.a[1] = w.y;
+  } else {
+    o.a[0] = __ldg(&spmmc_tc_a[32 * block + lane]);
+  }
   const int2 k = __ldg(&spmmc_tc_cols[4 * block + (lane & 3)]);
   o.x = in ? __ldg(reinterpret_cast<const uint4*>(B + static_cast<int64_t>(k.x) * n + col)) : make_uint4(0u, 0u, 0u, 0u);
   o.y = in ? __ldg(reinterpret_cast<const uint4*>(B + static_cast<int64_t>(k.y) * n + col)) : make_uint4(0u, 0u, 0u, 0u);
   return o;
 }
 
-// The four MMAs of one block: MMA s takes word s of x and y (columns c0 + 8g + 2s, + 1 of rows
-// cols[2t], cols[2t + 1]); L's fragment is {x.lo, y.lo} (row g) and {x.hi, y.hi} (row g + 8).
-__device__ __forceinline__ void spmmc_tc_mma4(const spmmc_tc_operands& o, float (&acc)[4][4]) {
+// The MMAs of one block: MMA s of half h takes word s of x and y (columns c0 + 8g + 2s, + 1 of rows
+// cols[2t], cols[2t + 1]) and word h of A; L's fragment is {x.lo, y.lo} (row g) and {x.hi, y.hi} (row g + 8).
+__device__ __forceinline__ void spmmc_tc_mma4(const spmmc_tc_operands& o, float (&acc)[spmmc_tc_halves][4][4]) {
   const unsigned xs[4] = {o.x.x, o.x.y, o.x.z, o.x.w}, ys[4] = {o.y.x, o.y.y, o.y.z, o.y.w};
   for (int s = 0; s < 4; ++s) {
     const unsigned lo = __byte_perm(xs[s], ys[s], 0x5410), hi = __byte_perm(xs[s], ys[s], 0x7632);
-    SPMMC_TC_MMA(acc[s], lo, hi, o.a);
+    for (int h = 0; h < spmmc_tc_halves; ++h) SPMMC_TC_MMA(acc[h][s], lo, hi, o.a[h]);
   }
 }
 
-// A window's 8 rows of C at the lane's 8 columns from `col`, after its last block: lane 4g + t holds
-// rows 2t and 2t + 1 at columns c0 + 8g + 2s and + 1 (MMA s), 16 contiguous bytes of each.
-__device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64_t n, int64_t col, int w, int t,
+// Half h of a window's rows of C (rows 8h .. 8h + 7) at the lane's 8 columns from `col`, after its
+// last block: lane 4g + t holds the half's rows 2t and 2t + 1 at columns c0 + 8g + 2s and + 1 (MMA
+// s), 16 contiguous bytes of each.
+__device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64_t n, int64_t col, int w, int h, int t,
                                                const float (&acc)[4][4]) {
-  const int r0 = spmmc_tc_window_rows[8 * w + 2 * t], r1 = spmmc_tc_window_rows[8 * w + 2 * t + 1];
+  const int* const rows = spmmc_tc_window_rows + spmmc_tc_rows * w + 8 * h;
+  const int r0 = rows[2 * t], r1 = rows[2 * t + 1];
   if (r0 >= 0)
     *reinterpret_cast<uint4*>(C + static_cast<int64_t>(r0) * n + col) =
         make_uint4(spmmc_pack2(acc[0][0], acc[0][2]), spmmc_pack2(acc[1][0], acc[1][2]), spmmc_pack2(acc[2][0], acc[2][2]),
@@ -128,30 +142,72 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
                    spmmc_pack2(acc[3][1], acc[3][3]));
 }
 
+// Split K where the direct launch would leave the SMs short of warps (few windows, small n): below
+// spmmc_tc_split4_below_n each window is taken by 4 warps of a block, below spmmc_tc_split2_below_n
+// by 2, each on a contiguous share of the window's blocks, their sums added in shared memory in the
+// order of the shares (spmmc prints the thresholds from the target's SMs; 0: never; -DSPMMC_TC_SPLIT=P
+// forces P, the measurement knob of docs/benchmarks.md).
+constexpr int64_t spmmc_tc_split2_below_n = /*@SPLIT2_BELOW_N*/0/*@*/;
+constexpr int64_t spmmc_tc_split4_below_n = /*@SPLIT4_BELOW_N*/0/*@*/;
+__host__ __device__ __forceinline__ int spmmc_tc_parts(int64_t n) {
+#ifdef SPMMC_TC_SPLIT
+  static_cast<void>(n);
+  return SPMMC_TC_SPLIT;
+#else
+  return n < spmmc_tc_split4_below_n ? 4 : n < spmmc_tc_split2_below_n ? 2 : 1;
+#endif
+}
+#ifdef SPMMC_TC_SPLIT
+constexpr bool spmmc_tc_splits = true;
+#else
+constexpr bool spmmc_tc_splits = spmmc_tc_split2_below_n > 0 || spmmc_tc_split4_below_n > 0;
+#endif
+
 // [[maybe_unused]]: a file of the staged form launches spmmc_tc_staged_kernel instead.
 [[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_threads)
     spmmc_tc_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
+  // The shares of the other warps of a window, element [warp][16 h + 4 s + i][lane] (where the file splits).
+  __shared__ float partial[spmmc_tc_splits ? spmmc_tc_warps : 1][spmmc_tc_splits ? 16 * spmmc_tc_halves : 1][32];
+  const int lane = static_cast<int>(threadIdx.x) & 31, g = lane >> 2, t = lane & 3, warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t col = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp + 8 * g;  // this lane's 8 columns
   const bool in = col < n;  // n % 8 == 0: all 8 or none
-  const int step = static_cast<int>(gridDim.y) * spmmc_tc_warps;
-  // Every lane of a warp takes the same windows (the MMAs are warp-wide).
-  for (int w = static_cast<int>(blockIdx.y) * spmmc_tc_warps + static_cast<int>(threadIdx.x >> 5); w < spmmc_tc_windows;
-       w += step) {
-    float acc[4][4] = {};
-    const int end = spmmc_tc_window_block[w + 1];
-    int block = spmmc_tc_window_block[w];
-    if (block < end) {
-      // The next block's loads are issued before this block's MMAs, so two blocks' loads are in flight.
-      spmmc_tc_operands now = spmmc_tc_load(B, n, col, in, block, lane);
-      for (; block + 1 < end; ++block) {
-        const spmmc_tc_operands next = spmmc_tc_load(B, n, col, in, block + 1, lane);
+  // P warps per window (1, 2 or 4): a block takes spmmc_tc_warps / P windows, warp i share i % P of window i / P.
+  const int parts = spmmc_tc_parts(n), per_block = spmmc_tc_warps / parts, part = warp % parts;
+  const int groups = (spmmc_tc_windows + per_block - 1) / per_block;
+  // The whole block takes the same groups of windows (where it splits, it shares their barriers).
+  for (int group = static_cast<int>(blockIdx.y); group < groups; group += static_cast<int>(gridDim.y)) {
+    const int w = group * per_block + warp / parts;
+    float acc[spmmc_tc_halves][4][4] = {};
+    if (w < spmmc_tc_windows) {
+      const int first = spmmc_tc_window_block[w], count = spmmc_tc_window_block[w + 1] - first;
+      int block = first + static_cast<int>(static_cast<int64_t>(count) * part / parts);
+      const int end = first + static_cast<int>(static_cast<int64_t>(count) * (part + 1) / parts);
+      if (block < end) {
+        // The next block's loads are issued before this block's MMAs, so two blocks' loads are in flight.
+        spmmc_tc_operands now = spmmc_tc_load(B, n, col, in, block, lane);
+        for (; block + 1 < end; ++block) {
+          const spmmc_tc_operands next = spmmc_tc_load(B, n, col, in, block + 1, lane);
+          spmmc_tc_mma4(now, acc);
+          now = next;
+        }
         spmmc_tc_mma4(now, acc);
-        now = next;
       }
-      spmmc_tc_mma4(now, acc);
     }
-    if (in) spmmc_tc_store(C, n, col, w, t, acc);
+    if (spmmc_tc_splits && parts > 1) {
+      if (part > 0)
+        for (int h = 0; h < spmmc_tc_halves; ++h)
+          for (int s = 0; s < 4; ++s)
+            for (int i = 0; i < 4; ++i) partial[warp][16 * h + 4 * s + i][lane] = acc[h][s][i];
+      __syncthreads();
+      if (part == 0)
+        for (int q = 1; q < parts; ++q)
+          for (int h = 0; h < spmmc_tc_halves; ++h)
+            for (int s = 0; s < 4; ++s)
+              for (int i = 0; i < 4; ++i) acc[h][s][i] += partial[warp + q][16 * h + 4 * s + i][lane];
+      __syncthreads();
+    }
+    if (part == 0 && w < spmmc_tc_windows && in)
+      for (int h = 0; h < spmmc_tc_halves; ++h) spmmc_tc_store(C, n, col, w, h, t, acc[h]);
   }
 }
 
@@ -174,14 +230,29 @@ __device__ __forceinline__ void spmmc_tc_store(spmmc_elem* __restrict__ C, int64
 // fall in different banks. Every count and address that does not depend on the data is a constant
 // of the file or computed once per thread, and the copies advance pointers by a chunk
 // (docs/design/precision.md, *The staged kernel*).
+// Lane `lane`'s words of A of block `block` (from `words`, 32 spmmc_tc_halves per block).
+__device__ __forceinline__ void spmmc_tc_words(const unsigned* words, int block, int lane, unsigned (&a)[spmmc_tc_halves]) {
+  if constexpr (spmmc_tc_halves == 2) {
+    const uint2 w = reinterpret_cast<const uint2*>(words)[32 * block + lane];
+    a[0] = w.x;
+    a[1] = w.y;
+  } else {
+    a[0] = words[32 * block + lane];
+  }
+}
+
 constexpr int spmmc_tc_staged_warps = 8;
+// Resident blocks per SM the staged kernel is compiled for: 4 (64 registers) with windows of 8 rows,
+// 3 (85) with 16, whose 32 accumulators per lane spilled at 64 (docs/design/precision.md).
+constexpr int spmmc_tc_staged_blocks_per_sm = spmmc_tc_halves == 2 ? 3 : 4;
 constexpr int spmmc_tc_staged_threads = 32 * spmmc_tc_staged_warps;
 constexpr int spmmc_tc_chunk_pieces = spmmc_tc_chunk_rows * 8;  // 16-byte pieces of a chunk (64 columns: 8 per row)
 // The pieces of a chunk each thread copies (thread i: pieces i, i + spmmc_tc_staged_threads, ...).
 constexpr int spmmc_tc_copies = (spmmc_tc_chunk_pieces + spmmc_tc_staged_threads - 1) / spmmc_tc_staged_threads;
-// A window's blocks in one chunk, at most: its vectors there are distinct rows of the chunk.
-constexpr int spmmc_tc_chunk_blocks = (spmmc_tc_chunk_rows + 7) / 8;
-static_assert(spmmc_tc_chunk_blocks >= 8, "a warp's words of A of one chunk (1 KB and more) hold its 8 x 64 tile of C when it is stored");
+// A warp's buffer of words of A for one chunk, in 16-byte pieces (8 spmmc_tc_halves a block), and at
+// least 1 KB: after the last chunk it holds the warp's 8 x 64 tile of C (one half at a time) when it is stored.
+constexpr int spmmc_tc_word_pieces = 8 * spmmc_tc_halves * spmmc_tc_chunk_blocks > 64 ? 8 * spmmc_tc_halves * spmmc_tc_chunk_blocks : 64;
+static_assert(spmmc_tc_chunk_blocks <= (spmmc_tc_chunk_rows + 7) / 8, "a window's vectors in a chunk are distinct rows of it");
 
 // The copy of 16 bytes of global memory into shared memory, asynchronous (zero-filled where bytes
 // is 0), and the wait for this thread's copies (the tests' host emulation defines its own).
@@ -216,26 +287,28 @@ static_assert(spmmc_tc_chunk_blocks >= 8, "a warp's words of A of one chunk (1 K
 // is at that byte offset xor 16 q).
 __device__ __forceinline__ int spmmc_tc_piece(int row, int key, int q) { return 8 * row + (q ^ key); }
 
-// Stores a window's 8 rows of C at columns c0 .. c0 + 63 after its last block: lane 4g + t holds rows
+// Stores 8 rows of a window's C (half h: rows 8h .. 8h + 7) at columns c0 .. c0 + 63 after its last
+// block: lane 4g + t holds rows
 // 2t (acc[s][0], acc[s][2]) and 2t + 1 (acc[s][1], acc[s][3]) at columns c0 + 16 s + g and
 // c0 + 16 s + 8 + g. On sm_90, stmatrix.trans writes them to `tile` (1 KB of this warp's shared
 // memory, piece p of row i at 16 (8 i + (p ^ i))) as 8 rows of 64 contiguous elements, and each lane
 // stores 32 contiguous bytes of one row; before sm_90 (no stmatrix), each element is stored alone.
-__device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C, int64_t n, int64_t c0, int w, int lane,
-                                                      char* tile, const float (&acc)[4][4]) {
+__device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C, int64_t n, int64_t c0, int w, int h,
+                                                      int lane, char* tile, const float (&acc)[4][4]) {
+  const int* const rows = spmmc_tc_window_rows + spmmc_tc_rows * w + 8 * h;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #define SPMMC_TC_SCATTER_STORE 1
 #endif
 #ifdef SPMMC_TC_SCATTER_STORE
   static_cast<void>(tile);
   const int g = lane >> 2, t = lane & 3;
-  for (int h = 0; h < 2; ++h) {
-    const int r = spmmc_tc_window_rows[8 * w + 2 * t + h];
+  for (int e = 0; e < 2; ++e) {
+    const int r = rows[2 * t + e];
     if (r < 0) continue;
     spmmc_elem* const out = C + static_cast<int64_t>(r) * n + c0 + g;
     for (int s = 0; s < 4; ++s) {
-      if (c0 + 16 * s < n) spmmc_store_c1(out + 16 * s, acc[s][h]);
-      if (c0 + 16 * s + 8 < n) spmmc_store_c1(out + 16 * s + 8, acc[s][2 + h]);
+      if (c0 + 16 * s < n) spmmc_store_c1(out + 16 * s, acc[s][e]);
+      if (c0 + 16 * s + 8 < n) spmmc_store_c1(out + 16 * s + 8, acc[s][2 + e]);
     }
   }
 #else
@@ -251,7 +324,7 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
   SPMMC_STMATRIX_X4_TRANS(tile + 16 * (8 * i + ((4 + j) ^ i)), f + 4);
   __syncwarp();
   // Lane l: row l / 4 of the window, pieces 2 (l % 4) and 2 (l % 4) + 1.
-  const int row = lane >> 2, q = 2 * (lane & 3), r = spmmc_tc_window_rows[8 * w + row];
+  const int row = lane >> 2, q = 2 * (lane & 3), r = rows[row];
   const uint4 lo = *reinterpret_cast<const uint4*>(tile + 16 * (8 * row + (q ^ row))),
               hi = *reinterpret_cast<const uint4*>(tile + 16 * (8 * row + ((q + 1) ^ row)));
   if (r >= 0) {
@@ -263,11 +336,11 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
 #endif
 }
 
-[[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, 4)
+[[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_staged_threads, spmmc_tc_staged_blocks_per_sm)
     spmmc_tc_staged_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   alignas(128) __shared__ uint4 slab[2][spmmc_tc_chunk_pieces];
   // Each warp's words of A and offsets of its window's blocks in the chunk, copied with the chunk.
-  __shared__ uint4 words[2][spmmc_tc_staged_warps][8 * spmmc_tc_chunk_blocks];
+  __shared__ uint4 words[2][spmmc_tc_staged_warps][spmmc_tc_word_pieces];
   __shared__ uint4 offsets[2][spmmc_tc_staged_warps][spmmc_tc_chunk_blocks];
   const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x >> 5);
   const int64_t c0 = static_cast<int64_t>(blockIdx.x) * spmmc_tc_cols_per_warp;
@@ -317,16 +390,17 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
       }
       chunk += static_cast<int64_t>(spmmc_tc_chunk_rows) * n;
       if (computes) {
-        // The window's words of A (8 pieces a block) and offsets (one piece a block) of blocks first ..
-        // end - 1 (at most spmmc_tc_chunk_blocks).
-        const uint4* const a = reinterpret_cast<const uint4*>(spmmc_tc_a) + 8 * first + lane;
-        for (int q = 0; q < (8 * spmmc_tc_chunk_blocks + 31) / 32; ++q)
-          if (lane + 32 * q < 8 * (end - first)) SPMMC_CP_ASYNC_16(&words[c & 1][warp][lane + 32 * q], a + 32 * q, 16u);
+        // The window's words of A (8 spmmc_tc_halves pieces a block) and offsets (one piece a block) of
+        // blocks first .. end - 1 (at most spmmc_tc_chunk_blocks).
+        const uint4* const a = reinterpret_cast<const uint4*>(spmmc_tc_a) + 8 * spmmc_tc_halves * first + lane;
+        for (int q = 0; q < (8 * spmmc_tc_halves * spmmc_tc_chunk_blocks + 31) / 32; ++q)
+          if (lane + 32 * q < 8 * spmmc_tc_halves * (end - first))
+            SPMMC_CP_ASYNC_16(&words[c & 1][warp][lane + 32 * q], a + 32 * q, 16u);
         if (lane < end - first)
           SPMMC_CP_ASYNC_16(&offsets[c & 1][warp][lane], reinterpret_cast<const uint4*>(spmmc_tc_offsets) + first + lane, 16u);
       }
     };
-    float acc[4][4] = {};
+    float acc[spmmc_tc_halves][4][4] = {};
     stage(0, e0, e1);
     SPMMC_CP_ASYNC_WAIT_ALL();
     __syncthreads();
@@ -339,11 +413,14 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
         // A block's piece: the offsets of its vectors 0..7 (vector j's row r of the chunk at 16 (8 r + key)).
         const unsigned short* const k = reinterpret_cast<const unsigned short*>(offsets[c & 1][warp]);
         for (int j = 0; j < e1 - e0; ++j) {
-          const unsigned word = a[32 * j + lane], at = k[8 * j + (lane & 7)];
+          unsigned word[spmmc_tc_halves];
+          spmmc_tc_words(a, j, lane, word);
+          const unsigned at = k[8 * j + (lane & 7)];
           unsigned l[8];
           SPMMC_LDMATRIX_X4_TRANS(l, rows + (at ^ piece0));
           SPMMC_LDMATRIX_X4_TRANS(l + 4, rows + (at ^ piece1));
-          for (int s = 0; s < 4; ++s) SPMMC_TC_MMA(acc[s], l[2 * s], l[2 * s + 1], word);
+          for (int h = 0; h < spmmc_tc_halves; ++h)
+            for (int s = 0; s < 4; ++s) SPMMC_TC_MMA(acc[h][s], l[2 * s], l[2 * s + 1], word[h]);
         }
       }
       e0 = e1;
@@ -352,7 +429,9 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
       SPMMC_CP_ASYNC_WAIT_ALL();
       __syncthreads();
     }
-    if (computes) spmmc_tc_staged_store(C, n, c0, w, lane, reinterpret_cast<char*>(words[1][warp]), acc);
+    if (computes)
+      for (int h = 0; h < spmmc_tc_halves; ++h)
+        spmmc_tc_staged_store(C, n, c0, w, h, lane, reinterpret_cast<char*>(words[1][warp]), acc[h]);
   }
 }
 #endif
@@ -371,7 +450,7 @@ cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
                             0, stream);
   }
 #endif
-  const int64_t y = (spmmc_tc_windows + spmmc_tc_warps - 1) / spmmc_tc_warps;
+  const int64_t per_block = spmmc_tc_warps / spmmc_tc_parts(n), y = (spmmc_tc_windows + per_block - 1) / per_block;
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_tc_kernel), grid, dim3(spmmc_tc_threads), args, 0, stream);
 }

@@ -29,6 +29,8 @@
 // windows (looping where they exceed 65535). n must be a multiple of 8 and B and C 16-byte aligned
 // (the entry point takes the generic path otherwise).
 constexpr int spmmc_tc_windows = /*@WINDOWS*/1/*@*/;  // the windows with non-zeros, then those of the empty rows
+constexpr int spmmc_tc_rows = 8;                        // rows per window (always 8 in tf32)
+static_assert(spmmc_tc_rows == 8, "the m16n8k4 kernel's windows have 8 rows (one MMA's N)");
 constexpr int spmmc_tc_warps = 4;                       // windows per block
 constexpr int spmmc_tc_threads = 32 * spmmc_tc_warps;
 constexpr int spmmc_tc_cols_per_warp = 64;

@@ -8,7 +8,7 @@
 namespace spmmc {
 namespace {
 
-constexpr int32_t kWindowRows = 8;  // the n = 8 of the swapped MMA: rows of A per window
+constexpr int32_t kMaxWindowRows = 16;  // two of the swapped MMA's n = 8 (rows of A per window)
 // The staged kernel's keys are used where they spare conflicts in this fraction of the blocks: on 12
 // layers the keys ran 0.97-0.98x the residues at sparsity 0.5 (two more loads a chunk for each thread)
 // and 1.04-1.10x at 0.8 and above (docs/design/precision.md).
@@ -21,7 +21,7 @@ float value_at(const Csr& a, int32_t row, int32_t col) {
   return it != last && *it == col ? a.values[static_cast<size_t>(it - a.col_idx.begin())] : 0.0f;
 }
 
-// A window's non-empty columns (its 8 x 1 vectors), ascending.
+// A window's non-empty columns (its vectors), ascending.
 std::vector<int32_t> window_columns(const Csr& a, const RowTiling& tiling, int32_t t) {
   std::vector<int32_t> cols;
   for (int32_t i = tiling.tile_ptr[static_cast<size_t>(t)]; i < tiling.tile_ptr[static_cast<size_t>(t) + 1]; ++i) {
@@ -138,19 +138,22 @@ std::vector<int32_t> spread_keys(const std::vector<int32_t>& cols, int32_t chunk
 VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t k, int32_t chunk_rows,
                                  int32_t group_windows) {
   SPMMC_CHECK(k == 8 || k == 4, "a block holds 8 (FP16/BF16) or 4 (TF32) vectors");
-  SPMMC_CHECK(tiling.m1 == kWindowRows, "the windows are tiles of 8 rows");
+  SPMMC_CHECK(tiling.m1 == 8 || (tiling.m1 == kMaxWindowRows && k == 8),
+              "the windows are tiles of 8 rows, or of 16 with blocks of 8 vectors");
   SPMMC_CHECK(chunk_rows == 0 || (k == 8 && chunk_rows % 8 == 0 && chunk_rows > 0 && group_windows > 0),
               "chunks of B (the staged kernel) are a positive multiple of 8 rows, with blocks of 8 vectors");
   VectorBlocks out;
   out.k = k;
+  out.rows = tiling.m1;
   out.chunk_rows = chunk_rows;
   out.chunks = chunk_rows > 0 ? (a.cols + chunk_rows - 1) / chunk_rows : 0;
   out.window_block.push_back(0);
-  const int32_t per_block = 8 * k;  // values of one block: 8 rows x k vectors
+  const int32_t window_rows = tiling.m1, words = window_rows / 8;  // words per lane and block (k = 8)
+  const int32_t per_block = window_rows * k;  // values of one block: the window's rows x k vectors
   std::vector<int32_t> group;
   // The blocks of one group of vectors (a window's, or its vectors in one chunk), the last padded
   // with the group's first column and zero values; a vector -1 - c is padding too, at column c.
-  const auto add_blocks = [&](const int32_t (&rows)[kWindowRows], const std::vector<int32_t>& vecs) {
+  const auto add_blocks = [&](const int32_t (&rows)[kMaxWindowRows], const std::vector<int32_t>& vecs) {
     const auto blocks = static_cast<int32_t>((vecs.size() + static_cast<size_t>(k) - 1) / static_cast<size_t>(k));
     for (int32_t b = 0; b < blocks; ++b) {
       const size_t base = out.values.size();
@@ -162,11 +165,12 @@ VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t 
         const int32_t col = v >= vecs.size() ? vecs.front() : vecs[v] < 0 ? -1 - vecs[v] : vecs[v];
         out.block_cols.push_back(col);
         if (padding) continue;  // zero values
-        for (int32_t g = 0; g < kWindowRows; ++g) {
-          if (rows[g] < 0) continue;
-          const float w = value_at(a, rows[g], col);
-          // Lane 4g + t holds vectors 2t, 2t + 1 (k = 8) or vector t (k = 4) of row g.
-          const size_t at = k == 8 ? static_cast<size_t>(2 * (4 * g + j / 2) + j % 2) : static_cast<size_t>(4 * g + j);
+        for (int32_t r = 0; r < window_rows; ++r) {
+          if (rows[r] < 0) continue;
+          const float w = value_at(a, rows[r], col);
+          // Lane 4g + t holds vectors 2t, 2t + 1 (k = 8) of row 8h + g in its word h, or vector t (k = 4) of row g.
+          const int32_t g = r % 8, h = r / 8;
+          const size_t at = k == 8 ? static_cast<size_t>(2 * (words * (4 * g + j / 2) + h) + j % 2) : static_cast<size_t>(4 * g + j);
           out.values[base + at] = w;
         }
       }
@@ -208,10 +212,10 @@ VectorBlocks build_vector_blocks(const Csr& a, const RowTiling& tiling, int32_t 
   }
   for (int32_t t = 0; t < windows; ++t) {
     const int32_t first = tiling.tile_ptr[static_cast<size_t>(t)], count = tiling.tile_ptr[static_cast<size_t>(t) + 1] - first;
-    SPMMC_CHECK(count >= 1 && count <= kWindowRows, "a window has 1 to 8 rows");
-    int32_t rows[kWindowRows];
-    for (int32_t i = 0; i < kWindowRows; ++i) rows[i] = i < count ? tiling.rows[static_cast<size_t>(first + i)] : -1;
-    out.window_rows.insert(out.window_rows.end(), rows, rows + kWindowRows);
+    SPMMC_CHECK(count >= 1 && count <= window_rows, "a window has 1 to M1 rows");
+    int32_t rows[kMaxWindowRows];
+    for (int32_t i = 0; i < kMaxWindowRows; ++i) rows[i] = i < count ? tiling.rows[static_cast<size_t>(first + i)] : -1;
+    out.window_rows.insert(out.window_rows.end(), rows, rows + window_rows);
     const std::vector<int32_t>& cols = columns[static_cast<size_t>(t)];
     out.vectors += static_cast<int64_t>(cols.size());
     if (chunk_rows == 0) {

@@ -19,7 +19,8 @@ namespace spmmc {
 
 struct VectorBlocks {
   int32_t k = 8;                      // vectors per block: 8 or 4
-  std::vector<int32_t> window_rows;   // 8 per window: the rows of C it computes (-1: none, past the last row)
+  int32_t rows = 8;                   // rows per window: 8 or 16 (k = 8 only)
+  std::vector<int32_t> window_rows;   // `rows` per window: the rows of C it computes (-1: none, past the last row)
   std::vector<int32_t> window_block;  // windows + 1: window w owns blocks [window_block[w], window_block[w + 1])
   std::vector<int32_t> block_cols;    // k per block: the column of A (row of B) of each vector
   // With chunk_rows > 0 (the staged kernel): chunks = ceil(A's columns / chunk_rows) per window, and
@@ -36,12 +37,13 @@ struct VectorBlocks {
   int32_t group_windows = 0;
   std::vector<uint8_t> keys;
   bool keyed = false;  // false: every key is its row's residue mod 8 (the keys would spare little)
-  // 64 values per block for k = 8 (32 for k = 4), lane-major: for k = 8, lane l = 4 g + t holds
-  // A^T[2t][g], A^T[2t + 1][g] at values[64 b + 2 l], [64 b + 2 l + 1], i.e. row g of the window
-  // times the vectors 2t and 2t + 1 (m16n8k8's B fragment: b0 = {B[2t][g], B[2t+1][g]});
-  // for k = 4, lane l holds A^T[t][g] at values[32 b + l] (m16n8k4's b0 = B[t][g]).
+  // rows * k values per block, lane-major: for k = 8, with H = rows / 8 words per lane, lane
+  // l = 4 g + t's word h (0 .. H - 1) is values[8 rows b + 2 (H l + h)] and [... + 1]: row 8 h + g of
+  // the window times the vectors 2t and 2t + 1 (the B fragment of the m16n8k8 MMA of rows 8h .. 8h + 7:
+  // b0 = {B[2t][g], B[2t+1][g]}); for k = 4 (rows = 8), lane l holds A^T[t][g] at values[32 b + l]
+  // (m16n8k4's b0 = B[t][g]).
   std::vector<float> values;
-  int64_t vectors = 0;  // 8 x 1 vectors (non-empty columns of windows), padding excluded
+  int64_t vectors = 0;  // rows x 1 vectors (non-empty columns of windows), padding excluded
   int64_t padded = 0;   // padding vectors of the last blocks
 
   int32_t windows() const { return static_cast<int32_t>(window_block.size()) - 1; }
@@ -53,7 +55,7 @@ struct VectorBlocks {
   int32_t blocks() const { return static_cast<int32_t>(block_cols.size()) / k; }
 };
 
-// Builds the blocks of A for the windows of `tiling` (M1 = 8; its tiles in order, then its empty
+// Builds the blocks of A for the windows of `tiling` (M1 = 8, or 16 with k = 8; its tiles in order, then its empty
 // rows are not computed: their rows of C are zero and the kernel stores them separately). A
 // window's vectors are its non-empty columns in ascending order. With `chunk_rows` > 0 (a multiple
 // of 8; k = 8 only), for the staged kernel that holds chunk_rows rows of B at a time in shared

@@ -327,38 +327,98 @@ std::vector<int64_t> initializer_of(const std::string& text, const std::string& 
   return out;
 }
 
-// A with each row's entries in the order the tensor-core kernel of `cu` sums them: its window's
-// vectors in block order (the staged kernel's blocks take a chunk's vectors out of column order), a
-// padding vector (a column repeated in the window, of zeros) skipped.
-Csr tc_sum_order(const Csr& a, const std::string& cu) {
+// The constant `name` of `cu` ("constexpr int[64_t] name = V;"), or `otherwise` where the file has none.
+int64_t constant_of(const std::string& cu, const std::string& name, int64_t otherwise) {
+  for (const char* type : {"constexpr int ", "constexpr int64_t "}) {
+    const std::string declaration = type + name + " = ";
+    const size_t at = cu.find(declaration);
+    if (at != std::string::npos) return std::stoll(cu.substr(at + declaration.size()));
+  }
+  return otherwise;
+}
+
+// The words of an array of unsigned hex literals ("0x3c000000u, ..."), from `declaration` to its '}'.
+std::vector<uint32_t> words_of(const std::string& text, const std::string& declaration) {
+  const size_t start = text.find(declaration);
+  REQUIRE(start != std::string::npos);
+  std::vector<uint32_t> out;
+  for (size_t i = start + declaration.size(); i < text.size() && text[i] != '}'; ++i)
+    if (std::isdigit(static_cast<unsigned char>(text[i]))) {
+      size_t used = 0;
+      out.push_back(static_cast<uint32_t>(std::stoull(text.substr(i, 24), &used, 0)));
+      i += used;  // past the 'u'
+    }
+  return out;
+}
+
+// The tensor-core kernels of `cu` as the emulation runs them (A's values in `a`): each row's products
+// summed with fmaf in the order of its window's vectors in block order (the staged kernel's blocks take
+// a chunk's vectors out of column order; a row's entry where its half of spmmc_tc_a is not zero, so a
+// padding vector, of zeros, adds nothing, wherever it lies), and where the direct kernel splits K at n (below spmmc_tc_split{2,4}_below_n) in P shares
+// of the window's blocks, summed apart and added in order. `order` receives A with each row's entries
+// in block order.
+test::TcModel tc_model(const Csr& a, const std::string& cu, Csr& order) {
+  const size_t height = static_cast<size_t>(constant_of(cu, "spmmc_tc_rows", 0));  // rows per window
+  REQUIRE((height == 8 || height == 16));
   const std::vector<int64_t> rows = initializer_of(cu, "spmmc_tc_window_rows[] = {");
   const std::vector<int64_t> first = initializer_of(cu, "spmmc_tc_window_block[] = {");
   const std::vector<int64_t> cols = initializer_of(cu, "spmmc_tc_cols[] = {");
-  std::vector<std::vector<std::pair<int32_t, float>>> entries(static_cast<size_t>(a.rows));
+  const std::vector<uint32_t> words = words_of(cu, "spmmc_tc_a[] = {");
+  const size_t halves = height / 8;
+  struct Entry {
+    int32_t col;
+    float value;
+    int64_t block, blocks;  // its block within the window's, of that many
+  };
+  auto entries = std::make_shared<std::vector<std::vector<Entry>>>(static_cast<size_t>(a.rows));
   for (size_t w = 0; w + 1 < first.size(); ++w) {
-    std::set<int64_t> seen;
     for (int64_t b = first[w]; b < first[w + 1]; ++b)
       for (int64_t j = 0; j < 8; ++j) {
         const auto col = static_cast<int32_t>(cols[static_cast<size_t>(8 * b + j)]);
-        if (!seen.insert(col).second) continue;
-        for (size_t g = 0; g < 8; ++g) {
-          const int64_t r = rows[8 * w + g];
-          if (r < 0) continue;
+        for (size_t g = 0; g < height; ++g) {
+          const int64_t r = rows[height * w + g];
+          // Lane 4 (g % 8) + j / 2's word g / 8, its half j % 2 (kernel_tensor_core.cuh).
+          const size_t word = 32 * halves * static_cast<size_t>(b) + halves * (4 * (g % 8) + static_cast<size_t>(j / 2)) + g / 8;
+          REQUIRE(word < words.size());
+          if (r < 0 || ((words[word] >> (16 * (j % 2))) & 0x7fffu) == 0) continue;
           const auto begin = a.col_idx.begin() + a.row_ptr[static_cast<size_t>(r)], end = a.col_idx.begin() + a.row_ptr[static_cast<size_t>(r) + 1];
           const auto it = std::lower_bound(begin, end, col);
-          if (it != end && *it == col) entries[static_cast<size_t>(r)].push_back({col, a.values[static_cast<size_t>(it - a.col_idx.begin())]});
+          if (it != end && *it == col)
+            (*entries)[static_cast<size_t>(r)].push_back({col, a.values[static_cast<size_t>(it - a.col_idx.begin())], b - first[w],
+                                                          first[w + 1] - first[w]});
         }
       }
   }
-  Csr out;
-  out.rows = a.rows, out.cols = a.cols;
-  out.row_ptr.push_back(0);
-  for (const auto& row : entries) {
-    for (const auto& [col, value] : row) out.col_idx.push_back(col), out.values.push_back(value);
-    out.row_ptr.push_back(static_cast<int32_t>(out.col_idx.size()));
+  order = Csr();
+  order.rows = a.rows, order.cols = a.cols;
+  order.row_ptr.push_back(0);
+  for (const auto& row : *entries) {
+    for (const Entry& e : row) order.col_idx.push_back(e.col), order.values.push_back(e.value);
+    order.row_ptr.push_back(static_cast<int32_t>(order.col_idx.size()));
   }
-  REQUIRE(out.nnz() == a.nnz());
-  return out;
+  REQUIRE(order.nnz() == a.nnz());
+  const int64_t split2 = constant_of(cu, "spmmc_tc_split2_below_n", 0), split4 = constant_of(cu, "spmmc_tc_split4_below_n", 0);
+  const int64_t staged_from = constant_of(cu, "spmmc_tc_staged_from_n", -1), staged_max = constant_of(cu, "spmmc_tc_staged_max_n", -1);
+  test::TcModel model;
+  model.parts = [=](int64_t n) { return n < split4 ? 4 : n < split2 ? 2 : 1; };
+  model.sums = [=, parts = model.parts](const std::vector<float>& b, int64_t n) {
+    const int p = staged_from >= 0 && n >= staged_from && n <= staged_max ? 1 : parts(n);  // the staged kernel does not split
+    std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
+    for (size_t r = 0; r < entries->size(); ++r)
+      for (int64_t x = 0; x < n; ++x) {
+        float total = 0.0f;
+        for (int q = 0; q < p; ++q) {
+          float share = 0.0f;
+          for (const Entry& e : (*entries)[r])
+            if (e.block >= e.blocks * q / p && e.block < e.blocks * (q + 1) / p)
+              share = std::fmaf(e.value, b[static_cast<size_t>(e.col) * static_cast<size_t>(n) + static_cast<size_t>(x)], share);
+          total = q == 0 ? share : total + share;
+        }
+        c[r * static_cast<size_t>(n) + static_cast<size_t>(x)] = total;
+      }
+    return c;
+  };
+  return model;
 }
 
 TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", "[codegen][emulation][dtype][warp]") {
@@ -402,9 +462,25 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
                    {8, 64, 136}, 128, "grow"});
   cases.push_back({"tc_bf16_direct", sparse_wide, {"--family", "tensor-core", "--dtype", "bf16", "--reorder", "grow", "--target", one_sm.string()},
                    {8, 64, 136}, 64, "grow"});
+  // Windows of 16 rows: the default where the staged kernel runs on them at the tuned n and they fill
+  // its warps (256 rows: 16 windows, two blocks of the staged kernel; below n = 128 the direct kernel
+  // takes two warps per window), forced to 8 there, and forced where the direct kernel runs.
+  const fs::path tall = write_mtx(dir.path, "tall", make_matrix(256, 300, random_entries(0.1, 9, [](int32_t, int32_t) { return true; })));
+  cases.push_back({"tc_fp16_tall", tall, {"--family", "tensor-core", "--dtype", "fp16", "--reorder", "grow", "--target", one_sm.string()},
+                   {8, 64, 128, 136, 200}, 128, "grow"});
+  const fs::path few = write_mtx(dir.path, "few", make_matrix(40, 600, random_entries(0.05, 10, holes_at)));
+  cases.push_back({"tc_fp16_split", few, {"--family", "tensor-core", "--dtype", "fp16", "--reorder", "grow", "--target", one_sm.string()},
+                   {8, 64, 72, 128, 136, 200}, 128, "grow"});
+  cases.push_back({"tc_bf16_tall_w8", tall,
+                   {"--family", "tensor-core", "--dtype", "bf16", "--reorder", "grow", "--target", one_sm.string(), "--window-rows", "8"},
+                   {8, 64, 128, 136, 200}, 128, "grow"});
+  cases.push_back({"tc_bf16_direct_w16", sparse_wide,
+                   {"--family", "tensor-core", "--dtype", "bf16", "--reorder", "grow", "--target", one_sm.string(), "--window-rows", "16"},
+                   {8, 64, 136}, 64, "grow"});
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
   int keyed = 0, residues = 0;  // staged files whose copy reads the keys, or takes the residues
+  std::map<int, int> split;     // runs of the direct kernel (by the model) per warps per window
   for (size_t i = 0; i < cases.size(); ++i) {
     const KernelCase& c = cases[i];
     const Built& b = built[i];
@@ -416,11 +492,19 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
     CHECK(report["choice"]["family"] == "tensor-core");
     CHECK(report["kernel"]["tensor_core"]["reorder"] == c.reorder);
-    const bool direct = c.name == "tc_bf16_direct";
+    const bool direct = c.name.rfind("tc_bf16_direct", 0) == 0 || c.name == "tc_fp16_split";
     CHECK(report["kernel"]["tensor_core"]["kernel"] == (direct ? "direct" : "staged"));
+    // --window-rows auto: 16 rows where the staged kernel runs on them at the tuned n (on 75 rows, 5
+    // windows of 16 rows would fill a third of the staged kernel's blocks at n = 128), else 8.
+    const int window_rows = c.name == "tc_fp16_tall" || c.name == "tc_bf16_direct_w16" ? 16 : 8;
+    CHECK(report["kernel"]["tensor_core"]["window_rows"] == window_rows);
     const std::string cu = test::read_file(b.dir / (c.name + ".cu"));
-    CHECK((cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos) ==
-          (c.name == "tc_fp16_chunks" || c.name == "tc_fp16_residues"));
+    CHECK(cu.find("constexpr int spmmc_tc_rows = " + std::to_string(window_rows) + ";") != std::string::npos);
+    if (c.matrix == wide || c.matrix == dense_wide || c.matrix == tall) {  // 300 columns in chunks of 64 rows (56 where 64 would not fit)
+      const int chunk_rows = report["kernel"]["tensor_core"]["chunk_rows"].get<int>();
+      CHECK((chunk_rows == 64 || (chunk_rows == 56 && window_rows == 16)));
+      CHECK(cu.find("constexpr int spmmc_tc_chunks = " + std::to_string((300 + chunk_rows - 1) / chunk_rows) + ";") != std::string::npos);
+    }
     CHECK((cu.find("#define SPMMC_TC_STAGED 1") != std::string::npos) == !direct);
     keyed += cu.find("constexpr int spmmc_tc_keyed = 1;") != std::string::npos;
     residues += cu.find("constexpr int spmmc_tc_keyed = 0;") != std::string::npos;
@@ -430,28 +514,45 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
     REQUIRE(kernel);
     CHECK(std::string(kernel->info()->a_format) == "vector-blocks-constants");
     CHECK(kernel->info()->a_tiles == report["kernel"]["tensor_core"]["windows"].get<int32_t>());
+    CHECK(kernel->info()->m1 == window_rows);
     CHECK(kernel->info()->generic_below_n == 0);  // the tensor-core family: no small-n dispatch by default
     // The staged blocks' order is not the columns': C bit for bit as the kernel's order sums it.
-    const Csr order = tc_sum_order(a, cu);
+    Csr order;
+    const test::TcModel model = tc_model(a, cu, order);
     CHECK((order == a) == direct);
-    paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name, &order);
+    paths += test::check_emulated_half_kernel(*kernel, a, dtype, c.ns, c.name, &model);
+    // Split K in the direct kernel: 5 windows with 25 blocks each on one SM take 4 warps per window up
+    // to n = 64, 2 up to 192, one above (the launch checked against it, C against the shares' sums).
+    if (c.name == "tc_fp16_split") {
+      CHECK(model.parts(64) == 4);
+      CHECK(model.parts(72) == 2);
+      CHECK(model.parts(192) == 2);
+      CHECK(model.parts(200) == 1);
+    }
+    for (const int64_t n : c.ns) ++split[model.parts(n)];
   }
   // Compiled with SPMMC_TC_SCATTER_STORE (as for a GPU before sm_90, which has no stmatrix; here
-  // defined before the file is included), the staged kernel stores C element by element: the same C.
-  {
-    const KernelCase& c = cases[0];
-    REQUIRE(c.name == "tc_fp16_grow");
-    const fs::path wrapper = dir.path / "scatter.cu";
-    test::write_file(wrapper, "#define SPMMC_TC_SCATTER_STORE 1\n#include \"" + (built[0].dir / (c.name + ".cu")).string() + "\"\n");
+  // defined before the file is included), the staged kernel stores C element by element: the same C,
+  // for windows of 8 and of 16 rows.
+  for (const char* name : {"tc_fp16_grow", "tc_fp16_tall"}) {
+    const auto it = std::find_if(cases.begin(), cases.end(), [&](const KernelCase& k) { return k.name == name; });
+    REQUIRE(it != cases.end());
+    const KernelCase& c = *it;
+    const Built& b = built[static_cast<size_t>(it - cases.begin())];
+    INFO("scatter " << name);
+    const fs::path wrapper = dir.path / (c.name + "_scatter.cu");
+    test::write_file(wrapper, "#define SPMMC_TC_SCATTER_STORE 1\n#include \"" + (b.dir / (c.name + ".cu")).string() + "\"\n");
     std::string log, error;
-    REQUIRE(test::build_emulated({wrapper}, dir.path / "libscatter.so", log, {built[0].dir}) == 0);
-    const auto kernel = test::EmulatedKernel::load(dir.path / "libscatter.so", c.name, error);
+    const fs::path so = dir.path / ("lib" + c.name + "_scatter.so");
+    REQUIRE(test::build_emulated({wrapper}, so, log, {b.dir}) == 0);
+    const auto kernel = test::EmulatedKernel::load(so, c.name, error);
     INFO(error << log);
     REQUIRE(kernel);
     Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
     round_values_to_dtype(a, DType::kFp16, c.matrix.string());
-    const Csr order = tc_sum_order(a, test::read_file(built[0].dir / (c.name + ".cu")));
-    const test::PathCounts scattered = test::check_emulated_half_kernel(*kernel, a, DType::kFp16, c.ns, "scatter", &order);
+    Csr order;
+    const test::TcModel model = tc_model(a, test::read_file(b.dir / (c.name + ".cu")), order);
+    const test::PathCounts scattered = test::check_emulated_half_kernel(*kernel, a, DType::kFp16, c.ns, "scatter", &model);
     CHECK(scattered.tensor_core_staged > 0);
   }
   CHECK(paths.tensor_core > 0);
@@ -462,6 +563,8 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   INFO(keyed << " staged files with keys, " << residues << " with the residues");
   CHECK(keyed > 0);
   CHECK(residues > 0);
+  CHECK(split[2] > 0);
+  CHECK(split[4] > 0);
 }
 
 TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen][emulation][dtype][warp]") {

@@ -424,7 +424,7 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu) {
 }
 
 PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
-                                      const std::string& label, const Csr* tc_order) {
+                                      const std::string& label, const TcModel* tc) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
   static constexpr uint16_t kNanBits = 0x7fff;  // a NaN in both fp16 and bf16
   static constexpr size_t kGuard = 8;
@@ -457,8 +457,8 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
     const std::vector<float> b =
         gpu_bench::rounded_b(seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz())), dtype);
     const std::vector<float> sums = fmaf_spmm(a, b, n);
-    // The tensor-core kernels' sums: in the order of the window's vectors where the caller gave it.
-    const std::vector<float> tc_sums = tc_order ? fmaf_spmm(*tc_order, b, n) : sums;
+    // The tensor-core kernels' sums: in the order of the window's vectors (and its shares) where the caller gave it.
+    const std::vector<float> tc_sums = tc ? tc->sums(b, n) : sums;
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     // Per element: the bound of docs/design/precision.md from the row's products.
@@ -496,7 +496,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
           !generic_only && !tensor_core && n >= info.generic_below_n && n % v == 0 && aligned(gb.data, v) && aligned(gc.data, v);
       // NAME_info()->variants names the kernel that ran.
       const std::string named = variant_for(info, n, 2, gb.data, gc.data);
-      // The tensor-core kernels: n a multiple of 8, B and C 16-byte aligned; one warp per window (info.a_tiles)
+      // The tensor-core kernels: n a multiple of 8, B and C 16-byte aligned; P warps per window (info.a_tiles; P > 1 where the direct kernel splits K)
       // and 64 columns, 4 warps per block (the direct kernel) or 8 (the staged one, where the variants
       // name it) (codegen/templates/kernel_tensor_core.cuh).
       if (tc_path) {
@@ -506,10 +506,11 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         paths.tensor_core_staged += staged;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX: the MMAs are the emulation's warp collective
-        const int64_t warps = staged ? 8 : 4;
+        // Windows per block: one per warp, or (the direct kernel splitting K) one per P warps.
+        const int64_t warps = staged ? 8 : 4, windows = warps / (staged || !tc ? 1 : tc->parts(n));
         CHECK(block[0] == static_cast<unsigned>(32 * warps));
         CHECK(grid[0] == static_cast<unsigned>((n + 63) / 64));
-        CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + warps - 1) / warps)));
+        CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + windows - 1) / windows)));
       } else if (unrolled) {
         CHECK(named == "unrolled");
         ++paths.unrolled;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -147,11 +148,15 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu);
 // reference, no NaN and no write outside C; the path (unrolled exactly when n % V == 0 and B and
 // C are aligned to V elements; the generic one with four columns per thread where n >= 128 is a
 // multiple of 4 and both are aligned to four elements) and the refusals of null pointers and n < 1.
-// Where the tensor-core kernel runs, C is checked bit for bit against fmaf_spmm of `tc_order` instead
-// when given: A with each row's entries in the order that kernel sums them (its window's vectors in
-// block order: the staged kernel's order is not the columns').
+// Where the tensor-core kernel runs, C is checked bit for bit against `tc->sums` instead when given
+// (the staged kernel's blocks are not in the columns' order, and the direct kernel may split K), and
+// its launch against `tc->parts` (the direct kernel's warps per window at n).
+struct TcModel {
+  std::function<std::vector<float>(const std::vector<float>& b, int64_t n)> sums;  // C before rounding
+  std::function<int(int64_t n)> parts;
+};
 PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
-                                      const std::string& label, const Csr* tc_order = nullptr);
+                                      const std::string& label, const TcModel* tc = nullptr);
 
 // check_emulated_kernel for a kernel of --dtype tf32 (`a` holds A's values as spmmc rounded them to
 // tf32): B seeded in [-1, 1] as float32, not rounded (the kernel rounds it), for each n in `ns`,

@@ -7,9 +7,14 @@
 // arrays' sizes, the launch constants, the info object, the MMA of the other dtype, another
 // __global__ function, the generic path's arrays; in tf32 (blocks of 4 vectors, one value per
 // word, m16n8k4) a value off by one bit or not rounded to tf32, the MMA, B's rounding (a missing
-// cvt.rna.tf32.f32 or another rounding), the array sizes and the dtype. The tests find their way
-// around the arrays by reading the initialisers' text themselves (not through the verifier's
-// reading of them).
+// cvt.rna.tf32.f32 or another rounding), the array sizes and the dtype. Windows of 16 rows
+// (--window-rows 16: spmmc_tc_rows = 16, two words of spmmc_tc_a per lane and block), with the
+// direct kernel and the staged one (chunks of 56 rows), match; spmmc_tc_rows changed (16 to 8, 8 to
+// 16, 16 in tf32) or missing, spmmc_tc_halves not its eighth, a value of either half's word, and
+// spmmc_tc_chunk_blocks below a window's blocks in a chunk (or out of range, or missing) are
+// refused. The tests find their way around the arrays by reading the initialisers' text themselves
+// (not through the verifier's reading of them).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -72,6 +77,13 @@ std::vector<std::pair<size_t, size_t>> initializer_numbers(const std::string& te
   return numbers;
 }
 
+// `text` without the last element of the initialiser `declaration = { ... }` (nor its comma).
+std::string without_last_element(const std::string& text, const std::string& declaration) {
+  const auto numbers = initializer_numbers(text, declaration);
+  const size_t comma = text.rfind(',', numbers.back().first);
+  return text.substr(0, comma) + text.substr(numbers.back().first + numbers.back().second);
+}
+
 int64_t literal_value(const std::string& literal) {
   std::string digits = literal;
   while (!digits.empty() && (digits.back() == 'u' || digits.back() == 'U')) digits.pop_back();
@@ -89,17 +101,35 @@ constexpr const char* kWindowRows = "spmmc_tc_window_rows[] = {";
 constexpr const char* kCols_ = "spmmc_tc_cols[] = {";
 constexpr const char* kA = "spmmc_tc_a[] = {";
 
+// spmmc_tc_rows, the rows per window (8 or 16), read from the text of a tensor-core file.
+int64_t window_height(const std::string& text) {
+  std::smatch m;
+  INFO("looking for spmmc_tc_rows");
+  REQUIRE(std::regex_search(text, m, std::regex(R"(constexpr int spmmc_tc_rows = (\d+);)")));
+  return std::stoll(m[1].str());
+}
+
 // The arrays of a tensor-core file, read from its text.
 struct TcArrays {
+  int64_t rows = 8;  // spmmc_tc_rows: rows per window
   std::vector<int64_t> window_block, window_rows, cols, a;
 
   explicit TcArrays(const std::string& text)
-      : window_block(initializer_values(text, kWindowBlock)),
+      : rows(window_height(text)),
+        window_block(initializer_values(text, kWindowBlock)),
         window_rows(initializer_values(text, kWindowRows)),
         cols(initializer_values(text, kCols_)),
         a(initializer_values(text, kA)) {}
 
   int64_t windows() const { return static_cast<int64_t>(window_block.size()) - 1; }
+  // Words of spmmc_tc_a per lane and block (H = rows / 8), and per block.
+  int64_t halves() const { return rows / 8; }
+  int64_t words_per_block() const { return 32 * halves(); }
+  // The word of spmmc_tc_a of block b that holds row slot g of its window for vector j (8 per block):
+  // lane 4 (g % 8) + j / 2's word g / 8.
+  size_t word_of(int64_t b, int64_t g, int64_t j) const {
+    return static_cast<size_t>(words_per_block() * b + halves() * (4 * (g % 8) + j / 2) + g / 8);
+  }
   // The element of spmmc_tc_window_rows holding row r (-1: none).
   int64_t slot_of(int64_t r) const {
     for (size_t i = 0; i < window_rows.size(); ++i)
@@ -121,11 +151,11 @@ struct ValuePlace {
 ValuePlace find_value(const TcArrays& t, int64_t r, int64_t c) {
   const int64_t slot = t.slot_of(r);
   REQUIRE(slot >= 0);
-  const int64_t w = slot / 8, g = slot % 8;
+  const int64_t w = slot / t.rows, g = slot % t.rows;
   for (int64_t b = t.window_block[static_cast<size_t>(w)]; b < t.window_block[static_cast<size_t>(w) + 1]; ++b)
     for (int64_t j = 0; j < 8; ++j) {
       const size_t v = static_cast<size_t>(8 * b + j);
-      const size_t word = static_cast<size_t>(32 * b + 4 * g + j / 2);
+      const size_t word = t.word_of(b, g, j);
       if (t.cols[v] == c && t.half_bits(word, static_cast<int>(j % 2)) != 0) return {word, static_cast<int>(j % 2), v};
     }
   FAIL("A(" << r << ", " << c << ") is in no vector");
@@ -144,6 +174,15 @@ std::string set_element(const std::string& text, const std::string& declaration,
 }
 
 std::string word_literal(uint32_t word) { return fmt::format("0x{:08x}u", word); }
+
+// The most blocks any window has in one chunk (spmmc_tc_chunk_block, `chunks` entries per window).
+int64_t most_chunk_blocks(const std::vector<int64_t>& chunk_block) {
+  int64_t most = 0;
+  for (size_t j = 0; j + 1 < chunk_block.size(); ++j) most = std::max(most, chunk_block[j + 1] - chunk_block[j]);
+  return most;
+}
+
+constexpr const char* kChunkBlock = "spmmc_tc_chunk_block[] = {";
 
 struct TcFile {
   test::TempDir dir;
@@ -236,6 +275,9 @@ TEST_CASE("verify tensor-core: fp16 and bf16 files match their weights rounded t
       CHECK(v.result.tc_vectors == tc["vectors"].get<int64_t>());
       CHECK(v.result.tc_padding == tc["padding_vectors"].get<int64_t>());
       CHECK(v.result.tc_padding > 0);  // padding vectors repeat a column of their window, with zeros
+      // Windows of 8 rows (spmmc_tc_rows), one word per lane and block.
+      CHECK(tc["window_rows"] == 8);
+      CHECK(v.result.tc_rows == 8);
       // Reordered, the empty row has a window without blocks.
       const TcArrays t(f.text());
       const int64_t w = t.slot_of(kEmptyRow) / 8;
@@ -254,6 +296,7 @@ TEST_CASE("verify tensor-core: fp16 and bf16 files match their weights rounded t
       CHECK(report["dtype"] == dtype_name(dtype));
       CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
       CHECK(report["tensor_core"]["padding_vectors"] == tc["padding_vectors"]);
+      CHECK(report["tensor_core"]["window_rows"] == 8);
       // 40 columns, one chunk of B's rows: the direct kernel only (the staged form needs two chunks,
       // codegen/print_tensor_core.cpp), as spmmc compile reported it; the staged files are below.
       REQUIRE(tc["kernel"] == "direct");
@@ -553,7 +596,7 @@ TEST_CASE("verify tensor-core rejects: arrays of the wrong size, the launch cons
        "columns per row of the m16n8k8 MMAs): columns of C would be never computed",
        25},
       {"the info object's m1", "    spmmc_m1,\n", "    16,\n",
-       "the info object says m1 = 16, but a window of the tensor-core family has 8 rows", 4},
+       "the info object says m1 = 16, but a window of the tensor-core family has 8 rows (spmmc_tc_rows)", 4},
       {"the info object's cols_per_thread", "    spmmc_v,\n", "    4,\n",
        "the info object says cols_per_thread = 4, but each lane of the tensor-core kernel stores 8 adjacent columns of "
        "its rows",
@@ -588,9 +631,7 @@ TEST_CASE("verify tensor-core rejects: arrays of the wrong size, the launch cons
                                      last, t.window_block[last] + 1, t.window_block[last]));
   }
   SECTION("spmmc_tc_a one word short") {
-    const auto words = initializer_numbers(cu, kA);
-    const size_t comma = cu.rfind(',', words.back().first);
-    const std::string text = cu.substr(0, comma) + cu.substr(words.back().first + words.back().second);
+    const std::string text = without_last_element(cu, kA);
     const test::Verified v = f.verify(text);
     check_one_difference(v, text, text.find("spmmc_tc_a[] = {"),
                          fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} (32 words per "
@@ -636,7 +677,7 @@ TEST_CASE("verify tensor-core rejects: the MMA of the other dtype, another __glo
                                                got, dtype_info_name(dtype))));
       CHECK_THAT(v.code.errors[0].message,
                  Catch::Contains(fmt::format("expected 'mma.sync.aligned.m16n8k8.row.col.f32.{}.f32'", want)));
-      const size_t use = text.find("SPMMC_TC_MMA(acc[s]");
+      const size_t use = text.find("SPMMC_TC_MMA(acc[h][s]");
       REQUIRE(use != std::string::npos);
       CHECK(v.code.errors[0].where.line == test::line_of(text, use));
     }
@@ -758,6 +799,7 @@ TEST_CASE("verify tensor-core: tf32 files match their weights rounded to tf32", 
     CHECK(v.result.tc_blocks == tc["blocks"].get<int64_t>());
     CHECK(v.result.tc_vectors == tc["vectors"].get<int64_t>());
     CHECK(v.result.tc_padding == tc["padding_vectors"].get<int64_t>());
+    CHECK(v.result.tc_rows == 8);  // spmmc_tc_rows, always 8 in tf32
     // A's values as the file holds them: floats rounded to tf32 (13 low bits zero), 0.1 among them.
     const TcArrays t(f.text());
     CHECK(t.cols.size() == static_cast<size_t>(4 * v.result.tc_blocks));
@@ -767,6 +809,7 @@ TEST_CASE("verify tensor-core: tf32 files match their weights rounded to tf32", 
     INFO(r.err);
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::Contains("(rounded to tf32)"));
+    CHECK_THAT(r.out, Catch::Contains("windows of 8 rows"));
     CHECK_THAT(r.out, Catch::Contains("blocks of 4 8 x 1 vectors"));
     const auto j = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string(), "--json"});
     CHECK(j.exit_code == 0);
@@ -850,9 +893,7 @@ TEST_CASE("verify tensor-core rejects tf32: the MMA, B's rounding, the arrays' s
                           "to the MMA unrounded") != nullptr);
   }
   SECTION("spmmc_tc_cols one element short") {
-    const auto numbers = initializer_numbers(cu, kCols_);
-    const size_t comma = cu.rfind(',', numbers.back().first);
-    const std::string text = cu.substr(0, comma) + cu.substr(numbers.back().first + numbers.back().second);
+    const std::string text = without_last_element(cu, kCols_);
     const test::Verified v = f.verify(text);
     check_one_difference(v, text, text.find(kCols_),
                          fmt::format("spmmc_tc_cols has {} elements, not 4 per block (one per 8 x 1 vector of the m16n8k4 "
@@ -873,10 +914,11 @@ TEST_CASE("verify tensor-core rejects tf32: the MMA, B's rounding, the arrays' s
   }
 }
 
-// The staged form (B's slab in shared memory, chunks of 64 rows of B): a 48 x 300 matrix, about a
-// quarter dense, whose windows reuse B's rows (five chunks of 64 rows), tuned for an n where the
-// staged kernel runs on the default target (6 windows, one block of 8 per 64 columns: from n = 64 x
-// ceil(3.6 x 132) = 30464). Tuned for n = 64, the same matrix gets the direct kernel only.
+// The staged form (B's slab in shared memory, chunks of 64 rows of B) in windows of 8 rows
+// (--window-rows 8; those of 16 are below): a 48 x 300 matrix, about a quarter dense, whose windows
+// reuse B's rows (five chunks of 64 rows), tuned for an n where the staged kernel runs on the
+// default target (6 windows, one block of 8 per 64 columns: from n = 64 x ceil(0.9 x 4 x 132) =
+// 30464). Tuned for n = 30400, the same matrix gets the direct kernel only.
 TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", "[verify][tensor-core][corrupt]") {
   TcFile f;
   const Csr wide = test::make_matrix(kRows, 300, [](int32_t r, int32_t c) -> float {
@@ -884,12 +926,13 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
   });
   {
     TcFile small;
-    compile_tc(small, DType::kFp16, {}, wide, "30400");
+    compile_tc(small, DType::kFp16, {"--window-rows", "8"}, wide, "30400");
     CHECK(small.report["kernel"]["tensor_core"]["kernel"] == "direct");
     CHECK(small.text().find("#define SPMMC_TC_STAGED 1") == std::string::npos);
   }
-  compile_tc(f, DType::kFp16, {}, wide, "30464");
+  compile_tc(f, DType::kFp16, {"--window-rows", "8"}, wide, "30464");
   REQUIRE(f.report["kernel"]["tensor_core"]["kernel"] == "staged");
+  REQUIRE(f.report["kernel"]["tensor_core"]["window_rows"] == 8);
   CHECK(f.report["kernel"]["tensor_core"]["staged_from_n"] == 30464);
   const std::string cu = f.text();
   REQUIRE(cu.find("constexpr int spmmc_tc_chunks = 5;") != std::string::npos);
@@ -1002,12 +1045,363 @@ TEST_CASE("verify tensor-core: the staged form's chunks, and what breaks them", 
     CHECK(find_message(v, "spmmc_tc_k is 256, but weights.mtx rounded to fp16 has 300 columns: the staged kernel would copy too few "
                           "rows of B") != nullptr);
   }
+  SECTION("spmmc_tc_chunk_blocks below the most blocks a window has in a chunk") {
+    const int64_t most = most_chunk_blocks(at);
+    REQUIRE(most >= 2);
+    const std::string constant = fmt::format("constexpr int spmmc_tc_chunk_blocks = {};", most);
+    REQUIRE_THAT(cu, Catch::Contains(constant));
+    const std::string text =
+        test::replace_first(cu, constant, fmt::format("constexpr int spmmc_tc_chunk_blocks = {};", most - 1));
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    REQUIRE(v.result.differences.size() == 1);
+    CHECK_THAT(v.result.differences[0].message,
+               Catch::StartsWith(fmt::format("spmmc_tc_chunk_blocks is {}, but window ", most - 1)) &&
+                   Catch::Contains(fmt::format("has {} blocks in chunk ", most)) &&
+                   Catch::EndsWith("and this copy would overflow them"));
+  }
   SECTION("the chunk table without its kernel") {
     // Every mention renamed (the launch's too): the staged kernel is now a __global__ of another name.
     const test::Verified v = f.verify(test::replace_all(cu, "spmmc_tc_staged_kernel", "spmmc_tc_other_kernel"));
     INFO(v.messages);
     CHECK(find_message(v, "the file has spmmc_tc_chunk_block (the staged tensor-core kernel's table) and 0 __global__ "
                           "spmmc_tc_staged_kernel") != nullptr);
+  }
+}
+
+// ---- windows of 16 rows -----------------------------------------------------------------------
+
+// 64 x 300, four fifths dense, row 10 empty. In windows of 16 rows (--window-rows 16) a window has
+// a vector in nearly every column, so that its blocks in a chunk of 64 rows of B would be 8, more
+// than the staged kernel's shared memory holds with two words of A per lane: spmmc takes chunks of
+// 56 rows instead (7 blocks, the last chunk 20 rows). 63 rows with non-zeros make 4 windows, and the
+// empty row a fifth without blocks (16 slots, 15 of them -1). The staged form is printed for n from
+// 22848 on the default target (tuned for 30464 here), the direct kernel only for n = 64.
+Csr dense_weights() {
+  return test::make_matrix(64, 300, [](int32_t r, int32_t c) -> float {
+    if (r == kEmptyRow || (r * 7 + c * 3) % 5 == 0) return 0.0f;
+    return static_cast<float>((r * 31 + c * 17) % 97 - 48) / 7.3f;
+  });
+}
+
+TEST_CASE("verify tensor-core: windows of 16 rows match, with the direct kernel and the staged one (chunks of 56 rows)",
+          "[verify][tensor-core]") {
+  struct Case {
+    DType dtype;
+    std::string n, kernel;
+  };
+  for (const Case& c : {Case{DType::kFp16, "64", "direct"}, Case{DType::kBf16, "64", "direct"},
+                        Case{DType::kFp16, "30464", "staged"}, Case{DType::kBf16, "30464", "staged"}}) {
+    INFO(dtype_name(c.dtype) << " --n " << c.n);
+    TcFile f;
+    compile_tc(f, c.dtype, {"--window-rows", "16"}, dense_weights(), c.n);
+    const nlohmann::json& tc = f.report["kernel"]["tensor_core"];
+    REQUIRE(tc["kernel"] == c.kernel);
+    CHECK(tc["window_rows"] == 16);
+    const std::string cu = f.text();
+    const TcArrays t(cu);
+    REQUIRE(t.rows == 16);
+    const test::Verified v = test::verify_file(f.cu, f.a);
+    for (const auto& e : v.code.errors) INFO(e.where.str() << ": " << e.message);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK(v.result.match);
+    REQUIRE(v.code.tc.rows.field.value);
+    CHECK(*v.code.tc.rows.field.value == 16);
+    CHECK(v.result.tc_rows == 16);
+    CHECK(v.result.code_nnz == v.result.weights_nnz);
+    CHECK(v.result.rows_written == 64);
+    CHECK(v.result.tc_windows == tc["windows"].get<int64_t>());
+    CHECK(v.result.tc_blocks == tc["blocks"].get<int64_t>());
+    CHECK(v.result.tc_vectors == tc["vectors"].get<int64_t>());
+    CHECK(v.result.tc_padding == tc["padding_vectors"].get<int64_t>());
+    // 16 row slots per window, two words per lane and block; rows 8..15 of the windows in the
+    // words of half 1.
+    CHECK(t.windows() == 5);
+    CHECK(t.window_rows.size() == static_cast<size_t>(16 * t.windows()));
+    CHECK(t.a.size() == static_cast<size_t>(64 * v.result.tc_blocks));
+    bool second_half = false;
+    for (size_t i = 1; i < t.a.size(); i += 2) second_half = second_half || t.a[i] != 0;
+    CHECK(second_half);
+    // The empty row's window: no blocks, its 15 other slots -1.
+    const int64_t w = t.slot_of(kEmptyRow) / 16;
+    CHECK(t.window_block[static_cast<size_t>(w)] == t.window_block[static_cast<size_t>(w) + 1]);
+    CHECK(std::count(t.window_rows.begin() + 16 * w, t.window_rows.begin() + 16 * (w + 1), -1) == 15);
+    const bool staged = c.kernel == "staged";
+    CHECK(v.code.tc.chunk_block.found == staged);
+    if (staged) {
+      CHECK(tc["chunk_rows"] == 56);
+      CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_tc_chunk_rows = 56;"));
+      CHECK(most_chunk_blocks(initializer_values(cu, kChunkBlock)) == 7);
+      CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_tc_chunk_blocks = 7;"));
+    }
+    // The CLI names the windows' height and the vectors' in its summary, and the JSON report.
+    const auto r = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string()});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains(fmt::format("the tensor-core family (5 windows of 16 rows, {} blocks of 8 16 x 1 vectors",
+                                                  v.result.tc_blocks)));
+    if (staged) CHECK_THAT(r.out, Catch::Contains("the staged kernel's 6 chunks of B's rows"));
+    const auto j = run_spmmc({"verify", f.cu.string(), "--against", f.weights.string(), "--json"});
+    CHECK(j.exit_code == 0);
+    const auto report = nlohmann::json::parse(j.out);
+    CHECK(report["tensor_core"]["window_rows"] == 16);
+    if (staged) CHECK(report["tensor_core"]["chunk_rows"] == 56);
+    else CHECK(report["tensor_core"]["chunk_rows"].is_null());
+  }
+}
+
+TEST_CASE("verify tensor-core rejects: spmmc_tc_rows changed or missing, spmmc_tc_halves not its eighth",
+          "[verify][tensor-core][corrupt]") {
+  const std::string rows16 = "constexpr int spmmc_tc_rows = 16;", rows8 = "constexpr int spmmc_tc_rows = 8;";
+  SECTION("16 rows said to be 8: the info object's m1 and spmmc_tc_window_rows's 16 per window disagree") {
+    TcFile f;
+    compile_tc(f, DType::kFp16, {"--window-rows", "16"}, dense_weights());
+    const std::string cu = f.text();
+    const TcArrays t(cu);
+    const std::string text = test::replace_first(cu, rows16, rows8);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK_FALSE(v.result.match);
+    REQUIRE(v.result.differences.size() == 2);
+    CHECK(v.result.differences[0].message ==
+          "the info object says m1 = 16, but a window of the tensor-core family has 8 rows (spmmc_tc_rows)");
+    const size_t m1 = text.find("    spmmc_m1,\n") + 4;
+    CHECK(v.result.differences[0].where.line == test::line_of(text, m1));
+    CHECK(v.result.differences[0].where.column == test::column_of(text, m1));
+    CHECK(v.result.differences[1].message ==
+          fmt::format("spmmc_tc_window_rows has {} elements, but 5 windows of spmmc_tc_rows = 8 rows need 40",
+                      t.window_rows.size()));
+    CHECK(v.result.differences[1].where.line == test::line_of(text, text.find(kWindowRows)));
+    // The CLI exits 65 with both.
+    const auto r = run_spmmc({"verify", f.edited().string(), "--against", f.weights.string()});
+    CHECK(r.exit_code == 65);
+    CHECK_THAT(r.err, Catch::Contains("error: spmmc_tc_window_rows has 80 elements, but 5 windows of spmmc_tc_rows = 8 rows"));
+  }
+  SECTION("8 rows said to be 16") {
+    TcFile f;
+    compile_tc(f, DType::kFp16);
+    const std::string cu = f.text();
+    const TcArrays t(cu);
+    REQUIRE(t.rows == 8);
+    const std::string text = test::replace_first(cu, rows8, rows16);
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    REQUIRE(v.result.differences.size() == 2);
+    CHECK(v.result.differences[0].message ==
+          "the info object says m1 = 8, but a window of the tensor-core family has 16 rows (spmmc_tc_rows)");
+    CHECK(v.result.differences[1].message ==
+          fmt::format("spmmc_tc_window_rows has {} elements, but {} windows of spmmc_tc_rows = 16 rows need {}",
+                      t.window_rows.size(), t.windows(), 16 * t.windows()));
+  }
+  SECTION("16 rows in tf32") {
+    TcFile f;
+    compile_tc(f, DType::kTf32);
+    const std::string cu = f.text();
+    const size_t at = cu.find(rows8);
+    REQUIRE(at != std::string::npos);
+    // The template's static_assert refuses it first; without it, verify does.
+    const std::string asserted = test::replace_first(cu, rows8, rows16);
+    CHECK_FALSE(f.verify(asserted).code.analyzed);
+    const std::string text = test::replace_first(asserted, "static_assert(spmmc_tc_rows == 8,", "static_assert(true,");
+    REQUIRE(text != asserted);
+    check_one_difference(f.verify(text), text, at + rows8.size() - 2,
+                         "spmmc_tc_rows is 16, but the tf32 kernel's windows have 8 rows (one m16n8k4 MMA per block: its "
+                         "N, a word of spmmc_tc_a per lane)");
+  }
+  SECTION("12 rows: the template's static_assert refuses it") {
+    TcFile f;
+    compile_tc(f, DType::kBf16, {"--window-rows", "16"}, dense_weights());
+    const test::Verified v = f.verify(test::replace_first(f.text(), rows16, "constexpr int spmmc_tc_rows = 12;"));
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    CHECK(find_message(v, "windows of 8 or 16 rows") != nullptr);
+  }
+  SECTION("no spmmc_tc_rows") {
+    TcFile f;
+    compile_tc(f, DType::kFp16, {"--window-rows", "16"}, dense_weights());
+    // Every mention renamed (the kernel's too): the file compiles, without the constant verify reads.
+    const test::Verified v = f.verify(test::replace_all(f.text(), "spmmc_tc_rows", "spmmc_tc_height"));
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    REQUIRE(v.result.differences.size() == 1);
+    CHECK(v.result.differences[0].message ==
+          "no spmmc_tc_rows (the rows of A per window of the tensor-core family, 8 or 16) in the code");
+    CHECK(v.result.differences[0].where.line == 0);
+  }
+  SECTION("spmmc_tc_halves 1 in windows of 16 rows: the kernel would index spmmc_tc_a by it") {
+    TcFile f;
+    compile_tc(f, DType::kFp16, {"--window-rows", "16"}, dense_weights());
+    const std::string cu = f.text();
+    const std::string halves = "constexpr int spmmc_tc_halves = ";
+    const size_t at = cu.find(halves + "spmmc_tc_rows / 8;");
+    REQUIRE(at != std::string::npos);
+    const std::string text = test::replace_first(cu, halves + "spmmc_tc_rows / 8;", halves + "1;");
+    check_one_difference(f.verify(text), text, at + halves.size(),
+                         "spmmc_tc_halves is 1, but windows of spmmc_tc_rows = 16 rows have 2 halves of 8 rows (an MMA "
+                         "and a word of spmmc_tc_a per lane each): the tensor-core kernel would read spmmc_tc_a as 32 words "
+                         "per block, not 64");
+  }
+}
+
+TEST_CASE("verify tensor-core rejects windows of 16 rows: a value changed in a word of either half, found in its row",
+          "[verify][tensor-core][corrupt]") {
+  for (const std::string n : {"64", "30464"}) {
+    INFO("--n " << n);
+    TcFile f;
+    compile_tc(f, DType::kFp16, {"--window-rows", "16"}, dense_weights(), n);
+    const std::string cu = f.text();
+    const TcArrays t(cu);
+    REQUIRE(t.rows == 16);
+    for (const int64_t h : {0, 1}) {
+      INFO("half " << h);
+      // Window 0's row in slot 8h + 3 (row 3 of half h), at its first non-zero.
+      const int64_t r = t.window_rows[static_cast<size_t>(8 * h + 3)];
+      REQUIRE(r >= 0);
+      const int32_t first = f.a.row_ptr[static_cast<size_t>(r)];
+      const int64_t c = f.a.col_idx[static_cast<size_t>(first)];
+      const ValuePlace p = find_value(t, r, c);
+      CHECK(static_cast<int64_t>(p.word % 2) == h);  // the lane's word h
+      const uint32_t bits = t.half_bits(p.word, p.half), wrong = bits ^ 1u;
+      const float want = round_to_dtype(f.a.values[static_cast<size_t>(first)], DType::kFp16);
+      CHECK(from_half_bits(static_cast<uint16_t>(bits), DType::kFp16) == want);
+      size_t at = 0;
+      const std::string text =
+          set_element(cu, kA, p.word, word_literal(static_cast<uint32_t>(t.a[p.word]) ^ (1u << (16 * p.half))), &at);
+      const test::Verified v = f.verify(text);
+      check_one_difference(
+          v, text, at,
+          fmt::format("A({}, {}) is {} in the code (spmmc_tc_a[{}], {} half (block {}, lane {}, word {}) is 0x{:04x}) but {} "
+                      "in {}",
+                      r, c, hex_float(from_half_bits(static_cast<uint16_t>(wrong), DType::kFp16)), p.word,
+                      p.half ? "high" : "low", p.word / 64, p.word % 64 / 2, h, wrong, hex_float(want), f.weights_name()));
+      CHECK(v.result.rows_differing == 1);
+    }
+  }
+}
+
+TEST_CASE("verify tensor-core rejects the staged form of 16 rows: spmmc_tc_chunk_blocks below a window's blocks in a "
+          "chunk, out of range or missing, and spmmc_tc_a's words",
+          "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16, {"--window-rows", "16"}, dense_weights(), "30464");
+  REQUIRE(f.report["kernel"]["tensor_core"]["kernel"] == "staged");
+  const std::string cu = f.text();
+  const TcArrays t(cu);
+  const std::string constant = "constexpr int spmmc_tc_chunk_blocks = ";
+  const size_t value_at = cu.find(constant + "7;") + constant.size();
+  REQUIRE(value_at != std::string::npos + constant.size());
+  REQUIRE_THAT(cu, Catch::Contains("constexpr int spmmc_tc_chunks = 6;"));
+  const std::vector<int64_t> at = initializer_values(cu, kChunkBlock);
+  REQUIRE(at.size() == static_cast<size_t>(6 * t.windows() + 1));
+  SECTION("one below the most blocks a window has in a chunk: the copy of its words of A would overflow") {
+    size_t j = 0;
+    while (j + 1 < at.size() && at[j + 1] - at[j] < 7) ++j;
+    REQUIRE(j + 1 < at.size());
+    const std::string text = test::replace_first(cu, constant + "7;", constant + "6;");
+    const test::Verified v = f.verify(text);
+    check_one_difference(v, text, value_at,
+                         fmt::format("spmmc_tc_chunk_blocks is 6, but window {} has 7 blocks in chunk {} (blocks {} to {}: "
+                                     "spmmc_tc_chunk_block[{}] .. [{}]): the staged kernel copies a window's words of A "
+                                     "and offsets for a chunk into shared-memory buffers of spmmc_tc_chunk_blocks blocks, "
+                                     "and this copy would overflow them",
+                                     j / 6, j % 6, at[j], at[j] + 6, j, j + 1));
+    const auto r = run_spmmc({"verify", f.edited().string(), "--against", f.weights.string()});
+    CHECK(r.exit_code == 65);
+    CHECK_THAT(r.err, Catch::Contains(fmt::format("{}:{}:{}: error: spmmc_tc_chunk_blocks is 6, but window ",
+                                                  f.edited().string(), test::line_of(text, value_at),
+                                                  test::column_of(text, value_at))));
+  }
+  SECTION("more than a chunk of 56 rows can give a window (the template's static_assert, or verify without it)") {
+    const std::string text = test::replace_first(cu, constant + "7;", constant + "8;");
+    const test::Verified v = f.verify(text);
+    INFO(v.messages);
+    CHECK_FALSE(v.code.analyzed);
+    CHECK(find_message(v, "a window's vectors in a chunk are distinct rows of it") != nullptr);
+    const std::string unasserted =
+        test::replace_first(text, "static_assert(spmmc_tc_chunk_blocks <= (spmmc_tc_chunk_rows + 7) / 8,", "static_assert(true,");
+    check_one_difference(f.verify(unasserted), unasserted, value_at,
+                         "spmmc_tc_chunk_blocks is 8, but a window has at most 7 blocks in a chunk of spmmc_tc_chunk_rows "
+                         "= 56 rows (its vectors there are distinct rows of the chunk, 8 to a block)");
+  }
+  SECTION("no spmmc_tc_chunk_blocks") {
+    // Every mention renamed (the kernel's too): the file compiles, without the constant verify reads.
+    const test::Verified v = f.verify(test::replace_all(cu, "spmmc_tc_chunk_blocks", "spmmc_tc_most_blocks"));
+    INFO(v.messages);
+    REQUIRE(v.code.analyzed);
+    CHECK(find_message(v, "spmmc_tc_chunk_block without spmmc_tc_chunk_blocks (a constant of the staged tensor-core "
+                          "kernel)") != nullptr);
+  }
+  SECTION("spmmc_tc_a one word short: two words per lane and block") {
+    const std::string text = without_last_element(cu, kA);
+    check_one_difference(f.verify(text), text, text.find("spmmc_tc_a[] = {"),
+                         fmt::format("spmmc_tc_a has {} elements, but the {} blocks of spmmc_tc_cols need {} (64 words per "
+                                     "block, 2 per lane: one per 8 rows of the windows of spmmc_tc_rows = 16)",
+                                     t.a.size() - 1, t.a.size() / 64, t.a.size()));
+  }
+}
+
+TEST_CASE("verify tensor-core rejects spmmc_tc_chunk_blocks without the chunk table", "[verify][tensor-core][corrupt]") {
+  TcFile f;
+  compile_tc(f, DType::kFp16, {"--window-rows", "16"}, dense_weights());
+  const std::string cu = f.text();
+  REQUIRE(cu.find("constexpr int spmmc_tc_chunk_blocks") == std::string::npos);
+  const std::string text = test::replace_first(cu, "constexpr int spmmc_tc_warps = ",
+                                               "constexpr int spmmc_tc_chunk_blocks = 7;\nconstexpr int spmmc_tc_warps = ");
+  const test::Verified v = f.verify(text);
+  INFO(v.messages);
+  REQUIRE(v.result.differences.size() == 1);
+  CHECK(v.result.differences[0].message ==
+        "spmmc_tc_chunk_blocks (a constant of the staged tensor-core kernel) without spmmc_tc_chunk_block, its chunk table");
+  CHECK(v.result.differences[0].where.line == test::line_of(text, text.find("constexpr int spmmc_tc_chunk_blocks")));
+}
+
+// Real layers (read in place from ../shared/data; skipped where absent): a transformer FFN layer at
+// n = 4096 and an attention layer, in windows of 16 rows (the staged kernel's chunks of 56 rows
+// where a window's blocks in a chunk of 64 would not fit) and of whatever height spmmc picks.
+TEST_CASE("verify tensor-core: real layers in windows of 16 rows and of 8", "[verify][tensor-core][shared-data]") {
+  const fs::path data = test::shared_data_dir();
+  if (data.empty()) return;
+  struct Real {
+    std::string file;
+    std::vector<std::string> extra;
+  };
+  const std::string dir = "dlmc/transformer/magnitude_pruning/";
+  const std::vector<Real> files = {
+      {dir + "0.7/body_encoder_layer_0_ffn_conv1_fully_connected.smtx", {"--window-rows", "16"}},
+      {dir + "0.5/body_encoder_layer_0_self_attention_multihead_attention_q_fully_connected.smtx", {}},
+      {dir + "0.5/body_encoder_layer_0_self_attention_multihead_attention_q_fully_connected.smtx", {"--window-rows", "16"}},
+      {dir + "0.5/body_encoder_layer_0_self_attention_multihead_attention_q_fully_connected.smtx", {"--window-rows", "8"}}};
+  test::TempDir out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path path = data / files[i].file;
+    INFO(files[i].file << (files[i].extra.empty() ? "" : " " + files[i].extra[0] + " " + files[i].extra[1]));
+    if (!fs::exists(path)) {
+      WARN("skipped: " << path << " is absent");
+      continue;
+    }
+    const fs::path folder = out.path / std::to_string(i);
+    std::vector<std::string> args = {"compile", path.string(), "--n", "4096", "--dtype", "fp16", "--family", "tensor-core",
+                                     "--name", "real", "-o", folder.string(), "--quiet", "--reproducible"};
+    args.insert(args.end(), files[i].extra.begin(), files[i].extra.end());
+    const auto c = run_spmmc(args);
+    INFO(c.err);
+    REQUIRE(c.exit_code == 0);
+    const nlohmann::json tc = nlohmann::json::parse(test::read_file(folder / "real.json"))["kernel"]["tensor_core"];
+    if (!files[i].extra.empty()) CHECK(tc["window_rows"] == std::stoi(files[i].extra[1]));
+    const auto r = run_spmmc({"verify", (folder / "real.cu").string(), "--against", path.string(), "--json"});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(r.out);
+    CHECK(report["match"] == true);
+    CHECK(report["tensor_core"]["window_rows"] == tc["window_rows"]);
+    CHECK(report["tensor_core"]["windows"] == tc["windows"]);
+    CHECK(report["tensor_core"]["vectors"] == tc["vectors"]);
+    if (tc["kernel"] == "staged") CHECK(report["tensor_core"]["chunk_rows"] == tc["chunk_rows"]);
+    else CHECK(report["tensor_core"]["chunk_rows"].is_null());
   }
 }
 

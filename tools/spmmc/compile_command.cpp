@@ -10,6 +10,7 @@
 
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/generic_launch.h"
+#include "codegen/print_tensor_core.h"
 #include "codegen/size_guard.h"
 #include "compiler/common/dtype.h"
 #include "compiler/common/output_set_lock.h"
@@ -138,6 +139,16 @@ int run_compile(const Args& args) {
   if (tensor_core_asked && target_sm(target.arch) < 80)
     fail_usage("--family tensor-core needs a target of sm_80 or later (its MMA instructions); the target {} is {}", target.name,
                target.arch);
+  // The tensor-core family's window height (rows of A per warp): 8, 16 (two MMAs on each fragment of
+  // B: fp16 and bf16) or auto (decided after reading A).
+  const std::string window_rows_arg = args.get_or("--window-rows", "auto");
+  if (window_rows_arg != "auto" && window_rows_arg != "8" && window_rows_arg != "16")
+    fail_usage("--window-rows {}: expected 8, 16 or auto (default)", window_rows_arg);
+  if (window_rows_arg == "16" && tf32)
+    fail_usage("--window-rows 16 runs two m16n8k8 MMAs per block of 8 vectors (fp16, bf16); --dtype tf32's m16n8k4 kernel "
+               "has windows of 8 rows");
+  if (args.has("--window-rows") && !dtype_is_half(dtype) && !tf32)
+    fail_usage("--window-rows shapes the tensor-core family's windows: give --dtype fp16, bf16 or tf32");
   int64_t k_parts = 1;  // the split along K
   if (auto kp = args.get("--k-parts"))
     if (!parse_int64(*kp, k_parts) || k_parts < 1 || k_parts > 64)
@@ -412,10 +423,21 @@ int run_compile(const Args& args) {
   const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic) : SgemmComparison{};
   // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
   const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
-  // The tensor-core family's windows of 8 rows: --reorder's method, by default the one that makes
-  // the fewest 8 x 1 vectors (grow: docs/design/precision.md).
+  // The tensor-core family's windows: --reorder's method, by default the one that makes the fewest
+  // vectors (grow: docs/design/precision.md).
   const ReorderMethod window_method = args.has("--reorder") ? plan_options.reorder : ReorderMethod::kGrow;
-  const RowTiling windows = tensor_core ? tile_rows(m.csr, 8, window_method) : RowTiling{};
+  // Windows of 16 rows (fp16, bf16) where the staged kernel runs on them at the tuned n and they fill
+  // its blocks' warps: each fragment of B then feeds two MMAs; the direct kernel, and the staged one
+  // where its launch would leave the SMs short of blocks or its blocks short of windows, ran slower
+  // on them (docs/design/precision.md).
+  RowTiling windows;
+  if (tensor_core && window_rows_arg != "8" && !tf32) {
+    windows = tile_rows(m.csr, 16, window_method);
+    if (window_rows_arg == "auto" && !tensor_core_tall_windows(m.csr, windows, dtype, target.sm_count, plan_options.n))
+      windows = RowTiling{};
+  }
+  if (tensor_core && windows.m1 == 0) windows = tile_rows(m.csr, 8, window_method);
+  const int32_t window_rows = windows.m1;
   const std::string family_name = tensor_core ? "tensor-core" : generic ? "generic" : "unrolled";
   // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
   // the two kernels' times where the search measured both, else half of --n; the tensor-core family
@@ -560,6 +582,7 @@ int run_compile(const Args& args) {
     report["kernel"]["tensor_core"] = {{"mma", tf32 ? "m16n8k4.tf32" : dtype == DType::kFp16 ? "m16n8k8.f16" : "m16n8k8.bf16"},
                                        {"k", kernel.tc_k},
                                        {"windows", kernel.tc_windows},
+                                       {"window_rows", window_rows},
                                        {"reorder", std::string(reorder_method_name(window_method))},
                                        {"vectors", kernel.tc_vectors},
                                        {"padding_vectors", kernel.tc_padded},
@@ -622,9 +645,9 @@ int run_compile(const Args& args) {
     if (tensor_core)
       std::fprintf(stderr,
                    "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, tensor-core family (%s: %d windows of "
-                   "8 rows, %lld 8 x 1 vectors, %.2f non-zeros each%s), %.1f MB of CUDA\n",
+                   "%d rows, %lld %d x 1 vectors, %.2f non-zeros each%s), %.1f MB of CUDA\n",
                    base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), dtype_name(dtype),
-                   kernel.tc_windows, static_cast<long long>(kernel.tc_vectors),
+                   kernel.tc_windows, window_rows, static_cast<long long>(kernel.tc_vectors), window_rows,
                    static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tc_vectors),
                    kernel.tc_chunk_rows > 0 ? fmt::format("; B staged in shared memory from n = {}", kernel.tc_staged_from_n).c_str() : "",
                    static_cast<double>(kernel.cu.size()) / 1e6);
@@ -699,6 +722,9 @@ Command compile_command() {
        "fp16|bf16|tf32 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default "
        "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and always for --dtype "
        "tf32; docs/design/precision.md)"},
+      {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
+       "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
+       "runs on them at --n; else 8, and for tf32)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
        "products summed in float32; the heuristic chooses the tile), or tf32 (B and C float, multiplied on the TF32 tensor "
        "cores as cuBLAS does when TF32 is allowed: A's values rounded to tf32 here, B's in the kernel, products summed in "

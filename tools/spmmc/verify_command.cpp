@@ -127,6 +127,7 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       // The tensor-core family's A as rebuilt from its arrays (null for the other families).
       {"tensor_core", code.tensor_core ? Json{{"k", code.dtype == DType::kTf32 ? 4 : 8},
                                               {"windows", result.tc_windows},
+                                              {"window_rows", result.tc_rows},  // spmmc_tc_rows: 8 or 16
                                               {"blocks", result.tc_blocks},
                                               {"vectors", result.tc_vectors},
                                               {"padding_vectors", result.tc_padding},
@@ -202,12 +203,14 @@ int run_verify(const Args& args) {
   } else {
     if (args.has("--per-tile") && code.analyzed) print_per_tile(code);
     const size_t tiles = code.tiles.size();
+    // The tensor-core windows' height (spmmc_tc_rows; "?" where the file's is missing or not 8 or 16).
+    const std::string tc_rows = result.tc_rows > 0 ? std::to_string(result.tc_rows) : std::string("?");
     const std::string stats =
         code.analyzed && code.tensor_core
-            ? fmt::format("; the tensor-core family ({} windows of 8 rows, {} blocks of {} 8 x 1 vectors: {} vectors and {} "
+            ? fmt::format("; the tensor-core family ({} windows of {} rows, {} blocks of {} {} x 1 vectors: {} vectors and {} "
                           "padding{}; and the generic path's CSR arrays; checked element by element)",
-                          result.tc_windows, result.tc_blocks, code.dtype == DType::kTf32 ? 4 : 8, result.tc_vectors,
-                          result.tc_padding,
+                          result.tc_windows, tc_rows, result.tc_blocks, code.dtype == DType::kTf32 ? 4 : 8, tc_rows,
+                          result.tc_vectors, result.tc_padding,
                           code.tc.chunk_block.found && code.tc.chunks.field.value
                               ? fmt::format(", the staged kernel's {} chunk{} of B's rows", *code.tc.chunks.field.value,
                                             *code.tc.chunks.field.value == 1 ? "" : "s")
@@ -261,8 +264,8 @@ Command verify_command() {
       "case of one kernel, the launch tables, every kernel after the first waiting for its predecessor; the\n"
       "thread-to-column mapping; the generic path's CSR arrays; and NAME_info()'s m, k, nnz, m1, n1,\n"
       "cols_per_thread, a_tiles, name and weights_sha256. Files of the tensor-core family (--dtype\n"
-      "fp16|bf16|tf32) have A rebuilt from their windows, 8 x 1 vectors and values (half precision or tf32),\n"
-      "each row of A in one window; tf32 files must round B with cvt.rna.tf32.f32.\n"
+      "fp16|bf16|tf32) have A rebuilt from their windows (of 8 or 16 rows), vectors and values (half precision\n"
+      "or tf32), each row of A in one window; tf32 files must round B with cvt.rna.tf32.f32.\n"
       "Reports per tile function the PTX instructions, global loads and FMAs, and (--json) the kernels in\n"
       "launch order. Indices in messages are 0-based, as in the code. Exit 0 on a match; 65 when the code\n"
       "differs, does not parse or is not recognised (the first differences are named, file:line:column); 66\n"

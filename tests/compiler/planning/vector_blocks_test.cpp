@@ -15,17 +15,22 @@
 namespace spmmc {
 namespace {
 
-// The right operand of block b (A^T: k vectors x 8 rows) as the lanes hold it: for k = 8 lane
-// 4g + t holds rows 2t, 2t + 1 of column g; for k = 4 row t of column g.
+// The right operands of block b (A^T: k vectors x the window's rows, 8 per MMA) as the lanes hold
+// them: for k = 8 lane 4g + t's word h (of rows / 8) holds rows 2t, 2t + 1 of column 8h + g; for
+// k = 4 row t of column g.
 std::vector<std::vector<double>> right_operand(const VectorBlocks& vb, int32_t b) {
-  std::vector<std::vector<double>> op(static_cast<size_t>(vb.k), std::vector<double>(8, 0.0));
+  const int32_t words = vb.rows / 8;
+  std::vector<std::vector<double>> op(static_cast<size_t>(vb.k), std::vector<double>(static_cast<size_t>(vb.rows), 0.0));
   for (int32_t lane = 0; lane < 32; ++lane) {
     const int32_t g = lane / 4, t = lane % 4;
-    if (vb.k == 8) {
-      op[static_cast<size_t>(2 * t)][static_cast<size_t>(g)] = vb.values[static_cast<size_t>(64 * b + 2 * lane)];
-      op[static_cast<size_t>(2 * t + 1)][static_cast<size_t>(g)] = vb.values[static_cast<size_t>(64 * b + 2 * lane + 1)];
-    } else {
-      op[static_cast<size_t>(t)][static_cast<size_t>(g)] = vb.values[static_cast<size_t>(32 * b + lane)];
+    for (int32_t h = 0; h < words; ++h) {
+      const size_t word = static_cast<size_t>(32 * words * b + words * lane + h), column = static_cast<size_t>(8 * h + g);
+      if (vb.k == 8) {
+        op[static_cast<size_t>(2 * t)][column] = vb.values[2 * word];
+        op[static_cast<size_t>(2 * t + 1)][column] = vb.values[2 * word + 1];
+      } else {
+        op[static_cast<size_t>(t)][column] = vb.values[word];
+      }
     }
   }
   return op;
@@ -40,8 +45,8 @@ std::vector<double> model_spmm(const VectorBlocks& vb, int32_t rows, const std::
       const auto op = right_operand(vb, blk);
       for (int64_t n0 = 0; n0 < n; n0 += 16)
         for (int64_t m = 0; m < 16 && n0 + m < n; ++m)
-          for (int32_t r = 0; r < 8; ++r) {
-            const int32_t row = vb.window_rows[static_cast<size_t>(8 * w + r)];
+          for (int32_t r = 0; r < vb.rows; ++r) {
+            const int32_t row = vb.window_rows[static_cast<size_t>(vb.rows * w + r)];
             if (row < 0) continue;
             double d = 0.0;
             for (int32_t kk = 0; kk < vb.k; ++kk) {
@@ -86,6 +91,31 @@ TEST_CASE("vector blocks: one window by hand, k = 8 and k = 4", "[vector-blocks]
   CHECK(v4.values[32 + 4 * 2 + 0] == 7.0f);  // block 1, row 2, vector 4 (its first): lane 8
 }
 
+TEST_CASE("vector blocks: one window of 16 rows by hand (two words per lane)", "[vector-blocks]") {
+  // 10 rows (one window of 16, 6 empty row slots); columns 2, 5, 7 non-empty: 3 vectors.
+  std::vector<float> d(10 * 8, 0.0f);
+  d[0 * 8 + 2] = 1, d[1 * 8 + 5] = 2, d[8 * 8 + 7] = 3, d[9 * 8 + 2] = 4, d[9 * 8 + 5] = 5;
+  const Csr a = from_dense(10, 8, d);
+  const RowTiling natural = tile_rows(a, 16, ReorderMethod::kNone);
+  const VectorBlocks v = build_vector_blocks(a, natural, 8);
+  CHECK(v.rows == 16);
+  CHECK(v.windows() == 1);
+  REQUIRE(v.window_rows.size() == 16);
+  CHECK(v.window_rows[9] == 9);
+  CHECK(v.window_rows[10] == -1);
+  CHECK(v.vectors == 3);
+  CHECK(v.blocks() == 1);
+  CHECK(v.block_cols == std::vector<int32_t>{2, 5, 7, 2, 2, 2, 2, 2});
+  REQUIRE(v.values.size() == 128);
+  // Lane 4g + t's words 2l (rows 0-7) and 2l + 1 (rows 8-15), each vectors 2t and 2t + 1 of its row.
+  CHECK(v.values[2 * (2 * 0)] == 1.0f);          // row 0 (g 0, h 0), vector 0 (column 2): lane 0, word 0
+  CHECK(v.values[2 * (2 * 4) + 1] == 2.0f);      // row 1 (g 1, h 0), vector 1 (column 5): lane 4, word 0, high
+  CHECK(v.values[2 * (2 * 1 + 1)] == 3.0f);      // row 8 (g 0, h 1), vector 2 (column 7): lane 1, word 1, low
+  CHECK(v.values[2 * (2 * 4 + 1)] == 4.0f);      // row 9 (g 1, h 1), vector 0: lane 4, word 1, low
+  CHECK(v.values[2 * (2 * 4 + 1) + 1] == 5.0f);  // row 9, vector 1: lane 4, word 1, high
+  CHECK_THROWS(build_vector_blocks(a, natural, 4));  // tf32's m16n8k4 kernel has windows of 8 rows
+}
+
 TEST_CASE("vector blocks: the lanes' operands reproduce C = A B, every order, k = 8 and 4", "[vector-blocks]") {
   for (const GeneratorKind kind : {GeneratorKind::kUniform, GeneratorKind::kPatterns, GeneratorKind::kRmat}) {
     GeneratorOptions g;
@@ -101,11 +131,13 @@ TEST_CASE("vector blocks: the lanes' operands reproduce C = A B, every order, k 
     std::vector<float> b(static_cast<size_t>(a.cols) * n);
     for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 7919) % 17) / 8.0f - 1.0f;
     const std::vector<double> want = reference_spmm(a, b, n);
-    for (const ReorderMethod method : {ReorderMethod::kNone, ReorderMethod::kColumnOverlap, ReorderMethod::kGrow}) {
-      const RowTiling windows = tile_rows(a, 8, method);
+    for (const ReorderMethod method : {ReorderMethod::kNone, ReorderMethod::kColumnOverlap, ReorderMethod::kGrow})
+    for (const int32_t height : {8, 16}) {
+      const RowTiling windows = tile_rows(a, height, method);
       const TilingStats stats = measure_tiling(a, windows);
       for (const int32_t k : {8, 4}) {
-        INFO("kind " << static_cast<int>(kind) << ", " << reorder_method_name(method) << ", k = " << k);
+        if (k == 4 && height == 16) continue;  // tf32: windows of 8 rows
+        INFO("kind " << static_cast<int>(kind) << ", " << reorder_method_name(method) << ", " << height << " rows, k = " << k);
         const VectorBlocks vb = build_vector_blocks(a, windows, k);
         CHECK(vb.vectors == stats.nnc_sum);  // a window's vectors are its tile's non-empty columns
         int64_t groups = 0;
@@ -122,29 +154,34 @@ TEST_CASE("vector blocks: the lanes' operands reproduce C = A B, every order, k 
 }
 
 TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, keys spread, C = A B", "[vector-blocks]") {
+  const int32_t height = GENERATE(8, 16);
+  INFO("windows of " << height << " rows");
   GeneratorOptions g;
-  g.rows = 203, g.cols = 300, g.sparsity = 0.8, g.seed = 5;
+  // Sparser for 16-row windows, whose vectors of a chunk would otherwise fill it (residues balanced already).
+  g.rows = 203, g.cols = 300, g.sparsity = height == 8 ? 0.8 : 0.95, g.seed = 5;
   const Csr a = generate_matrix(g);
   const int64_t n = 24;
   std::vector<float> b(static_cast<size_t>(a.cols) * n);
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 7919) % 17) / 8.0f - 1.0f;
   const std::vector<double> want = reference_spmm(a, b, n);
-  const RowTiling windows = tile_rows(a, 8, ReorderMethod::kGrow);
+  const RowTiling windows = tile_rows(a, height, ReorderMethod::kGrow);
   const VectorBlocks whole = build_vector_blocks(a, windows, 8);
   CHECK(whole.chunk_block.empty());
   CHECK(whole.chunks == 0);
-  const int32_t rows = 64;
+  const int32_t rows = height == 8 ? 64 : 56;  // 56: what a file of 16-row windows may take
+  const int32_t chunks = (300 + rows - 1) / rows;
   const VectorBlocks vb = build_vector_blocks(a, windows, 8, rows);
   CHECK(vb.chunk_rows == rows);
-  CHECK(vb.chunks == 5);  // 300 columns
+  CHECK(vb.chunks == chunks);
   CHECK(vb.vectors == whole.vectors);
-  REQUIRE(vb.chunk_block.size() == static_cast<size_t>(vb.windows()) * 5 + 1);
+  REQUIRE(vb.chunk_block.size() == static_cast<size_t>(vb.windows()) * chunks + 1);
   CHECK(vb.chunk_block.back() == vb.blocks());
   int64_t conflicts = 0, residue_conflicts = 0, reads = 0, expected_blocks = 0;
   for (int32_t w = 0; w < vb.windows(); ++w) {
-    CHECK(vb.chunk_block[static_cast<size_t>(w) * 5] == vb.window_block[static_cast<size_t>(w)]);
-    for (int32_t c = 0; c < 5; ++c) {
-      const int32_t first = vb.chunk_block[static_cast<size_t>(w * 5 + c)], end = vb.chunk_block[static_cast<size_t>(w * 5 + c) + 1];
+    CHECK(vb.chunk_block[static_cast<size_t>(w) * chunks] == vb.window_block[static_cast<size_t>(w)]);
+    for (int32_t c = 0; c < chunks; ++c) {
+      const int32_t first = vb.chunk_block[static_cast<size_t>(w * chunks + c)],
+                    end = vb.chunk_block[static_cast<size_t>(w * chunks + c) + 1];
       // The window's vectors in this chunk, from the whole (unchunked) blocks.
       int64_t in_chunk = 0;
       for (int32_t blk = whole.window_block[static_cast<size_t>(w)]; blk < whole.window_block[static_cast<size_t>(w) + 1]; ++blk)
@@ -175,7 +212,7 @@ TEST_CASE("vector blocks in chunks (the staged kernel): blocks within a chunk, k
   CHECK(vb.blocks() == expected_blocks);
   // A key per row of each chunk and group of 8 windows, 0 to 7 (0 past A's columns).
   REQUIRE(vb.group_windows == 8);
-  CHECK(vb.keys.size() == static_cast<size_t>((vb.windows() + 7) / 8) * 5 * rows);
+  CHECK(vb.keys.size() == static_cast<size_t>((vb.windows() + 7) / 8) * chunks * rows);
   CHECK(std::all_of(vb.keys.begin(), vb.keys.end(), [](uint8_t k) { return k < 8; }));
   // The keys spread each window's vectors of a chunk over the 8 keys better than the residues of
   // their columns would, the padding taking the keys left.
