@@ -724,7 +724,7 @@ Command compile_command() {
        "tf32; docs/design/precision.md)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
-       "runs on them at --n; else 8, and for tf32)"},
+       "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
        "products summed in float32; the heuristic chooses the tile), or tf32 (B and C float, multiplied on the TF32 tensor "
        "cores as cuBLAS does when TF32 is allowed: A's values rounded to tf32 here, B's in the kernel, products summed in "
