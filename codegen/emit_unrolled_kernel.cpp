@@ -18,6 +18,7 @@
 #include "codegen/kernel_program.h"
 #include "codegen/print_tensor_core.h"
 #include "codegen/print_tile_ptx.h"
+#include "codegen/tensor_core_launch.h"
 #include "compiler/common/diagnostics.h"
 #include "compiler/planning/tiling_stats.h"
 
@@ -110,7 +111,6 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
   SPMMC_CHECK(!(options.generic_only && options.tensor_core), "one family: generic or tensor-core");
   SPMMC_CHECK(options.generic_below_n >= 0, "generic_below_n must not be negative");
-  SPMMC_CHECK(!options.tensor_core || !options.nvrtc_form, "the tensor-core family has no NVRTC form (it is not timed by the tuner)");
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
@@ -150,13 +150,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   TensorCoreCode tc;
   if (options.tensor_core) {
     tc = print_tensor_core(a, tiling, options.dtype, options.sm_count, options.tuned_n);
-    k.tc_k = tc.k;
-    k.tc_windows = tc.windows;
-    k.tc_blocks = tc.blocks;
-    k.tc_vectors = tc.vectors;
-    k.tc_padded = tc.padded;
-    k.tc_chunk_rows = tc.chunk_rows;
-    k.tc_staged_from_n = tc.staged_from_n;
+    k.tensor_core = tc;
+    k.tensor_core.code.clear();
   }
   if (!no_unrolled) {
     k.nvcc_options = unrolled_nvcc_options();
@@ -262,17 +257,25 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"GENERIC_BELOW_N", std::to_string(options.generic_only ? 0 : options.generic_below_n)},
   };
   if (options.nvrtc_form) {
-    if (options.generic_only)
-      for (const char* symbol : kGenericKernels)
-        fmt::format_to(std::back_inserter(declarations),
-                       "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
-                       dtype_c_type(options.dtype), dtype_c_type(options.dtype));
+    // The kernels the tuner looks up by name: the generic family's, or the tensor-core family's (the
+    // staged one where the file has its tables).
+    std::vector<const char*> symbols;
+    if (options.generic_only) symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
+    if (options.tensor_core) symbols.push_back(kTensorCoreKernel);
+    if (options.tensor_core && tc.chunk_rows > 0) symbols.push_back(kTensorCoreStagedKernel);
+    for (const char* symbol : symbols)
+      fmt::format_to(std::back_inserter(declarations),
+                     "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
+                     dtype_c_type(options.dtype), dtype_c_type(options.dtype));
     k.nvrtc_cu = fill_template(embedded_template("kernel_nvrtc.cu"),
                                {{"HEADER_COMMENT", comment},
                                 {"DTYPE_CODE", dtype_code},
                                 {"KERNEL_DECLARATIONS", declarations},
-                                {"DEVICE_CODE", device_code},
-                                {"GENERIC_CODE", options.generic_only ? generic_code : std::string()}},
+                                // the tensor-core family has no unrolled code (its info's tile fields describe windows)
+                                {"DEVICE_CODE", options.tensor_core ? std::string() : device_code},
+                                {"DTYPE_INCLUDE", header_values.at("DTYPE_INCLUDE")},
+                                {"GENERIC_CODE", options.generic_only ? generic_code : std::string()},
+                                {"TENSOR_CORE_CODE", tc.code}},
                                "kernel_nvrtc.cu");
   }
   k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");

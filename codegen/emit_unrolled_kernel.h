@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "codegen/kernel_program.h"
-#include "compiler/common/dtype.h"
+#include "codegen/print_tensor_core.h"
 #include "compiler/common/csr.h"
+#include "compiler/common/dtype.h"
 #include "compiler/planning/reorder_rows.h"
 #include "compiler/planning/tile_space.h"
 
@@ -78,8 +79,10 @@ struct EmitOptions {
 struct EmittedKernel {
   std::string cu;          // NAME.cu
   std::string h;           // NAME.h
-  // With EmitOptions::nvrtc_form: the same device code alone, headerless, for NVRTC, with the
-  // kernels `kernel_symbols` given C linkage (codegen/templates/kernel_nvrtc.cu).
+  // With EmitOptions::nvrtc_form: the same device code alone, for NVRTC, with the kernels
+  // `kernel_symbols` (the generic family's: codegen/generic_launch.h; the tensor-core family's:
+  // codegen/tensor_core_launch.h) given C linkage (codegen/templates/kernel_nvrtc.cu). Headerless
+  // in float32; in half precision it includes the dtype's header (nvrtc_cuda_include_options()).
   std::string nvrtc_cu;
   // NAME_kernel_0, NAME_kernel_1, ...: the __global__ functions of the unrolled path in launch
   // order (signature B, C, int64 n), and the A-tiles of each (its grid.x). Kernel j after the
@@ -91,13 +94,9 @@ struct EmittedKernel {
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
-  // The tensor-core family: its windows (of the tiling's M1 rows), blocks of tc_k vectors (8 for fp16 and bf16, 4
-  // for tf32), vectors and padding vectors.
-  int32_t tc_k = 0;
-  int32_t tc_windows = 0;
-  int64_t tc_blocks = 0, tc_vectors = 0, tc_padded = 0;
-  int32_t tc_chunk_rows = 0;  // the staged kernel's rows of B per chunk in shared memory (0: the direct kernel)
-  int64_t tc_staged_from_n = 0;  // the entry point takes the staged kernel from this n (0: never)
+  // The tensor-core family: what print_tensor_core made of A (windows, blocks, vectors, the staged and
+  // split launches; codegen/print_tensor_core.h), its `code` left empty (it is in `cu`). Zero elsewhere.
+  TensorCoreCode tensor_core;
   // The options the file is meant to be built with, beyond -arch: for nvcc ({"-Xptxas", "-O1"}
   // for the unrolled family, none for the generic one; spmmc compile writes them to
   // NAME.nvcc-options for nvcc --options-file) and the same for NVRTC ({"--ptxas-options=-O1"}).

@@ -238,8 +238,10 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
     values["ROWS"] = std::to_string(v.rows);
     // Split K by the windows with blocks (those of the empty rows have none).
     const int64_t computing = v.windows();
-    values["SPLIT2_BELOW_N"] = std::to_string(split_below_n(computing, v.blocks(), 2, sm_count));
-    values["SPLIT4_BELOW_N"] = std::to_string(split_below_n(computing, v.blocks(), 4, sm_count));
+    out.split2_below_n = split_below_n(computing, v.blocks(), 2, sm_count);
+    out.split4_below_n = split_below_n(computing, v.blocks(), 4, sm_count);
+    values["SPLIT2_BELOW_N"] = std::to_string(out.split2_below_n);
+    values["SPLIT4_BELOW_N"] = std::to_string(out.split4_below_n);
   }
   if (!tf32) values["MMA"] = dtype == DType::kFp16 ? "SPMMC_MMA_M16N8K8_F16" : "SPMMC_MMA_M16N8K8_BF16";
   const char* const template_name = tf32 ? "kernel_tensor_core_tf32.cuh" : "kernel_tensor_core.cuh";

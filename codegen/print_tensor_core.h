@@ -24,6 +24,8 @@ struct TensorCoreCode {
   int32_t chunk_rows = 0;  // the staged kernel's rows of B per chunk in shared memory (0: the direct kernel)
   int64_t staged_from_n = 0;  // the entry point takes the staged kernel from this n (0: none)
   int64_t staged_max_n = 0;   // up to this n (0: none)
+  // The direct kernel splits K below these n: 2 (4) warps per window (0: never; fp16 and bf16).
+  int64_t split2_below_n = 0, split4_below_n = 0;
 };
 
 // The code for A (values already rounded to `dtype`, fp16, bf16 or tf32) with its rows in the windows

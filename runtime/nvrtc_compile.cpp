@@ -1,6 +1,8 @@
 #include "runtime/nvrtc_compile.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
@@ -78,6 +80,17 @@ std::string nvrtc_version() {
     return fmt::format("{}.{}", major, minor);
   }();
   return version;
+}
+
+std::vector<std::string> nvrtc_cuda_include_options() {
+  std::vector<std::string> folders = {SPMMC_CUDA_INCLUDE_DIR};
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') folders.push_back(std::string(home) + "/include");
+  folders.emplace_back("/usr/local/cuda/include");
+  for (const std::string& folder : folders) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(folder) / "cuda_fp16.h", ec)) return {"-I" + folder};
+  }
+  return {};
 }
 
 Cubin compile_to_cubin(const CudaSource& source, const NvrtcOptions& options, const CubinCache* cache) {

@@ -53,4 +53,10 @@ Cubin compile_to_cubin(const CudaSource& source, const NvrtcOptions& options, co
 // "13.0": the NVRTC library version (part of every cache key).
 std::string nvrtc_version();
 
+// The options that let a source include the CUDA toolkit's headers (cuda_fp16.h, cuda_bf16.h: the
+// NVRTC form of a half-precision kernel): {"-I" DIR} for the first of the toolkit spmmc was built
+// with, $CUDA_HOME/include and /usr/local/cuda/include that holds cuda_fp16.h; none where none does
+// (NVRTC then names the missing header in its log).
+std::vector<std::string> nvrtc_cuda_include_options();
+
 }  // namespace spmmc

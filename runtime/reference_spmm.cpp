@@ -69,4 +69,29 @@ double relative_frobenius_error(const float* got, const double* want, int64_t co
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
+std::vector<float> rounded_b(std::vector<float> b, DType dtype) {
+  for (float& x : b) x = round_to_dtype(x, dtype);
+  return b;
+}
+
+std::vector<double> error_bounds(const Csr& a, const std::vector<float>& b, int64_t n, DType dtype,
+                                 const std::vector<double>& want, bool dense) {
+  std::vector<double> bound(static_cast<size_t>(a.rows) * static_cast<size_t>(n));
+  std::vector<double> abs_sum(static_cast<size_t>(n));
+  for (int32_t r = 0; r < a.rows; ++r) {
+    std::fill(abs_sum.begin(), abs_sum.end(), 0.0);
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+      const double w = std::fabs(static_cast<double>(a.values[p]));
+      const float* row = b.data() + static_cast<size_t>(a.col_idx[p]) * static_cast<size_t>(n);
+      for (int64_t j = 0; j < n; ++j) abs_sum[static_cast<size_t>(j)] += w * std::fabs(static_cast<double>(row[j]));
+    }
+    const int64_t products = dense ? a.cols : a.row_length(r);
+    for (int64_t j = 0; j < n; ++j) {
+      const size_t i = static_cast<size_t>(r) * static_cast<size_t>(n) + static_cast<size_t>(j);
+      bound[i] = dtype_error_bound(dtype, products, abs_sum[static_cast<size_t>(j)], want[i]);
+    }
+  }
+  return bound;
+}
+
 }  // namespace spmmc

@@ -1,12 +1,15 @@
 #include "tuner/check_real_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "compiler/common/diagnostics.h"
+#include "compiler/common/dtype.h"
 #include "runtime/reference_spmm.h"
 #include "runtime/time_kernel.h"
 #include "tuner/measure_worker.h"
@@ -30,6 +33,21 @@ KernelCheckInputs::KernelCheckInputs(const GpuContext& gpu, const std::vector<fl
                                      int64_t n_)
     : b(gpu, b_host.size() * sizeof(float)), c(gpu, want_host.size() * sizeof(float)), want(std::move(want_host)), n(n_) {
   b.upload(b_host.data(), b_host.size() * sizeof(float));
+}
+
+KernelCheckInputs::KernelCheckInputs(const GpuContext& gpu, DType dtype_, const std::vector<float>& b_host,
+                                     std::vector<double> want_host, std::vector<double> bound_, int64_t n_)
+    : b(gpu, b_host.size() * sizeof(uint16_t)),
+      c(gpu, want_host.size() * sizeof(uint16_t)),
+      want(std::move(want_host)),
+      n(n_),
+      dtype(dtype_),
+      bound(std::move(bound_)) {
+  SPMMC_CHECK(dtype_is_half(dtype), "16-bit inputs for fp16 or bf16");
+  SPMMC_CHECK(bound.size() == want.size(), "a bound per element of C");
+  std::vector<uint16_t> bits(b_host.size());
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = to_half_bits(b_host[i], dtype);
+  b.upload(bits.data(), bits.size() * sizeof(uint16_t));
 }
 
 int64_t RealKernel::a_tiles() const {
@@ -128,9 +146,29 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
   run();
   gpu.synchronize();
   std::vector<float> got(inputs.want.size());
-  inputs.c.download(got.data(), got.size() * sizeof(float));
-  m.max_relative_error = relative_frobenius_error(got.data(), inputs.want.data(), static_cast<int64_t>(got.size()));
-  if (!(m.max_relative_error <= kMaxRelativeError)) {
+  if (dtype_is_half(inputs.dtype)) {
+    // Element by element against the dtype's bound (a NaN or an infinity fails it).
+    std::vector<uint16_t> bits(got.size());
+    inputs.c.download(bits.data(), bits.size() * sizeof(uint16_t));
+    double worst = 0.0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      got[i] = from_half_bits(bits[i], inputs.dtype);
+      const double ratio = std::isfinite(got[i]) ? std::fabs(static_cast<double>(got[i]) - inputs.want[i]) / inputs.bound[i]
+                                                 : std::numeric_limits<double>::infinity();
+      worst = std::max(worst, ratio);
+    }
+    m.max_relative_error = relative_frobenius_error(got.data(), inputs.want.data(), static_cast<int64_t>(got.size()));
+    if (!(worst <= 1.0)) {
+      m.outcome = Outcome::kWrongResult;
+      m.detail = fmt::format("an element of C is {:.3g} times its {} error bound from the float64 reference "
+                             "(docs/design/precision.md)", worst, dtype_name(inputs.dtype));
+      return m;
+    }
+  } else {
+    inputs.c.download(got.data(), got.size() * sizeof(float));
+    m.max_relative_error = relative_frobenius_error(got.data(), inputs.want.data(), static_cast<int64_t>(got.size()));
+  }
+  if (!dtype_is_half(inputs.dtype) && !(m.max_relative_error <= kMaxRelativeError)) {
     m.outcome = Outcome::kWrongResult;
     m.detail = fmt::format("relative error {:.3g} against the float64 reference{}", m.max_relative_error,
                            graph ? " (the chain launched as one CUDA graph)" : "");

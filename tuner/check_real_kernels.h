@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/common/csr.h"
+#include "compiler/common/dtype.h"
 #include "compiler/planning/tile_space.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/nvrtc_compile.h"
@@ -63,10 +64,18 @@ std::vector<Measurement> check_and_time_real_kernels(const Csr& a, const std::ve
 
 // What every kernel of one A is checked and timed with: B on the device, C, the float64 product.
 struct KernelCheckInputs {
+  // float32 B and C, a kernel judged by its relative error against `want_host`.
   KernelCheckInputs(const GpuContext& gpu, const std::vector<float>& b_host, std::vector<double> want_host, int64_t n);
+  // fp16 or bf16 B and C: `b_host` holds values of the dtype (rounded_b), uploaded as its 16-bit
+  // elements; C is read back as them and each element judged against its bound (error_bounds,
+  // runtime/reference_spmm.h).
+  KernelCheckInputs(const GpuContext& gpu, DType dtype, const std::vector<float>& b_host, std::vector<double> want_host,
+                    std::vector<double> bound, int64_t n);
   DeviceBuffer b, c;
   std::vector<double> want;
   int64_t n;
+  DType dtype = DType::kFp32;
+  std::vector<double> bound;  // half precision: per element of C
 };
 
 // Records in `m` what is known of `k` without running it: its compile time and its kernels.

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/common/diagnostics.h"
 #include "tuner/measurement.h"
 
 namespace spmmc {
@@ -30,7 +31,13 @@ using CublasSetStream = CublasStatus (*)(CublasHandle, void* /* cudaStream_t */)
 using CublasSetMathMode = CublasStatus (*)(CublasHandle, int);
 using CublasSgemm = CublasStatus (*)(CublasHandle, int, int, int, int, int, const float*, const float*, int, const float*,
                                      int, const float*, float*, int);
+using CublasGemmEx = CublasStatus (*)(CublasHandle, int, int, int, int, int, const void*, const void*, int, int, const void*,
+                                      int, int, const void*, void*, int, int, int, int);
 using CublasStatusText = const char* (*)(CublasStatus);
+// cudaDataType_t and cublasComputeType_t values (library_types.h, cublas_api.h) for cublasGemmEx.
+constexpr int kCudaR16F = 2, kCudaR16BF = 14;
+constexpr int kCublasCompute32F = 68;
+constexpr int kCublasGemmDefault = -1;
 
 // The entry points of one loaded cuBLAS. Never dlclose'd: cuBLAS's CUDA runtime stays
 // initialised for the life of the process, as the driver does (runtime/cuda_driver.cpp).
@@ -41,6 +48,7 @@ struct Cublas {
   CublasSetStream set_stream = nullptr;
   CublasSetMathMode set_math_mode = nullptr;
   CublasSgemm sgemm = nullptr;
+  CublasGemmEx gemm_ex = nullptr;            // optional (the half-precision GEMMs need it)
   CublasStatusText status_name = nullptr;    // optional (cuBLAS 11.4.2 and later)
   CublasStatusText status_string = nullptr;  // optional
 
@@ -90,6 +98,7 @@ bool load(const std::string& name, Cublas& cublas, std::string& why) {
       return false;
     }
   }
+  resolve(library, "cublasGemmEx", cublas.gemm_ex);
   resolve(library, "cublasGetStatusName", cublas.status_name);
   resolve(library, "cublasGetStatusString", cublas.status_string);
   return true;
@@ -140,20 +149,39 @@ bool cublas_loadable(const std::vector<std::string>& libraries, std::string* why
   return false;
 }
 
+const char* dense_gemm_name(DType dtype) {
+  return dtype == DType::kFp16 ? "cuBLAS HGEMM" : dtype == DType::kBf16 ? "cuBLAS BF16 GEMM" : "cuBLAS SGEMM";
+}
+
 SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, const TimingOptions& timing,
                        const std::vector<std::string>& libraries) {
+  return time_dense_gemm(gpu, m, k, n, DType::kFp32, timing, libraries);
+}
+
+SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, DType dtype, const TimingOptions& timing,
+                            const std::vector<std::string>& libraries) {
+  SPMMC_CHECK(dtype == DType::kFp32 || dtype_is_half(dtype), "a dense GEMM in fp32, fp16 or bf16");
   const std::string shape = fmt::format("{} x {} times {} x {}", m, k, k, n);
+  const char* const what = dense_gemm_name(dtype);
   if (m < 1 || k < 1 || n < 1 || m > INT_MAX || k > INT_MAX || n > INT_MAX)
-    return unavailable_because(fmt::format("SGEMM of {}: cuBLAS takes sizes in [1, {}]", shape, INT_MAX));
+    return unavailable_because(fmt::format("{} of {}: cuBLAS takes sizes in [1, {}]", what, shape, INT_MAX));
   try {
     // Buffers first: allocating makes the context current on this thread, and cuBLAS (its CUDA
     // runtime) adopts the current primary context.
-    const auto a_floats = static_cast<size_t>(m) * static_cast<size_t>(k);
-    const auto b_floats = static_cast<size_t>(k) * static_cast<size_t>(n);
-    const auto c_floats = static_cast<size_t>(m) * static_cast<size_t>(n);
-    const DeviceBuffer a(gpu, a_floats * sizeof(float)), b(gpu, b_floats * sizeof(float)), c(gpu, c_floats * sizeof(float));
-    a.upload(random_floats(a_floats, 1).data(), a_floats * sizeof(float));
-    b.upload(random_floats(b_floats, 2).data(), b_floats * sizeof(float));
+    const auto a_count = static_cast<size_t>(m) * static_cast<size_t>(k);
+    const auto b_count = static_cast<size_t>(k) * static_cast<size_t>(n);
+    const auto c_count = static_cast<size_t>(m) * static_cast<size_t>(n);
+    const size_t bytes = dtype == DType::kFp32 ? sizeof(float) : sizeof(uint16_t);
+    const DeviceBuffer a(gpu, a_count * bytes), b(gpu, b_count * bytes), c(gpu, c_count * bytes);
+    const auto upload = [&](const DeviceBuffer& to, size_t count, uint64_t seed) {
+      const std::vector<float> values = random_floats(count, seed);
+      if (dtype == DType::kFp32) return to.upload(values.data(), count * sizeof(float));
+      std::vector<uint16_t> bits(count);
+      for (size_t i = 0; i < count; ++i) bits[i] = to_half_bits(values[i], dtype);
+      to.upload(bits.data(), count * sizeof(uint16_t));
+    };
+    upload(a, a_count, 1);
+    upload(b, b_count, 2);
 
     // The first library that loads and creates a handle (a cuBLAS newer than the driver loads
     // but fails to create one: the next, older one may work).
@@ -171,22 +199,35 @@ SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, c
         continue;
       }
       const Handle handle(cublas, raw);
+      if (dtype != DType::kFp32 && cublas.gemm_ex == nullptr) {
+        reasons.push_back(fmt::format("{}: it has no cublasGemmEx (too old a cuBLAS for {})", name, what));
+        continue;
+      }
       check(cublas, cublas.set_stream(handle.get(), gpu.stream()), "cublasSetStream_v2", "the tuner's stream");
       check(cublas, cublas.set_math_mode(handle.get(), kCublasDefaultMath), "cublasSetMathMode", "CUBLAS_DEFAULT_MATH");
       // Row-major C = A * B is column-major C^T = B^T * A^T: B^T is n x k (ld n), A^T is k x m
       // (ld k), C^T is n x m (ld n).
       const float alpha = 1.0f, beta = 0.0f;
-      const auto* b_ptr = reinterpret_cast<const float*>(static_cast<uintptr_t>(b.address()));
-      const auto* a_ptr = reinterpret_cast<const float*>(static_cast<uintptr_t>(a.address()));
-      auto* c_ptr = reinterpret_cast<float*>(static_cast<uintptr_t>(c.address()));
+      const void* b_ptr = reinterpret_cast<const void*>(static_cast<uintptr_t>(b.address()));
+      const void* a_ptr = reinterpret_cast<const void*>(static_cast<uintptr_t>(a.address()));
+      void* c_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(c.address()));
       const int in = static_cast<int>(n), im = static_cast<int>(m), ik = static_cast<int>(k);
-      const std::string label = "cuBLAS SGEMM " + shape;
+      const std::string label = fmt::format("{} {}", what, shape);
+      // float32: cublasSgemm_v2, strict FP32; fp16 and bf16: cublasGemmEx with float32 sums
+      // (CUBLAS_COMPUTE_32F, on the tensor cores), as the benchmark's peers (tools/gpu_bench).
+      const int type = dtype == DType::kFp16 ? kCudaR16F : kCudaR16BF;
       const TimingStats stats = time_work(
           gpu,
           [&] {
-            check(cublas, cublas.sgemm(handle.get(), kCublasOpN, kCublasOpN, in, im, ik, &alpha, b_ptr, in, a_ptr, ik, &beta,
-                                       c_ptr, in),
-                  "cublasSgemm_v2", shape);
+            if (dtype == DType::kFp32) {
+              check(cublas, cublas.sgemm(handle.get(), kCublasOpN, kCublasOpN, in, im, ik, &alpha, static_cast<const float*>(b_ptr), in,
+                                         static_cast<const float*>(a_ptr), ik, &beta, static_cast<float*>(c_ptr), in),
+                    "cublasSgemm_v2", shape);
+            } else {
+              check(cublas, cublas.gemm_ex(handle.get(), kCublasOpN, kCublasOpN, in, im, ik, &alpha, b_ptr, type, in, a_ptr, type, ik,
+                                           &beta, c_ptr, type, in, kCublasCompute32F, kCublasGemmDefault),
+                    "cublasGemmEx", shape);
+            }
           },
           timing, label);
       SgemmTiming t;
@@ -198,7 +239,7 @@ SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, c
   } catch (const std::exception& e) {
     // A driver call (out of memory, a context a faulting candidate left unusable), a cuBLAS call:
     // the baseline is missing, the tuning is not affected.
-    return unavailable_because(fmt::format("timing cuBLAS SGEMM of {} failed: {}", shape, e.what()));
+    return unavailable_because(fmt::format("timing {} of {} failed: {}", what, shape, e.what()));
   }
 }
 

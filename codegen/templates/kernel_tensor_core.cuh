@@ -438,7 +438,9 @@ __device__ __forceinline__ void spmmc_tc_staged_store(spmmc_elem* __restrict__ C
 
 // The launch: n a multiple of 8, B and C 16-byte aligned (checked by the entry point). The staged
 // kernel from spmmc_tc_staged_from_n where spmmc printed its tables (unless the file is built with
-// -DSPMMC_TC_DIRECT, the measurement knob of docs/benchmarks.md), spmmc_tc_kernel otherwise.
+// -DSPMMC_TC_DIRECT, the measurement knob of docs/benchmarks.md), spmmc_tc_kernel otherwise. The
+// tuner's NVRTC form (no runtime API) launches the kernels itself: codegen/tensor_core_launch.h.
+#ifndef __CUDACC_RTC__
 cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
   const int64_t x = (n + spmmc_tc_cols_per_warp - 1) / spmmc_tc_cols_per_warp;
   if (x > 0x7fffffff) return cudaErrorInvalidValue;
@@ -454,3 +456,4 @@ cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_tc_kernel), grid, dim3(spmmc_tc_threads), args, 0, stream);
 }
+#endif

@@ -122,7 +122,9 @@ __global__ void __launch_bounds__(spmmc_tc_threads)
   }
 }
 
-// The launch: n a multiple of 8, B and C 16-byte aligned (checked by the entry point).
+// The launch: n a multiple of 8, B and C 16-byte aligned (checked by the entry point); not in the
+// tuner's NVRTC form (codegen/tensor_core_launch.h).
+#ifndef __CUDACC_RTC__
 cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
   const int64_t x = (n + spmmc_tc_cols_per_warp - 1) / spmmc_tc_cols_per_warp;
   const int64_t y = (spmmc_tc_windows + spmmc_tc_warps - 1) / spmmc_tc_warps;
@@ -130,3 +132,4 @@ cudaError_t spmmc_launch_tc(void** args, int64_t n, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_tc_kernel), grid, dim3(spmmc_tc_threads), args, 0, stream);
 }
+#endif

@@ -27,6 +27,7 @@
 #include "codegen/generic_launch.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tile_ptx.h"
+#include "codegen/tensor_core_launch.h"
 #include "compiler/common/diagnostics.h"
 #include "runtime/nvrtc_compile.h"
 #include "tests/codegen/emitted_kernel_util.h"
@@ -835,6 +836,61 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   CHECK(count(u.nvrtc_cu, "spmmc_col_idx") == 0);
   CHECK(count(u.nvrtc_cu, "spmmc_generic_kernel") == 0);
   CHECK(count(u.cu, "spmmc_col_idx[] = {") == 1);  // NAME.cu has both paths
+}
+
+TEST_CASE("emitter: the NVRTC form of half-precision files (tensor-core and generic) builds with the toolkit's headers",
+          "[codegen][emit][nvrtc][dtype]") {
+  // The timed choice of fp16 and bf16 files compiles these forms (tuner/time_half_precision.h):
+  // both tensor-core kernels (the staged one where the file has its tables: 128 x 128 at density
+  // 0.5 for a target of one SM; the direct one where the file is tuned for an n below the staged
+  // kernel's) and the generic family, with C linkage and no runtime API (the launch is the tuner's).
+  const Csr a = random_matrix(128, 128, 0.5, 7, [](int32_t, int32_t) { return true; });
+  const std::vector<std::string> includes = nvrtc_cuda_include_options();
+  REQUIRE(includes.size() == 1);  // the toolkit spmmc is built with has cuda_fp16.h
+  for (const DType dtype : {DType::kFp16, DType::kBf16})
+    for (const int64_t tuned_n : {int64_t{0}, int64_t{8}}) {
+      INFO(dtype_name(dtype) << ", tuned for n = " << tuned_n);
+      EmitOptions options;
+      options.name = "k";
+      options.nvrtc_form = true;
+      options.dtype = dtype;
+      options.tensor_core = true;
+      options.sm_count = 1;
+      options.tuned_n = tuned_n;
+      const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 8, ReorderMethod::kGrow), TileCandidate{}, options);
+      const bool staged = tuned_n == 0;
+      CHECK((k.tensor_core.chunk_rows > 0) == staged);
+      CHECK(k.tensor_core.code.empty());  // in k.cu
+      CHECK(count(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", kTensorCoreKernel)) == 1);
+      CHECK(count(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", kTensorCoreStagedKernel)) == (staged ? 1 : 0));
+      CHECK(count(k.nvrtc_cu, std::string("#include <") + dtype_header(dtype) + ">") == 1);
+      CHECK(count(k.cu, "spmmc_launch_tc(void** args") == 1);  // NAME.cu launches, the NVRTC form leaves it out
+      NvrtcOptions nvrtc;
+      nvrtc.arch = "sm_90";
+      nvrtc.flags = includes;
+      const Cubin cubin = compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc);
+      CHECK(cubin.image.find(kTensorCoreKernel) != std::string::npos);
+      CHECK((cubin.image.find(kTensorCoreStagedKernel) != std::string::npos) == staged);
+      // Without the toolkit's headers NVRTC names the one it misses.
+      nvrtc.flags.clear();
+      try {
+        compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc);
+        FAIL("compiled without cuda_fp16.h");
+      } catch (const CompileError& e) {
+        CHECK(e.log().find(dtype_header(dtype)) != std::string::npos);
+      }
+    }
+  EmitOptions options;
+  options.name = "k";
+  options.nvrtc_form = true;
+  options.dtype = DType::kFp16;
+  options.generic_only = true;
+  const EmittedKernel g = emit_unrolled_kernel(a, tile_rows(a, 16, ReorderMethod::kNone), TileCandidate{}, options);
+  NvrtcOptions nvrtc;
+  nvrtc.arch = "sm_90";
+  nvrtc.flags = includes;
+  const Cubin cubin = compile_to_cubin({"g.cu", g.nvrtc_cu}, nvrtc);
+  for (const char* symbol : kGenericKernels) CHECK(cubin.image.find(symbol) != std::string::npos);
 }
 
 TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[codegen][emit]") {

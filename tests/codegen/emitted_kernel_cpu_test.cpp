@@ -401,6 +401,12 @@ test::TcModel tc_model(const Csr& a, const std::string& cu, Csr& order) {
   const int64_t staged_from = constant_of(cu, "spmmc_tc_staged_from_n", -1), staged_max = constant_of(cu, "spmmc_tc_staged_max_n", -1);
   test::TcModel model;
   model.parts = [=](int64_t n) { return n < split4 ? 4 : n < split2 ? 2 : 1; };
+  TensorCoreCode launch;  // the file's launch constants, for tensor_core_launch
+  launch.windows = static_cast<int32_t>(constant_of(cu, "spmmc_tc_windows", 0));
+  launch.chunk_rows = static_cast<int32_t>(staged_from >= 0 ? constant_of(cu, "spmmc_tc_chunk_rows", 0) : 0);
+  launch.staged_from_n = std::max<int64_t>(staged_from, 0), launch.staged_max_n = std::max<int64_t>(staged_max, 0);
+  launch.split2_below_n = split2, launch.split4_below_n = split4;
+  model.launch = launch;
   model.sums = [=, parts = model.parts](const std::vector<float>& b, int64_t n) {
     const int p = staged_from >= 0 && n >= staged_from && n <= staged_max ? 1 : parts(n);  // the staged kernel does not split
     std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);

@@ -1,6 +1,7 @@
 #include "tests/codegen/emitted_kernel_util.h"
 
 #include "codegen/generic_launch.h"
+#include "codegen/tensor_core_launch.h"
 #include "compiler/planning/tile_space.h"
 
 #include <dlfcn.h>
@@ -511,6 +512,14 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         CHECK(block[0] == static_cast<unsigned>(32 * warps));
         CHECK(grid[0] == static_cast<unsigned>((n + 63) / 64));
         CHECK(grid[1] == static_cast<unsigned>(std::min<int64_t>(65535, (info.a_tiles + windows - 1) / windows)));
+        if (tc && tc->launch) {  // the tuner launches its NVRTC form by this rule
+          const TensorCoreLaunch rule = tensor_core_launch(*tc->launch, n);
+          CHECK(rule.grid_x == grid[0]);
+          CHECK(rule.grid_y == grid[1]);
+          CHECK(rule.block_x == block[0]);
+          CHECK((std::string(rule.symbol) == kTensorCoreStagedKernel) == staged);
+          CHECK(rule.parts == (staged ? 1 : tc->parts(n)));
+        }
       } else if (unrolled) {
         CHECK(named == "unrolled");
         ++paths.unrolled;

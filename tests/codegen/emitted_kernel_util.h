@@ -9,10 +9,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "codegen/print_tensor_core.h"
 #include "codegen/templates/spmmc_kernel_info.h"
 #include "compiler/common/csr.h"
 #include "compiler/common/dtype.h"
@@ -151,9 +153,12 @@ std::vector<std::string> tile_ptx_texts(const std::string& cu);
 // Where the tensor-core kernel runs, C is checked bit for bit against `tc->sums` instead when given
 // (the staged kernel's blocks are not in the columns' order, and the direct kernel may split K), and
 // its launch against `tc->parts` (the direct kernel's warps per window at n).
+// Where `tc->launch` is given (the file's launch constants), the launch is also checked against the
+// tuner's copy of the rule, tensor_core_launch (codegen/tensor_core_launch.h).
 struct TcModel {
   std::function<std::vector<float>(const std::vector<float>& b, int64_t n)> sums;  // C before rounding
   std::function<int(int64_t n)> parts;
+  std::optional<TensorCoreCode> launch;
 };
 PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a, DType dtype, const std::vector<int64_t>& ns,
                                       const std::string& label, const TcModel* tc = nullptr);

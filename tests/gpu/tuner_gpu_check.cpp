@@ -39,6 +39,7 @@
 
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/generic_launch.h"
+#include "codegen/tensor_core_launch.h"
 #include "compiler/common/diagnostics.h"
 #include "compiler/planning/plan_tiles.h"
 #include "compiler/planning/reorder_rows.h"
@@ -50,6 +51,7 @@
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
 #include "tuner/time_generic_kernel.h"
+#include "tuner/time_half_precision.h"
 #include "tuner/time_sgemm.h"
 #include "tuner/tune_exhaustively.h"
 #include "tuner/tune_with_proxies.h"
@@ -121,6 +123,26 @@ Csr small_matrix() {
     for (int32_t c = r % 5; c < a.cols; c += 7) {
       a.col_idx.push_back(c);
       a.values.push_back(0.25f * static_cast<float>((r + c) % 9) - 1.0f);
+    }
+    a.row_ptr.push_back(static_cast<int32_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+// A rows x cols matrix with about `density` of its entries non-zero, deterministic (a hash of the
+// position and `seed`), values multiples of 1/8 in [-1, 1) (exact in fp16 and bf16).
+Csr hashed_matrix(int32_t rows, int32_t cols, double density, uint32_t seed) {
+  Csr a;
+  a.rows = rows;
+  a.cols = cols;
+  a.row_ptr.push_back(0);
+  for (int32_t r = 0; r < rows; ++r) {
+    for (int32_t c = 0; c < cols; ++c) {
+      const uint32_t h = (static_cast<uint32_t>(r) * 2654435761u) ^ (static_cast<uint32_t>(c) * 40503u + seed * 2246822519u);
+      const float value = 0.125f * static_cast<float>(static_cast<int32_t>(h % 16) - 8);
+      if (static_cast<double>((h >> 8) % 1000) >= 1000.0 * density || value == 0.0f) continue;
+      a.col_idx.push_back(c);
+      a.values.push_back(value);
     }
     a.row_ptr.push_back(static_cast<int32_t>(a.col_idx.size()));
   }
@@ -466,6 +488,77 @@ void run_checks() {
     const SgemmTiming missing = time_sgemm(*gpu, a.rows, a.cols, n, timing, {"libspmmc-no-such-cublas.so.99"});
     check(!missing.available && missing.why_unavailable.find("libspmmc-no-such-cublas.so.99") != std::string::npos,
           "time_sgemm with a cuBLAS that does not exist is unavailable, naming it: " + missing.why_unavailable);
+  }
+
+  // 5c. Half precision (tuner/time_half_precision.h): a 256 x 192 layer at density 0.3 in fp16 and
+  // bf16, the tensor-core family on 8- and 16-row windows (both kernels: the staged one for a target
+  // of one SM, where the file has its tables, and the direct one split 4 ways below n = 64) and the
+  // generic family, each checked within its bound and timed; the dense GEMM of the dtype; a wrong
+  // element caught; n not a multiple of 8 leaves the tensor-core kernels to the generic path.
+  if (device.cc_major >= 8) {
+    const Csr h = hashed_matrix(256, 192, 0.3, 11);
+    const RowTiling rows8 = tile_rows(h, 8, ReorderMethod::kGrow), rows16 = tile_rows(h, 16, ReorderMethod::kGrow);
+    const RowTiling rows_generic = tile_rows(h, kGenericRowsPerBlock, ReorderMethod::kRowLength);
+    for (const DType dtype : {DType::kFp16, DType::kBf16})
+      for (const int64_t sms : {int64_t{1}, int64_t{device.sm_count}})
+        for (const int64_t hn : {int64_t{40}, int64_t{256}, int64_t{100}}) {
+          HalfPrecisionRequest request;
+          request.dtype = dtype;
+          request.n = hn;
+          request.arch = device.arch();
+          request.sm_count = sms;
+          request.candidates = {{true, &rows8}, {true, &rows16}, {false, &rows_generic}};
+          TuningOptions half_options = options;
+          half_options.n = hn;
+          half_options.worker.clear();
+          const HalfPrecisionTiming t = time_half_precision(h, request, *gpu, half_options);
+          const std::string what = fmt::format("time_half_precision {} on {} SMs at n = {}", dtype_name(dtype), sms, hn);
+          check(t.measured.size() == 3, what + ": a measurement per candidate");
+          if (t.measured.size() != 3) continue;
+          for (size_t i = 0; i < 3; ++i) {
+            const bool skipped = request.candidates[i].tensor_core && hn % 8 != 0;
+            const Measurement& m = t.measured[i];
+            check(skipped ? m.outcome == Outcome::kNotRun : m.outcome == Outcome::kOk && m.time.median_ms > 0.0 && m.kernels == 1,
+                  fmt::format("{}: {}: {}", what, request.candidates[i].label(), describe(t.measured[i])));
+          }
+          check(t.dense.available && t.dense.median_ms > 0.0, what + ": the dense GEMM " + describe(t.dense));
+          check(t.fastest >= 0, what + ": a fastest kernel");
+        }
+    // A wrong kernel: the tensor-core file of other values (A scaled by 2) against this A's product.
+    Csr twice = h;
+    for (float& v : twice.values) v *= 2.0f;
+    HalfPrecisionRequest request;
+    request.dtype = DType::kFp16;
+    request.n = 64;
+    request.arch = device.arch();
+    request.sm_count = device.sm_count;
+    request.candidates = {{true, &rows8}};
+    const std::vector<float> b = rounded_b(random_floats(static_cast<size_t>(h.cols) * 64, 5), DType::kFp16);
+    std::vector<double> want = reference_spmm(h, b, 64);
+    std::vector<double> bound = error_bounds(h, b, 64, DType::kFp16, want, false);
+    const KernelCheckInputs inputs(*gpu, DType::kFp16, b, std::move(want), std::move(bound), 64);
+    EmitOptions emit;
+    emit.name = "twice";
+    emit.arch = device.arch();
+    emit.nvrtc_form = true;
+    emit.dtype = DType::kFp16;
+    emit.tensor_core = true;
+    emit.sm_count = device.sm_count;
+    const EmittedKernel k = emit_unrolled_kernel(twice, rows8, TileCandidate{}, emit);
+    NvrtcOptions half_nvrtc{device.arch(), nvrtc_cuda_include_options()};
+    const Cubin cubin = compile_to_cubin({"twice.cu", k.nvrtc_cu}, half_nvrtc);
+    RealKernel wrong;
+    wrong.cubin = &cubin;
+    const TensorCoreLaunch l = tensor_core_launch(k.tensor_core, 64);
+    wrong.launches.push_back({l.symbol, 0});
+    LaunchShape shape;
+    shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x;
+    wrong.shape = shape;
+    const Measurement m = check_and_time_real_kernel(wrong, *gpu, inputs, timing);
+    check(m.outcome == Outcome::kWrongResult && m.detail.find("fp16 error bound") != std::string::npos,
+          "a tensor-core kernel of other values is WrongResult against its bound: " + describe(m));
+    const SgemmTiming hgemm = time_dense_gemm(*gpu, 256, 192, 64, DType::kBf16, timing);
+    check(hgemm.available && hgemm.median_ms > 0.0, "time_dense_gemm bf16: " + describe(hgemm));
   }
 
   // Candidates for the fault checks: a good one, a faulting chain, a good one split.

@@ -299,7 +299,8 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
     REQUIRE(u.exit_code == 0);
     CHECK_THAT(test::read_file(out / "u.cu"), Catch::Contains(".b16"));
     CHECK(j["options"]["dtype"] == dtype);
-    CHECK(j["options"]["tune"] == "none");  // auto: the tuners time float32 kernels only
+    // auto: the families' kernels timed where a GPU of the target is usable, the rules elsewhere.
+    CHECK(j["options"]["tune"] == (GpuContext::available() ? "exhaustive" : "none"));
     CHECK(j["kernel"]["layout"]["dtype"] == info);
     CHECK(j["input"]["rounded_to_dtype"]["values_changed"].get<int64_t>() > 0);  // normal values need more than 11 bits
     CHECK(j["input"]["rounded_to_dtype"]["values_to_zero"] == 0);
@@ -321,7 +322,12 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
   };
   refused({"--dtype", "fp8"}, a, 64, "--dtype fp8: expected fp32 (default), fp16, bf16 or tf32");
   refused({"--dtype", "bf16", "--target", "rtx2080ti"}, a, 64, "--dtype bf16 needs a target of sm_80 or later");
-  refused({"--dtype", "fp16", "--tune", "model"}, a, 64, "--tune model times or ranks float32 kernels only");
+  refused({"--dtype", "fp16", "--tune", "model"}, a, 64,
+          "--tune model ranks or times the unrolled family's tiles in float32; --dtype fp16 times its families' kernels with "
+          "--tune exhaustive");
+  refused({"--dtype", "bf16", "--tune", "exhaustive", "--family", "unrolled"}, a, 64, "not with --tile or --family unrolled");
+  // --tune exhaustive times the families' real kernels: it needs a GPU of the target (exit 69 here, before any work).
+  if (!GpuContext::available()) refused({"--dtype", "fp16", "--tune", "exhaustive"}, a, 69, "--tune exhaustive");
   refused({"--dtype", "fp16", "--k-parts", "2", "--tune", "none"}, a, 64, "which --dtype fp16 would round between the ranges");
   refused({"--family", "tensor-core"}, a, 64,
           "--family tensor-core multiplies on FP16, BF16 or TF32 tensor cores: give --dtype fp16, bf16 or tf32");

@@ -12,6 +12,7 @@
 #include "compiler/common/csr.h"
 #include "compiler/common/dtype.h"
 #include "compiler/formats/read_options.h"
+#include "runtime/reference_spmm.h"
 
 namespace spmmc::gpu_bench {
 
@@ -99,13 +100,10 @@ Check check_half_result(const std::vector<uint16_t>& got, DType dtype, const std
 // Whether results of `dtype` are judged by the per-element bound (fp16, bf16, tf32) rather than by
 // the relative error against kTolerance (fp32).
 bool checked_by_bound(DType dtype);
-// The values of B the kernels of `dtype` multiply, as the float64 reference takes them: `b` rounded
-// to the dtype (fp32: as it is; tf32: ties away from zero, as the kernel's cvt.rna.tf32.f32).
-std::vector<float> rounded_b(std::vector<float> b, DType dtype);
-// dtype_error_bound (compiler/common/dtype.h) for every element of C = A B: the row's non-zeros
-// as its products, or with `dense` all K (a dense GEMM sums K products, zeros included).
-std::vector<double> error_bounds(const Csr& a, const std::vector<float>& b, int64_t n, DType dtype,
-                                 const std::vector<double>& want, bool dense);
+// rounded_b and error_bounds: the float64 reference's B and bounds (runtime/reference_spmm.h), which
+// the tuner's check of half-precision kernels shares.
+using spmmc::error_bounds;
+using spmmc::rounded_b;
 
 struct TimingStats {
   int runs = 0;

@@ -163,18 +163,26 @@ int run_compile(const Args& args) {
   bool auto_without_gpu = false;  // --tune auto took the heuristic for want of a usable GPU
   std::unique_ptr<GpuContext> gpu;
   std::string tune = args.get_or("--tune", "auto");
-  // Half precision: the tuners time and rank float32 kernels only, so the heuristic chooses.
+  // tf32: one family, nothing to choose.
   if (tf32 && !tune_auto && tune != "none")
     fail_usage("--tune {} times or ranks the CUDA-core families' tiles; --dtype tf32 runs the tensor-core family, which has "
                "none to choose (--tune none, what --tune auto does for it)", tune);
-  if (dtype != DType::kFp32 && !tune_auto && tune != "none")
-    fail_usage("--tune {} times or ranks float32 kernels only; --dtype {} takes the heuristic's tile (--tune none, what "
-               "--tune auto does for it)", tune, dtype_name(dtype));
+  // fp16 and bf16 time their families' real kernels (tuner/time_half_precision.h): --tune exhaustive,
+  // what --tune auto does where a GPU of the target is usable (and --tune none elsewhere).
+  const bool half_timed_family = dtype_is_half(dtype) && family != "unrolled" && !args.has("--tile");
+  if (dtype_is_half(dtype) && !tune_auto && tune != "none" && !(tune == "exhaustive" && half_timed_family))
+    fail_usage("--tune {} ranks or times the unrolled family's tiles in float32; --dtype {} times its families' kernels with "
+               "--tune exhaustive (what --tune auto does where a GPU of the target is usable; not with --tile or --family "
+               "unrolled) or takes the rules (--tune none)", tune, dtype_name(dtype));
   if (dtype != DType::kFp32 && k_parts > 1)
     fail_usage("--k-parts {} stores partial sums in C, which --dtype {} would round between the ranges; use --dtype fp32",
                k_parts, dtype_name(dtype));
   if (tune_auto) {
-    if (args.has("--tile") || family == "generic" || tensor_core_asked || k_parts > 1 || dtype != DType::kFp32) {
+    if (half_timed_family && k_parts == 1) {
+      gpu = usable_gpu_for(target);
+      tune = gpu ? "exhaustive" : "none";
+      auto_without_gpu = !gpu;
+    } else if (args.has("--tile") || family == "generic" || tensor_core_asked || k_parts > 1 || dtype != DType::kFp32) {
       tune = "none";
     } else {
       gpu = usable_gpu_for(target);
@@ -194,7 +202,7 @@ int run_compile(const Args& args) {
   if (args.has("--top-k") && tune != "rank") fail_usage("--top-k is the number of candidates --tune rank times; give --tune rank");
   const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
-  if ((family == "generic" || tensor_core_asked) && (args.has("--tile") || tune != "none"))
+  if ((family == "generic" || tensor_core_asked) && (args.has("--tile") || (tune != "none" && !half_timed_family)))
     fail_usage("--family {} has no tile to {}: it cannot be combined with {}", family, args.has("--tile") ? "fix" : "tune",
                args.has("--tile") ? "--tile" : "--tune " + tune);
   PlanOptions plan_options = planning_options_from(args);
@@ -294,7 +302,7 @@ int run_compile(const Args& args) {
   std::optional<Decision> decision;   // what the timed search or the model decided against the heuristic
   if (args.has("--tile")) {
     chosen = &plan.candidates.front();
-  } else if (gpu) {
+  } else if (gpu && dtype == DType::kFp32) {
     std::vector<const PlannedCandidate*> candidates;
     if (tune == "rank" && !ranker)  // said even under --tune auto: the fallback times every survivor's proxy
       print_warning(fmt::format("--tune rank: no ranker for the target '{}' ({} does not exist; train one with spmmc "
@@ -421,8 +429,6 @@ int run_compile(const Args& args) {
   if (!generic && !tensor_core) check_size_guard(estimate, limits, path);
   if (generic || tensor_core) fmas_per_kernel = 0;
   const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic) : SgemmComparison{};
-  // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
-  const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
   // The tensor-core family's windows: --reorder's method, by default the one that makes the fewest
   // vectors (grow: docs/design/precision.md).
   const ReorderMethod window_method = args.has("--reorder") ? plan_options.reorder : ReorderMethod::kGrow;
@@ -437,7 +443,54 @@ int run_compile(const Args& args) {
       windows = RowTiling{};
   }
   if (tensor_core && windows.m1 == 0) windows = tile_rows(m.csr, 8, window_method);
+  // fp16 and bf16 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the file
+  // could hold (the tensor-core family on windows of 8 rows and, where the staged kernel runs on them,
+  // of 16; the generic family), checked and timed for real; the fastest correct one is emitted, and the
+  // report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_half_precision.h).
+  std::optional<HalfPrecisionTuning> half;
+  RowTiling tc8, tc16;
+  if (tune == "exhaustive" && half_timed_family) {
+    HalfPrecisionRequest request;
+    request.dtype = dtype;
+    request.n = plan_options.n;
+    request.arch = target.arch;
+    request.sm_count = target.sm_count;
+    int32_t rule = -1;  // --tune none's kernel among them
+    const auto add = [&](bool tc, const RowTiling* rows, bool is_rule) {
+      if (is_rule) rule = static_cast<int32_t>(request.candidates.size());
+      request.candidates.push_back({tc, rows});
+    };
+    if (tensor_core_asked || tensor_core_possible) {
+      if (window_rows_arg != "16") {
+        tc8 = windows.m1 == 8 ? windows : tile_rows(m.csr, 8, window_method);
+        add(true, &tc8, tensor_core && windows.m1 == 8);
+      }
+      if (window_rows_arg != "8") {
+        tc16 = windows.m1 == 16 ? windows : tile_rows(m.csr, 16, window_method);
+        if (window_rows_arg == "16" || tensor_core_staged(m.csr, tc16, dtype, target.sm_count, plan_options.n))
+          add(true, &tc16, tensor_core && windows.m1 == 16);
+      }
+    }
+    if (family == "auto" || family == "generic") add(false, &plan.for_generic(kGenericRowsPerBlock).tiling, generic);
+    if (rule < 0) {
+      print_warning(fmt::format("--tune {}: --dtype {} times the tensor-core and generic families; the rules chose the "
+                                "unrolled family here, which it does not time (the rules decide)",
+                                tune, dtype_name(dtype)));
+    } else {
+      half = run_half_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
+      const HalfPrecisionCandidate& pick = request.candidates[static_cast<size_t>(half->choice.chosen)];
+      tensor_core = pick.tensor_core;
+      generic = !pick.tensor_core;
+      windows = pick.tensor_core ? *pick.windows : RowTiling{};
+      family_why = half->choice.chosen == rule ? family_why + "; " + half->choice.why : half->choice.why;
+      tuning = half->json;
+    }
+  } else if (auto_without_gpu && half_timed_family) {
+    family_why += " (--tune auto without a usable GPU of the target's architecture: the rules, nothing timed)";
+  }
   const int32_t window_rows = windows.m1;
+  // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
+  const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
   const std::string family_name = tensor_core ? "tensor-core" : generic ? "generic" : "unrolled";
   // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
   // the two kernels' times where the search measured both, else half of --n; the tensor-core family
@@ -580,17 +633,17 @@ int run_compile(const Args& args) {
   };
   if (tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
     report["kernel"]["tensor_core"] = {{"mma", tf32 ? "m16n8k4.tf32" : dtype == DType::kFp16 ? "m16n8k8.f16" : "m16n8k8.bf16"},
-                                       {"k", kernel.tc_k},
-                                       {"windows", kernel.tc_windows},
+                                       {"k", kernel.tensor_core.k},
+                                       {"windows", kernel.tensor_core.windows},
                                        {"window_rows", window_rows},
                                        {"reorder", std::string(reorder_method_name(window_method))},
-                                       {"vectors", kernel.tc_vectors},
-                                       {"padding_vectors", kernel.tc_padded},
-                                       {"blocks", kernel.tc_blocks},
-                                       {"kernel", kernel.tc_chunk_rows > 0 ? "staged" : "direct"},
-                                       {"chunk_rows", kernel.tc_chunk_rows > 0 ? Json(kernel.tc_chunk_rows) : Json(nullptr)},
-                                       {"staged_from_n", kernel.tc_chunk_rows > 0 ? Json(kernel.tc_staged_from_n) : Json(nullptr)},
-                                       {"nnz_per_vector", static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tc_vectors)}};
+                                       {"vectors", kernel.tensor_core.vectors},
+                                       {"padding_vectors", kernel.tensor_core.padded},
+                                       {"blocks", kernel.tensor_core.blocks},
+                                       {"kernel", kernel.tensor_core.chunk_rows > 0 ? "staged" : "direct"},
+                                       {"chunk_rows", kernel.tensor_core.chunk_rows > 0 ? Json(kernel.tensor_core.chunk_rows) : Json(nullptr)},
+                                       {"staged_from_n", kernel.tensor_core.chunk_rows > 0 ? Json(kernel.tensor_core.staged_from_n) : Json(nullptr)},
+                                       {"nnz_per_vector", static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tensor_core.vectors)}};
   if (dtype != DType::kFp32)  // what rounding A to the dtype did (docs/design/precision.md)
     report["input"]["rounded_to_dtype"] = {{"dtype", dtype_name(dtype)},
                                            {"values_changed", rounding.changed},
@@ -601,6 +654,7 @@ int run_compile(const Args& args) {
     report["tuning"] = tuning;
   }
   if (!sgemm.json.is_null()) report["sgemm"] = sgemm.json;
+  if (half && !half->choice.dense.is_null()) report["dense_gemm"] = half->choice.dense;
   // What tuning gained over the heuristic (--tune none), measured where a GPU timed both.
   const HeuristicComparison versus = compare_with_heuristic(decision, heuristic, heuristic_generic, sgemm);
   if (!versus.json.is_null()) report["versus_heuristic"] = versus.json;
@@ -647,9 +701,9 @@ int run_compile(const Args& args) {
                    "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, tensor-core family (%s: %d windows of "
                    "%d rows, %lld %d x 1 vectors, %.2f non-zeros each%s), %.1f MB of CUDA\n",
                    base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), dtype_name(dtype),
-                   kernel.tc_windows, window_rows, static_cast<long long>(kernel.tc_vectors), window_rows,
-                   static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tc_vectors),
-                   kernel.tc_chunk_rows > 0 ? fmt::format("; B staged in shared memory from n = {}", kernel.tc_staged_from_n).c_str() : "",
+                   kernel.tensor_core.windows, window_rows, static_cast<long long>(kernel.tensor_core.vectors), window_rows,
+                   static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tensor_core.vectors),
+                   kernel.tensor_core.chunk_rows > 0 ? fmt::format("; B staged in shared memory from n = {}", kernel.tensor_core.staged_from_n).c_str() : "",
                    static_cast<double>(kernel.cu.size()) / 1e6);
     else if (generic)
       std::fprintf(stderr,
@@ -671,6 +725,7 @@ int run_compile(const Args& args) {
     if (!versus.summary.empty()) std::fprintf(stderr, "spmmc compile: timed: %s\n", versus.summary.c_str());
     // Users deserve to know when the pruned layer is not worth it (issue 10).
     if (!sgemm.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", sgemm.note.c_str());
+    if (half && !half->choice.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", half->choice.note.c_str());
   }
   return 0;
 }
@@ -724,9 +779,10 @@ Command compile_command() {
        "tf32; docs/design/precision.md)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
-       "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32)"},
+       "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed where the staged "
+       "kernel runs on 16)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
-       "products summed in float32; the heuristic chooses the tile), or tf32 (B and C float, multiplied on the TF32 tensor "
+       "products summed in float32; the family timed on a GPU, else by rule: --tune), or tf32 (B and C float, multiplied on the TF32 tensor "
        "cores as cuBLAS does when TF32 is allowed: A's values rounded to tf32 here, B's in the kernel, products summed in "
        "float32; the tensor-core family only, sm_80 and later; --dtype fp32 for CUDA-core kernels): "
        "docs/design/precision.md"},
@@ -745,7 +801,10 @@ Command compile_command() {
        "where the target has no model), rank (the ranker's first --top-k, the fastest of their proxies on the GPU), "
        "proxy (time LO-SpMM proxies on the GPU, then the real kernels of the fastest few: --finalists) or exhaustive "
        "(compile and time every candidate's real kernel; slow). The GPU modes also time cuBLAS SGEMM on the dense "
-       "layer (\"sgemm\" in NAME.json) and note when it is faster than the chosen kernel"},
+       "layer (\"sgemm\" in NAME.json) and note when it is faster than the chosen kernel. --dtype fp16|bf16: auto is "
+       "exhaustive where a GPU of the target is usable (the tensor-core family on 8- and 16-row windows and the generic "
+       "family timed for real, the fastest emitted; cuBLAS HGEMM or BF16 GEMM timed too: \"dense_gemm\" in NAME.json, "
+       "and a note when it is faster), none elsewhere"},
   };
   for (auto& o : tuning_option_specs()) c.options.push_back(o);
   for (auto& o : planning_option_specs()) c.options.push_back(o);

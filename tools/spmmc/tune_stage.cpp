@@ -226,4 +226,38 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
   return out;
 }
 
+HalfPrecisionTuning run_half_precision_tuning(const HalfPrecisionRequest& request, int32_t rule, const Csr& a,
+                                              const GpuContext& gpu, const TuningSettings& settings, bool quiet) {
+  TuningOptions options;
+  options.n = request.n;
+  options.timing.runs = settings.timing_runs;
+  options.timing.flush_l2 = settings.flush_l2;
+  options.pool.max_workers = settings.jobs;
+  std::unique_ptr<CubinCache> cache;
+  if (settings.use_cache) {
+    cache = std::make_unique<CubinCache>(settings.cache_dir.empty() ? default_cubin_cache_dir()
+                                                                     : std::filesystem::path(settings.cache_dir));
+    options.cache = cache.get();
+  }
+  Progress progress(!quiet && isatty(STDERR_FILENO));
+  options.progress = [&](const TuningProgress& p) { progress(p); };
+  HalfPrecisionTuning out;
+  out.timing = time_half_precision(a, request, gpu, options);
+  out.choice = choose_half_precision(request, out.timing, rule);
+  Json seconds = Json::object();
+  double total = 0.0;
+  for (const auto& [stage, s] : out.timing.seconds) seconds[stage] = s, total += s;
+  seconds["total"] = total;
+  const DeviceInfo& d = gpu.device();
+  out.json = {{"mode", "exhaustive"},
+              {"device", {{"name", d.name}, {"arch", d.arch()}, {"sms", d.sm_count}, {"driver", d.driver_version}}},
+              {"seconds", seconds},
+              {"candidates", out.choice.candidates},
+              {"decision", {{"emitted", request.candidates[static_cast<size_t>(out.choice.chosen)].label()},
+                            {"rule_kept", out.choice.chosen == rule},
+                            {"timed", out.choice.timed},
+                            {"why", out.choice.why}}}};
+  return out;
+}
+
 }  // namespace spmmc::cli

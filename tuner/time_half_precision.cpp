@@ -1,0 +1,201 @@
+#include "tuner/time_half_precision.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/generic_launch.h"
+#include "codegen/tensor_core_launch.h"
+#include "compiler/common/diagnostics.h"
+#include "runtime/nvrtc_compile.h"
+#include "runtime/reference_spmm.h"
+#include "tuner/check_real_kernels.h"
+#include "tuner/decide_against_heuristic.h"
+#include "tuner/measurement.h"
+
+namespace spmmc {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The kernel the emitted entry point launches at n for `k` (a file of one family), as a RealKernel
+// with a launch of its own.
+RealKernel real_kernel(const HalfPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, int sm_count,
+                       const Cubin& cubin) {
+  RealKernel kernel;
+  kernel.tile.min_blocks_per_sm = 1;
+  kernel.cubin = &cubin;
+  LaunchShape shape;
+  if (c.tensor_core) {
+    const TensorCoreLaunch l = tensor_core_launch(k.tensor_core, n);
+    kernel.launches.push_back({l.symbol, 0});
+    shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x;
+  } else {
+    // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
+    const GenericLaunch l = generic_launch({a.rows, a.nnz(), sm_count, /*weights_ahead=*/true}, n, true);
+    kernel.launches.push_back({l.symbol, 0});
+    shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x, shape.block_y = l.block_y;
+  }
+  kernel.shape = shape;
+  return kernel;
+}
+
+}  // namespace
+
+std::string HalfPrecisionCandidate::label() const {
+  return tensor_core ? fmt::format("tensor-core, {}-row windows", windows->m1) : std::string("generic");
+}
+
+HalfPrecisionTiming time_half_precision(const Csr& a, const HalfPrecisionRequest& request, const GpuContext& gpu,
+                                        const TuningOptions& options) {
+  SPMMC_CHECK(dtype_is_half(request.dtype), "the timed choice of fp16 and bf16 files");
+  SPMMC_CHECK(request.n >= 1, "n >= 1");
+  HalfPrecisionTiming out;
+  out.measured.resize(request.candidates.size());
+  // The NVRTC form of each candidate's file, compiled together.
+  auto clock = std::chrono::steady_clock::now();
+  std::vector<EmittedKernel> files;
+  std::vector<CompileJob> jobs;
+  for (const HalfPrecisionCandidate& c : request.candidates) {
+    SPMMC_CHECK(c.windows != nullptr, "a candidate's rows");
+    EmitOptions emit;
+    emit.name = c.tensor_core ? "tensor_core_family" : "generic_family";
+    emit.arch = request.arch;
+    emit.nvrtc_form = true;
+    emit.dtype = request.dtype;
+    emit.tensor_core = c.tensor_core;
+    emit.generic_only = !c.tensor_core;
+    emit.sm_count = request.sm_count;
+    emit.tuned_n = request.n;
+    files.push_back(emit_unrolled_kernel(a, *c.windows, TileCandidate{}, emit));
+    NvrtcOptions nvrtc{request.arch, nvrtc_cuda_include_options()};
+    nvrtc.flags.insert(nvrtc.flags.end(), files.back().nvrtc_options.begin(), files.back().nvrtc_options.end());
+    jobs.push_back({{emit.name + ".cu", files.back().nvrtc_cu}, nvrtc});
+  }
+  const std::vector<CompileOutcome> compiled = compile_in_parallel(jobs, options.pool, options.cache, {});
+  out.seconds.emplace_back("compile", seconds_since(clock));
+
+  // B of the dtype, the float64 product and each element's bound.
+  clock = std::chrono::steady_clock::now();
+  const std::vector<float> b =
+      rounded_b(random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(request.n), options.seed), request.dtype);
+  std::vector<double> want = reference_spmm(a, b, request.n);
+  std::vector<double> bound = error_bounds(a, b, request.n, request.dtype, want, /*dense=*/false);
+  const KernelCheckInputs inputs(gpu, request.dtype, b, std::move(want), std::move(bound), request.n);
+  std::string unusable;  // the failure that left the GPU unusable
+  for (size_t i = 0; i < request.candidates.size(); ++i) {
+    const HalfPrecisionCandidate& c = request.candidates[i];
+    Measurement& m = out.measured[i];
+    if (!compiled[i].ok()) {
+      m.outcome = Outcome::kCompileFailed;
+      m.detail = compiled[i].error;
+      continue;
+    }
+    if (c.tensor_core && request.n % 8 != 0) {
+      m.outcome = Outcome::kNotRun;
+      m.detail = fmt::format("n = {} is not a multiple of 8: the file takes its generic path there", request.n);
+      continue;
+    }
+    if (!unusable.empty()) {
+      m.outcome = Outcome::kNotRun;
+      m.detail = "not run: " + unusable;
+      continue;
+    }
+    if (options.progress) options.progress({"timing kernels", i, request.candidates.size()});
+    const RealKernel kernel = real_kernel(c, files[i], a, request.n, static_cast<int>(request.sm_count), *compiled[i].cubin);
+    try {
+      m = check_and_time_real_kernel(kernel, gpu, inputs, options.timing);
+    } catch (const DriverError& e) {
+      note_candidate(m, kernel);
+      m.outcome = Outcome::kLaunchFailed;
+      m.detail = e.what();
+      if (is_sticky_error(e.code()))
+        unusable = fmt::format("the {} kernel faulted before it ({}), which leaves the process unable to use the GPU",
+                               c.label(), e.what());
+    }
+    if (m.outcome == Outcome::kOk && (out.fastest < 0 || m.time.median_ms < out.measured[static_cast<size_t>(out.fastest)].time.median_ms))
+      out.fastest = static_cast<int32_t>(i);
+  }
+  out.seconds.emplace_back("check_and_time", seconds_since(clock));
+  clock = std::chrono::steady_clock::now();
+  if (options.time_sgemm) {
+    out.dense = unusable.empty() ? time_dense_gemm(gpu, a.rows, a.cols, request.n, request.dtype, options.timing)
+                                 : SgemmTiming{false, "not timed: " + unusable, 0.0};
+    out.seconds.emplace_back("dense", seconds_since(clock));
+  }
+  return out;
+}
+
+HalfPrecisionChoice choose_half_precision(const HalfPrecisionRequest& request, const HalfPrecisionTiming& timing, int32_t rule) {
+  SPMMC_CHECK(rule >= 0 && static_cast<size_t>(rule) < request.candidates.size(), "the rule's candidate is one of them");
+  SPMMC_CHECK(timing.measured.size() == request.candidates.size(), "a measurement per candidate");
+  HalfPrecisionChoice out;
+  const auto ok = [&](int32_t i) { return i >= 0 && timing.measured[static_cast<size_t>(i)].outcome == Outcome::kOk; };
+  const auto ms = [&](int32_t i) { return timing.measured[static_cast<size_t>(i)].time.median_ms; };
+  const std::string rule_label = request.candidates[static_cast<size_t>(rule)].label();
+  out.chosen = rule;
+  if (ok(rule)) {
+    out.timed = true;
+    if (timing.fastest != rule && ok(timing.fastest) && ms(timing.fastest) < (1.0 - kBeatHeuristicBy) * ms(rule)) {
+      out.chosen = timing.fastest;
+      out.why = fmt::format("timed: {} ({:.4f} ms) is {:.2f}x the rule's {} ({:.4f} ms)",
+                            request.candidates[static_cast<size_t>(out.chosen)].label(), ms(out.chosen), ms(rule) / ms(out.chosen),
+                            rule_label, ms(rule));
+    } else {
+      out.why = fmt::format("timed: the rule's {} ({:.4f} ms) is the fastest of the {} kernels timed", rule_label, ms(rule),
+                            request.candidates.size());
+    }
+  } else if (ok(timing.fastest)) {
+    out.timed = true;
+    out.chosen = timing.fastest;
+    out.why = fmt::format("timed: the rule's {} did not measure ({}); {} ({:.4f} ms) is the fastest that did", rule_label,
+                          outcome_name(timing.measured[static_cast<size_t>(rule)].outcome),
+                          request.candidates[static_cast<size_t>(out.chosen)].label(), ms(out.chosen));
+  } else {
+    out.why = fmt::format("the rule's {}: no kernel could be measured (see \"tuning\" in the report)", rule_label);
+  }
+  out.candidates = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < request.candidates.size(); ++i) {
+    const HalfPrecisionCandidate& c = request.candidates[i];
+    const Measurement& m = timing.measured[i];
+    nlohmann::ordered_json j = {{"family", c.tensor_core ? "tensor-core" : "generic"},
+                                {"window_rows", c.tensor_core ? nlohmann::ordered_json(c.windows->m1) : nlohmann::ordered_json(nullptr)},
+                                {"rule", static_cast<int32_t>(i) == rule},
+                                {"chosen", static_cast<int32_t>(i) == out.chosen},
+                                {"outcome", std::string(outcome_name(m.outcome))}};
+    if (m.outcome == Outcome::kOk) {
+      j["median_ms"] = m.time.median_ms;
+      j["registers_per_thread"] = m.registers_per_thread;
+    } else {
+      j["detail"] = m.detail;
+    }
+    j["compile_seconds"] = m.compile_seconds;
+    out.candidates.push_back(std::move(j));
+  }
+  const char* const dense_name = dense_gemm_name(request.dtype);
+  if (timing.dense.available || !timing.dense.why_unavailable.empty()) {
+    out.dense = {{"name", dense_name}, {"available", timing.dense.available}};
+    if (!timing.dense.available) {
+      out.dense["why_unavailable"] = timing.dense.why_unavailable;
+    } else {
+      out.dense["median_ms"] = timing.dense.median_ms;
+      if (ok(out.chosen) && out.timed) {
+        const double emitted = ms(out.chosen);
+        out.dense["emitted_ms"] = emitted;
+        out.dense["faster_than_emitted"] = timing.dense.median_ms < emitted;
+        out.dense["ratio"] = emitted / timing.dense.median_ms;
+        if (timing.dense.median_ms < emitted)
+          out.note = fmt::format("{} (dense, {} on the tensor cores) took {:.4f} ms, the emitted sparse kernel {:.4f} ms: at "
+                                 "this sparsity the dense layer is faster ({:.2f}x)",
+                                 dense_name, request.dtype == DType::kFp16 ? "FP16" : "BF16", timing.dense.median_ms, emitted,
+                                 emitted / timing.dense.median_ms);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace spmmc
