@@ -453,13 +453,14 @@ DeviceBuffer::~DeviceBuffer() {
   a.cuMemFree(static_cast<CUdeviceptr>(address_));
 }
 
-void DeviceBuffer::upload(const void* host, size_t bytes) const {
-  SPMMC_CHECK(bytes <= bytes_, fmt::format("upload of {} bytes into a device buffer of {}", bytes, bytes_));
+void DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) const {
+  SPMMC_CHECK(offset <= bytes_ && bytes <= bytes_ - offset,
+              fmt::format("upload of {} bytes at {} into a device buffer of {}", bytes, offset, bytes_));
   if (bytes == 0) return;
   const std::string object = fmt::format("upload of {} bytes", bytes);
   make_current(*context_, object);
   const auto stream = static_cast<CUstream>(context_->stream());
-  context_->check(context_->api().cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(address_), host, bytes, stream),
+  context_->check(context_->api().cuMemcpyHtoDAsync(static_cast<CUdeviceptr>(address_ + offset), host, bytes, stream),
                   "cuMemcpyHtoDAsync", object);
   context_->check(context_->api().cuStreamSynchronize(stream), "cuStreamSynchronize", object);
 }

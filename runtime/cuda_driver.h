@@ -122,7 +122,8 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   uint64_t address() const { return address_; }  // CUdeviceptr
   size_t bytes() const { return bytes_; }
-  void upload(const void* host, size_t bytes) const;
+  // `bytes` from `host` into the buffer from byte `offset` on (synchronous).
+  void upload(const void* host, size_t bytes, size_t offset = 0) const;
   void download(void* host, size_t bytes) const;
   void fill_zero() const;  // asynchronous on the context's stream
 

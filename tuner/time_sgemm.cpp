@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <stdexcept>
@@ -38,6 +39,8 @@ using CublasStatusText = const char* (*)(CublasStatus);
 constexpr int kCudaR16F = 2, kCudaR16BF = 14;
 constexpr int kCublasCompute32F = 68;
 constexpr int kCublasGemmDefault = -1;
+// The distinct values of a dense operand (repeated beyond).
+constexpr size_t kDenseValues = size_t{1} << 20;
 
 // The entry points of one loaded cuBLAS. Never dlclose'd: cuBLAS's CUDA runtime stays
 // initialised for the life of the process, as the driver does (runtime/cuda_driver.cpp).
@@ -173,12 +176,15 @@ SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t
     const auto c_count = static_cast<size_t>(m) * static_cast<size_t>(n);
     const size_t bytes = dtype == DType::kFp32 ? sizeof(float) : sizeof(uint16_t);
     const DeviceBuffer a(gpu, a_count * bytes), b(gpu, b_count * bytes), c(gpu, c_count * bytes);
+    // At most kDenseValues deterministic values, repeated over larger operands (the dense layer of a
+    // graph can be gigabytes: drawing each value on the host took a minute on a 62586-node graph).
     const auto upload = [&](const DeviceBuffer& to, size_t count, uint64_t seed) {
-      const std::vector<float> values = random_floats(count, seed);
-      if (dtype == DType::kFp32) return to.upload(values.data(), count * sizeof(float));
-      std::vector<uint16_t> bits(count);
-      for (size_t i = 0; i < count; ++i) bits[i] = to_half_bits(values[i], dtype);
-      to.upload(bits.data(), count * sizeof(uint16_t));
+      const std::vector<float> values = random_floats(std::min(count, kDenseValues), seed);
+      std::vector<uint16_t> bits(dtype == DType::kFp32 ? 0 : values.size());
+      for (size_t i = 0; i < bits.size(); ++i) bits[i] = to_half_bits(values[i], dtype);
+      const void* host = dtype == DType::kFp32 ? static_cast<const void*>(values.data()) : static_cast<const void*>(bits.data());
+      for (size_t at = 0; at < count; at += values.size())
+        to.upload(host, std::min(values.size(), count - at) * bytes, at * bytes);
     };
     upload(a, a_count, 1);
     upload(b, b_count, 2);

@@ -26,7 +26,7 @@ inline const std::vector<std::string> kCublasLibraries = {"libcublas.so.13", "li
 // Times cuBLAS SGEMM for the dense equivalent of the layer: C (m x n) = A (m x k) * B (k x n),
 // all row-major float32, computed as the column-major C^T = B^T * A^T (one cublasSgemm_v2,
 // no transposes), strict FP32 (CUBLAS_DEFAULT_MATH: never TF32). A and B hold deterministic
-// values in [-1, 1); the buffers are allocated on `gpu`, whose primary context must be current
+// values in [-1, 1) (2^20 of them, repeated over larger operands); the buffers are allocated on `gpu`, whose primary context must be current
 // (cuBLAS finds it through the CUDA runtime), and the calls are enqueued on its stream and timed
 // with `timing` exactly as the tuner times candidates (runtime/time_kernel.h: warm-up runs, one
 // event pair per timed run, the median). cuBLAS comes from the first of `libraries` that loads,
