@@ -37,14 +37,18 @@ KernelCheckInputs::KernelCheckInputs(const GpuContext& gpu, const std::vector<fl
 
 KernelCheckInputs::KernelCheckInputs(const GpuContext& gpu, DType dtype_, const std::vector<float>& b_host,
                                      std::vector<double> want_host, std::vector<double> bound_, int64_t n_)
-    : b(gpu, b_host.size() * sizeof(uint16_t)),
-      c(gpu, want_host.size() * sizeof(uint16_t)),
+    : b(gpu, b_host.size() * static_cast<size_t>(dtype_bytes(dtype_))),
+      c(gpu, want_host.size() * static_cast<size_t>(dtype_bytes(dtype_))),
       want(std::move(want_host)),
       n(n_),
       dtype(dtype_),
       bound(std::move(bound_)) {
-  SPMMC_CHECK(dtype_is_half(dtype), "16-bit inputs for fp16 or bf16");
+  SPMMC_CHECK(dtype != DType::kFp32, "a kernel judged by the bound of fp16, bf16 or tf32");
   SPMMC_CHECK(bound.size() == want.size(), "a bound per element of C");
+  if (dtype == DType::kTf32) {
+    b.upload(b_host.data(), b_host.size() * sizeof(float));
+    return;
+  }
   std::vector<uint16_t> bits(b_host.size());
   for (size_t i = 0; i < bits.size(); ++i) bits[i] = to_half_bits(b_host[i], dtype);
   b.upload(bits.data(), bits.size() * sizeof(uint16_t));
@@ -146,13 +150,17 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
   run();
   gpu.synchronize();
   std::vector<float> got(inputs.want.size());
-  if (dtype_is_half(inputs.dtype)) {
+  if (inputs.dtype != DType::kFp32) {
     // Element by element against the dtype's bound (a NaN or an infinity fails it).
-    std::vector<uint16_t> bits(got.size());
-    inputs.c.download(bits.data(), bits.size() * sizeof(uint16_t));
+    if (dtype_is_half(inputs.dtype)) {
+      std::vector<uint16_t> bits(got.size());
+      inputs.c.download(bits.data(), bits.size() * sizeof(uint16_t));
+      for (size_t i = 0; i < got.size(); ++i) got[i] = from_half_bits(bits[i], inputs.dtype);
+    } else {
+      inputs.c.download(got.data(), got.size() * sizeof(float));
+    }
     double worst = 0.0;
     for (size_t i = 0; i < got.size(); ++i) {
-      got[i] = from_half_bits(bits[i], inputs.dtype);
       const double ratio = std::isfinite(got[i]) ? std::fabs(static_cast<double>(got[i]) - inputs.want[i]) / inputs.bound[i]
                                                  : std::numeric_limits<double>::infinity();
       worst = std::max(worst, ratio);
@@ -168,7 +176,7 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
     inputs.c.download(got.data(), got.size() * sizeof(float));
     m.max_relative_error = relative_frobenius_error(got.data(), inputs.want.data(), static_cast<int64_t>(got.size()));
   }
-  if (!dtype_is_half(inputs.dtype) && !(m.max_relative_error <= kMaxRelativeError)) {
+  if (inputs.dtype == DType::kFp32 && !(m.max_relative_error <= kMaxRelativeError)) {
     m.outcome = Outcome::kWrongResult;
     m.detail = fmt::format("relative error {:.3g} against the float64 reference{}", m.max_relative_error,
                            graph ? " (the chain launched as one CUDA graph)" : "");

@@ -66,16 +66,16 @@ std::vector<Measurement> check_and_time_real_kernels(const Csr& a, const std::ve
 struct KernelCheckInputs {
   // float32 B and C, a kernel judged by its relative error against `want_host`.
   KernelCheckInputs(const GpuContext& gpu, const std::vector<float>& b_host, std::vector<double> want_host, int64_t n);
-  // fp16 or bf16 B and C: `b_host` holds values of the dtype (rounded_b), uploaded as its 16-bit
-  // elements; C is read back as them and each element judged against its bound (error_bounds,
-  // runtime/reference_spmm.h).
+  // A kernel of fp16, bf16 or tf32, each element of C judged against its bound (error_bounds,
+  // runtime/reference_spmm.h): fp16 and bf16 B and C as the dtype's 16-bit elements (`b_host` holds
+  // values of the dtype: rounded_b); tf32 B and C float (`b_host` as drawn: the kernel rounds it).
   KernelCheckInputs(const GpuContext& gpu, DType dtype, const std::vector<float>& b_host, std::vector<double> want_host,
                     std::vector<double> bound, int64_t n);
   DeviceBuffer b, c;
   std::vector<double> want;
   int64_t n;
   DType dtype = DType::kFp32;
-  std::vector<double> bound;  // half precision: per element of C
+  std::vector<double> bound;  // fp16, bf16, tf32: per element of C
 };
 
 // Records in `m` what is known of `k` without running it: its compile time and its kernels.

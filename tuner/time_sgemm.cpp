@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include "compiler/common/diagnostics.h"
 #include "tuner/measurement.h"
 
 namespace spmmc {
@@ -37,7 +36,8 @@ using CublasGemmEx = CublasStatus (*)(CublasHandle, int, int, int, int, int, con
 using CublasStatusText = const char* (*)(CublasStatus);
 // cudaDataType_t and cublasComputeType_t values (library_types.h, cublas_api.h) for cublasGemmEx.
 constexpr int kCudaR16F = 2, kCudaR16BF = 14;
-constexpr int kCublasCompute32F = 68;
+constexpr int kCudaR32F = 0;
+constexpr int kCublasCompute32F = 68, kCublasCompute32FFastTf32 = 77;
 constexpr int kCublasGemmDefault = -1;
 // The distinct values of a dense operand (repeated beyond).
 constexpr size_t kDenseValues = size_t{1} << 20;
@@ -153,7 +153,10 @@ bool cublas_loadable(const std::vector<std::string>& libraries, std::string* why
 }
 
 const char* dense_gemm_name(DType dtype) {
-  return dtype == DType::kFp16 ? "cuBLAS HGEMM" : dtype == DType::kBf16 ? "cuBLAS BF16 GEMM" : "cuBLAS SGEMM";
+  return dtype == DType::kFp16   ? "cuBLAS HGEMM"
+         : dtype == DType::kBf16 ? "cuBLAS BF16 GEMM"
+         : dtype == DType::kTf32 ? "cuBLAS TF32 GEMM"
+                                 : "cuBLAS SGEMM";
 }
 
 SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, const TimingOptions& timing,
@@ -163,7 +166,8 @@ SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, c
 
 SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, DType dtype, const TimingOptions& timing,
                             const std::vector<std::string>& libraries) {
-  SPMMC_CHECK(dtype == DType::kFp32 || dtype_is_half(dtype), "a dense GEMM in fp32, fp16 or bf16");
+  // tf32 keeps float32 operands (its GEMM rounds them on the tensor cores).
+  const DType storage = dtype_storage(dtype);
   const std::string shape = fmt::format("{} x {} times {} x {}", m, k, k, n);
   const char* const what = dense_gemm_name(dtype);
   if (m < 1 || k < 1 || n < 1 || m > INT_MAX || k > INT_MAX || n > INT_MAX)
@@ -174,15 +178,15 @@ SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t
     const auto a_count = static_cast<size_t>(m) * static_cast<size_t>(k);
     const auto b_count = static_cast<size_t>(k) * static_cast<size_t>(n);
     const auto c_count = static_cast<size_t>(m) * static_cast<size_t>(n);
-    const size_t bytes = dtype == DType::kFp32 ? sizeof(float) : sizeof(uint16_t);
+    const size_t bytes = storage == DType::kFp32 ? sizeof(float) : sizeof(uint16_t);
     const DeviceBuffer a(gpu, a_count * bytes), b(gpu, b_count * bytes), c(gpu, c_count * bytes);
     // At most kDenseValues deterministic values, repeated over larger operands (the dense layer of a
     // graph can be gigabytes: drawing each value on the host took a minute on a 62586-node graph).
     const auto upload = [&](const DeviceBuffer& to, size_t count, uint64_t seed) {
       const std::vector<float> values = random_floats(std::min(count, kDenseValues), seed);
-      std::vector<uint16_t> bits(dtype == DType::kFp32 ? 0 : values.size());
+      std::vector<uint16_t> bits(storage == DType::kFp32 ? 0 : values.size());
       for (size_t i = 0; i < bits.size(); ++i) bits[i] = to_half_bits(values[i], dtype);
-      const void* host = dtype == DType::kFp32 ? static_cast<const void*>(values.data()) : static_cast<const void*>(bits.data());
+      const void* host = storage == DType::kFp32 ? static_cast<const void*>(values.data()) : static_cast<const void*>(bits.data());
       for (size_t at = 0; at < count; at += values.size())
         to.upload(host, std::min(values.size(), count - at) * bytes, at * bytes);
     };
@@ -220,8 +224,10 @@ SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t
       const int in = static_cast<int>(n), im = static_cast<int>(m), ik = static_cast<int>(k);
       const std::string label = fmt::format("{} {}", what, shape);
       // float32: cublasSgemm_v2, strict FP32; fp16 and bf16: cublasGemmEx with float32 sums
-      // (CUBLAS_COMPUTE_32F, on the tensor cores), as the benchmark's peers (tools/gpu_bench).
-      const int type = dtype == DType::kFp16 ? kCudaR16F : kCudaR16BF;
+      // (CUBLAS_COMPUTE_32F, on the tensor cores); tf32: float32 operands, CUBLAS_COMPUTE_32F_FAST_TF32.
+      // As the benchmark's peers (tools/gpu_bench).
+      const int type = dtype == DType::kFp16 ? kCudaR16F : dtype == DType::kBf16 ? kCudaR16BF : kCudaR32F;
+      const int compute = dtype == DType::kTf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
       const TimingStats stats = time_work(
           gpu,
           [&] {
@@ -231,7 +237,7 @@ SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t
                     "cublasSgemm_v2", shape);
             } else {
               check(cublas, cublas.gemm_ex(handle.get(), kCublasOpN, kCublasOpN, in, im, ik, &alpha, b_ptr, type, in, a_ptr, type, ik,
-                                           &beta, c_ptr, type, in, kCublasCompute32F, kCublasGemmDefault),
+                                           &beta, c_ptr, type, in, compute, kCublasGemmDefault),
                     "cublasGemmEx", shape);
             }
           },

@@ -39,11 +39,12 @@ SgemmTiming time_sgemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, c
 
 // The dense GEMM of another dtype, timed as time_sgemm times SGEMM: fp16 and bf16 A, B and C
 // (deterministic values of the dtype) multiplied by cublasGemmEx with float32 sums
-// (CUBLAS_COMPUTE_32F: on the tensor cores, cuBLAS's HGEMM and BF16 GEMM), the peer that half-precision
-// files are judged against (issue 26); kFp32 is time_sgemm. A cuBLAS without cublasGemmEx is passed over.
+// (CUBLAS_COMPUTE_32F: on the tensor cores, cuBLAS's HGEMM and BF16 GEMM), or for tf32 float32
+// operands with CUBLAS_COMPUTE_32F_FAST_TF32 (the TF32 GEMM): the peers that those files are judged
+// against (issue 26); kFp32 is time_sgemm. A cuBLAS without cublasGemmEx is passed over.
 SgemmTiming time_dense_gemm(const GpuContext& gpu, int64_t m, int64_t k, int64_t n, DType dtype, const TimingOptions& timing,
                             const std::vector<std::string>& libraries = kCublasLibraries);
-// "cuBLAS SGEMM", "cuBLAS HGEMM", "cuBLAS BF16 GEMM": the dense GEMM of a dtype in messages.
+// "cuBLAS SGEMM", "cuBLAS HGEMM", "cuBLAS BF16 GEMM", "cuBLAS TF32 GEMM": the dense GEMM of a dtype.
 const char* dense_gemm_name(DType dtype);
 
 // Whether one of `libraries` loads and has every entry point time_sgemm needs; `why` (when not

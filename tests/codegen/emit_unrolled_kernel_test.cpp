@@ -838,18 +838,21 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   CHECK(count(u.cu, "spmmc_col_idx[] = {") == 1);  // NAME.cu has both paths
 }
 
-TEST_CASE("emitter: the NVRTC form of half-precision files (tensor-core and generic) builds with the toolkit's headers",
+TEST_CASE("emitter: the NVRTC form of fp16, bf16 and tf32 files (tensor-core and generic) builds with the toolkit's headers",
           "[codegen][emit][nvrtc][dtype]") {
-  // The timed choice of fp16 and bf16 files compiles these forms (tuner/time_half_precision.h):
+  // The timed choice of fp16, bf16 and tf32 files compiles these forms (tuner/time_reduced_precision.h):
   // both tensor-core kernels (the staged one where the file has its tables: 128 x 128 at density
   // 0.5 for a target of one SM; the direct one where the file is tuned for an n below the staged
   // kernel's) and the generic family, with C linkage and no runtime API (the launch is the tuner's).
   const Csr a = random_matrix(128, 128, 0.5, 7, [](int32_t, int32_t) { return true; });
   const std::vector<std::string> includes = nvrtc_cuda_include_options();
   REQUIRE(includes.size() == 1);  // the toolkit spmmc is built with has cuda_fp16.h
-  for (const DType dtype : {DType::kFp16, DType::kBf16})
+  for (const DType dtype : {DType::kFp16, DType::kBf16, DType::kTf32})
     for (const int64_t tuned_n : {int64_t{0}, int64_t{8}}) {
       INFO(dtype_name(dtype) << ", tuned for n = " << tuned_n);
+      const bool tf32 = dtype == DType::kTf32;  // float B and C, no header; no staged form
+      Csr rounded = a;  // A's values of the dtype, as spmmc compile rounds them
+      for (float& v : rounded.values) v = round_to_dtype(v, dtype);
       EmitOptions options;
       options.name = "k";
       options.nvrtc_form = true;
@@ -857,13 +860,14 @@ TEST_CASE("emitter: the NVRTC form of half-precision files (tensor-core and gene
       options.tensor_core = true;
       options.sm_count = 1;
       options.tuned_n = tuned_n;
-      const EmittedKernel k = emit_unrolled_kernel(a, tile_rows(a, 8, ReorderMethod::kGrow), TileCandidate{}, options);
-      const bool staged = tuned_n == 0;
+      const EmittedKernel k = emit_unrolled_kernel(rounded, tile_rows(rounded, 8, ReorderMethod::kGrow), TileCandidate{}, options);
+      const bool staged = tuned_n == 0 && !tf32;
       CHECK((k.tensor_core.chunk_rows > 0) == staged);
       CHECK(k.tensor_core.code.empty());  // in k.cu
       CHECK(count(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", kTensorCoreKernel)) == 1);
       CHECK(count(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", kTensorCoreStagedKernel)) == (staged ? 1 : 0));
-      CHECK(count(k.nvrtc_cu, std::string("#include <") + dtype_header(dtype) + ">") == 1);
+      CHECK(count(k.nvrtc_cu, "#include <") == (tf32 ? 0 : 1));
+      if (!tf32) CHECK(count(k.nvrtc_cu, std::string("#include <") + dtype_header(dtype) + ">") == 1);
       CHECK(count(k.cu, "spmmc_launch_tc(void** args") == 1);  // NAME.cu launches, the NVRTC form leaves it out
       NvrtcOptions nvrtc;
       nvrtc.arch = "sm_90";
@@ -871,8 +875,12 @@ TEST_CASE("emitter: the NVRTC form of half-precision files (tensor-core and gene
       const Cubin cubin = compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc);
       CHECK(cubin.image.find(kTensorCoreKernel) != std::string::npos);
       CHECK((cubin.image.find(kTensorCoreStagedKernel) != std::string::npos) == staged);
-      // Without the toolkit's headers NVRTC names the one it misses.
+      // Without the toolkit's headers NVRTC names the one it misses (tf32 needs none).
       nvrtc.flags.clear();
+      if (tf32) {
+        CHECK(compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc).image.find(kTensorCoreKernel) != std::string::npos);
+        continue;
+      }
       try {
         compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc);
         FAIL("compiled without cuda_fp16.h");

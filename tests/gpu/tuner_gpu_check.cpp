@@ -51,7 +51,7 @@
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
 #include "tuner/time_generic_kernel.h"
-#include "tuner/time_half_precision.h"
+#include "tuner/time_reduced_precision.h"
 #include "tuner/time_sgemm.h"
 #include "tuner/tune_exhaustively.h"
 #include "tuner/tune_with_proxies.h"
@@ -490,7 +490,7 @@ void run_checks() {
           "time_sgemm with a cuBLAS that does not exist is unavailable, naming it: " + missing.why_unavailable);
   }
 
-  // 5c. Half precision (tuner/time_half_precision.h): a 256 x 192 layer at density 0.3 in fp16 and
+  // 5c. Half precision (tuner/time_reduced_precision.h): a 256 x 192 layer at density 0.3 in fp16 and
   // bf16, the tensor-core family on 8- and 16-row windows (both kernels: the staged one for a target
   // of one SM, where the file has its tables, and the direct one split 4 ways below n = 64) and the
   // generic family, each checked within its bound and timed; the dense GEMM of the dtype; a wrong
@@ -502,7 +502,7 @@ void run_checks() {
     for (const DType dtype : {DType::kFp16, DType::kBf16})
       for (const int64_t sms : {int64_t{1}, int64_t{device.sm_count}})
         for (const int64_t hn : {int64_t{40}, int64_t{256}, int64_t{100}}) {
-          HalfPrecisionRequest request;
+          ReducedPrecisionRequest request;
           request.dtype = dtype;
           request.n = hn;
           request.arch = device.arch();
@@ -511,8 +511,8 @@ void run_checks() {
           TuningOptions half_options = options;
           half_options.n = hn;
           half_options.worker.clear();
-          const HalfPrecisionTiming t = time_half_precision(h, request, *gpu, half_options);
-          const std::string what = fmt::format("time_half_precision {} on {} SMs at n = {}", dtype_name(dtype), sms, hn);
+          const ReducedPrecisionTiming t = time_reduced_precision(h, request, *gpu, half_options);
+          const std::string what = fmt::format("time_reduced_precision {} on {} SMs at n = {}", dtype_name(dtype), sms, hn);
           check(t.measured.size() == 3, what + ": a measurement per candidate");
           if (t.measured.size() != 3) continue;
           for (size_t i = 0; i < 3; ++i) {
@@ -527,7 +527,7 @@ void run_checks() {
     // A wrong kernel: the tensor-core file of other values (A scaled by 2) against this A's product.
     Csr twice = h;
     for (float& v : twice.values) v *= 2.0f;
-    HalfPrecisionRequest request;
+    ReducedPrecisionRequest request;
     request.dtype = DType::kFp16;
     request.n = 64;
     request.arch = device.arch();
@@ -559,6 +559,26 @@ void run_checks() {
           "a tensor-core kernel of other values is WrongResult against its bound: " + describe(m));
     const SgemmTiming hgemm = time_dense_gemm(*gpu, 256, 192, 64, DType::kBf16, timing);
     check(hgemm.available && hgemm.median_ms > 0.0, "time_dense_gemm bf16: " + describe(hgemm));
+    // tf32: float B and C (the kernel rounds B), its tensor-core kernel and the TF32 GEMM.
+    Csr h32 = h;
+    for (float& v : h32.values) v = round_to_dtype(v, DType::kTf32);
+    for (const int64_t hn : {int64_t{64}, int64_t{100}}) {
+      ReducedPrecisionRequest r32;
+      r32.dtype = DType::kTf32;
+      r32.n = hn;
+      r32.arch = device.arch();
+      r32.sm_count = device.sm_count;
+      r32.candidates = {{true, &rows8}};
+      TuningOptions tf32_options = options;
+      tf32_options.n = hn;
+      tf32_options.worker.clear();
+      const ReducedPrecisionTiming t = time_reduced_precision(h32, r32, *gpu, tf32_options);
+      const std::string what = fmt::format("time_reduced_precision tf32 at n = {}", hn);
+      check(t.measured.size() == 1 && (hn % 8 == 0 ? t.measured[0].outcome == Outcome::kOk && t.measured[0].time.median_ms > 0.0
+                                                   : t.measured[0].outcome == Outcome::kNotRun),
+            what + ": " + (t.measured.empty() ? std::string("none") : describe(t.measured[0])));
+      check(t.dense.available && t.dense.median_ms > 0.0, what + ": the TF32 GEMM " + describe(t.dense));
+    }
   }
 
   // Candidates for the fault checks: a good one, a faulting chain, a good one split.

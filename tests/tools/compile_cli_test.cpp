@@ -413,7 +413,7 @@ TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, an
     const auto j = nlohmann::json::parse(test::read_file(out / "t.json"));
     CHECK(j["choice"]["family"] == "tensor-core");
     CHECK(j["options"]["dtype"] == "tf32");
-    CHECK(j["options"]["tune"] == "none");
+    CHECK(j["options"]["tune"] == (GpuContext::available() ? "exhaustive" : "none"));  // timed where a GPU is
     CHECK(j["kernel"]["layout"]["dtype"] == "tfloat32");
     CHECK(j["kernel"]["tensor_core"]["k"] == 4);  // blocks of 4 vectors: the m16n8k4 MMA's K
     CHECK(j["kernel"]["tensor_core"]["mma"] == "m16n8k4.tf32");
@@ -451,7 +451,9 @@ TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, an
   refused({"--family", "tensor-core", "--target", "rtx2080ti"}, 64, "need a target of sm_80 or later");
   refused({"--tile", "8x64"}, 64, "--tile shapes the unrolled family's code, but --dtype tf32 runs the tensor-core family only");
   refused({"--k-parts", "2"}, 64, "--k-parts shapes the unrolled family's code");
-  refused({"--tune", "model"}, 64, "--tune model times or ranks the CUDA-core families' tiles; --dtype tf32 runs the tensor-core family");
+  refused({"--tune", "model"}, 64,
+          "--tune model ranks or times the unrolled family's tiles in float32; --dtype tf32 times its families' kernels with "
+          "--tune exhaustive (what --tune auto does where a GPU of the target is usable) or takes the rules");
   refused({"--dtype", "tf64"}, 64, "--dtype tf64: expected fp32 (default), fp16, bf16 or tf32");
   // A value beyond tf32's range (the midpoint above its largest, 0x7f7ff000, and up) is a data error.
   const fs::path big = dir.path / "big.mtx";

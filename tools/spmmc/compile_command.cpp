@@ -163,22 +163,18 @@ int run_compile(const Args& args) {
   bool auto_without_gpu = false;  // --tune auto took the heuristic for want of a usable GPU
   std::unique_ptr<GpuContext> gpu;
   std::string tune = args.get_or("--tune", "auto");
-  // tf32: one family, nothing to choose.
-  if (tf32 && !tune_auto && tune != "none")
-    fail_usage("--tune {} times or ranks the CUDA-core families' tiles; --dtype tf32 runs the tensor-core family, which has "
-               "none to choose (--tune none, what --tune auto does for it)", tune);
-  // fp16 and bf16 time their families' real kernels (tuner/time_half_precision.h): --tune exhaustive,
-  // what --tune auto does where a GPU of the target is usable (and --tune none elsewhere).
-  const bool half_timed_family = dtype_is_half(dtype) && family != "unrolled" && !args.has("--tile");
-  if (dtype_is_half(dtype) && !tune_auto && tune != "none" && !(tune == "exhaustive" && half_timed_family))
+  // fp16, bf16 and tf32 time their families' real kernels (tuner/time_reduced_precision.h): --tune
+  // exhaustive, what --tune auto does where a GPU of the target is usable (and --tune none elsewhere).
+  const bool timed_families = dtype != DType::kFp32 && family != "unrolled" && !args.has("--tile");
+  if (dtype != DType::kFp32 && !tune_auto && tune != "none" && !(tune == "exhaustive" && timed_families))
     fail_usage("--tune {} ranks or times the unrolled family's tiles in float32; --dtype {} times its families' kernels with "
-               "--tune exhaustive (what --tune auto does where a GPU of the target is usable; not with --tile or --family "
-               "unrolled) or takes the rules (--tune none)", tune, dtype_name(dtype));
+               "--tune exhaustive (what --tune auto does where a GPU of the target is usable{}) or takes the rules (--tune "
+               "none)", tune, dtype_name(dtype), tf32 ? "" : "; not with --tile or --family unrolled");
   if (dtype != DType::kFp32 && k_parts > 1)
     fail_usage("--k-parts {} stores partial sums in C, which --dtype {} would round between the ranges; use --dtype fp32",
                k_parts, dtype_name(dtype));
   if (tune_auto) {
-    if (half_timed_family && k_parts == 1) {
+    if (timed_families && k_parts == 1) {
       gpu = usable_gpu_for(target);
       tune = gpu ? "exhaustive" : "none";
       auto_without_gpu = !gpu;
@@ -202,7 +198,7 @@ int run_compile(const Args& args) {
   if (args.has("--top-k") && tune != "rank") fail_usage("--top-k is the number of candidates --tune rank times; give --tune rank");
   const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
-  if ((family == "generic" || tensor_core_asked) && (args.has("--tile") || (tune != "none" && !half_timed_family)))
+  if ((family == "generic" || tensor_core_asked) && (args.has("--tile") || (tune != "none" && !timed_families)))
     fail_usage("--family {} has no tile to {}: it cannot be combined with {}", family, args.has("--tile") ? "fix" : "tune",
                args.has("--tile") ? "--tile" : "--tune " + tune);
   PlanOptions plan_options = planning_options_from(args);
@@ -446,11 +442,11 @@ int run_compile(const Args& args) {
   // fp16 and bf16 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the file
   // could hold (the tensor-core family on windows of 8 rows and, where the staged kernel runs on them,
   // of 16; the generic family), checked and timed for real; the fastest correct one is emitted, and the
-  // report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_half_precision.h).
-  std::optional<HalfPrecisionTuning> half;
+  // report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_reduced_precision.h).
+  std::optional<ReducedPrecisionTuning> half;
   RowTiling tc8, tc16;
-  if (tune == "exhaustive" && half_timed_family) {
-    HalfPrecisionRequest request;
+  if (tune == "exhaustive" && timed_families) {
+    ReducedPrecisionRequest request;
     request.dtype = dtype;
     request.n = plan_options.n;
     request.arch = target.arch;
@@ -460,32 +456,32 @@ int run_compile(const Args& args) {
       if (is_rule) rule = static_cast<int32_t>(request.candidates.size());
       request.candidates.push_back({tc, rows});
     };
-    if (tensor_core_asked || tensor_core_possible) {
+    if (tensor_core_asked || tensor_core_possible || tf32) {
       if (window_rows_arg != "16") {
         tc8 = windows.m1 == 8 ? windows : tile_rows(m.csr, 8, window_method);
         add(true, &tc8, tensor_core && windows.m1 == 8);
       }
-      if (window_rows_arg != "8") {
+      if (window_rows_arg != "8" && !tf32) {
         tc16 = windows.m1 == 16 ? windows : tile_rows(m.csr, 16, window_method);
         if (window_rows_arg == "16" || tensor_core_staged(m.csr, tc16, dtype, target.sm_count, plan_options.n))
           add(true, &tc16, tensor_core && windows.m1 == 16);
       }
     }
-    if (family == "auto" || family == "generic") add(false, &plan.for_generic(kGenericRowsPerBlock).tiling, generic);
+    if (!tf32 && (family == "auto" || family == "generic")) add(false, &plan.for_generic(kGenericRowsPerBlock).tiling, generic);
     if (rule < 0) {
       print_warning(fmt::format("--tune {}: --dtype {} times the tensor-core and generic families; the rules chose the "
                                 "unrolled family here, which it does not time (the rules decide)",
                                 tune, dtype_name(dtype)));
     } else {
-      half = run_half_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
-      const HalfPrecisionCandidate& pick = request.candidates[static_cast<size_t>(half->choice.chosen)];
+      half = run_reduced_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
+      const ReducedPrecisionCandidate& pick = request.candidates[static_cast<size_t>(half->choice.chosen)];
       tensor_core = pick.tensor_core;
       generic = !pick.tensor_core;
       windows = pick.tensor_core ? *pick.windows : RowTiling{};
       family_why = half->choice.chosen == rule ? family_why + "; " + half->choice.why : half->choice.why;
       tuning = half->json;
     }
-  } else if (auto_without_gpu && half_timed_family) {
+  } else if (auto_without_gpu && timed_families) {
     family_why += " (--tune auto without a usable GPU of the target's architecture: the rules, nothing timed)";
   }
   const int32_t window_rows = windows.m1;

@@ -226,7 +226,7 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
   return out;
 }
 
-HalfPrecisionTuning run_half_precision_tuning(const HalfPrecisionRequest& request, int32_t rule, const Csr& a,
+ReducedPrecisionTuning run_reduced_precision_tuning(const ReducedPrecisionRequest& request, int32_t rule, const Csr& a,
                                               const GpuContext& gpu, const TuningSettings& settings, bool quiet) {
   TuningOptions options;
   options.n = request.n;
@@ -241,9 +241,9 @@ HalfPrecisionTuning run_half_precision_tuning(const HalfPrecisionRequest& reques
   }
   Progress progress(!quiet && isatty(STDERR_FILENO));
   options.progress = [&](const TuningProgress& p) { progress(p); };
-  HalfPrecisionTuning out;
-  out.timing = time_half_precision(a, request, gpu, options);
-  out.choice = choose_half_precision(request, out.timing, rule);
+  ReducedPrecisionTuning out;
+  out.timing = time_reduced_precision(a, request, gpu, options);
+  out.choice = choose_reduced_precision(request, out.timing, rule);
   Json seconds = Json::object();
   double total = 0.0;
   for (const auto& [stage, s] : out.timing.seconds) seconds[stage] = s, total += s;

@@ -15,7 +15,7 @@
 #include "compiler/planning/target.h"
 #include "tools/spmmc/cli.h"
 #include "tuner/ranker.h"
-#include "tuner/time_half_precision.h"
+#include "tuner/time_reduced_precision.h"
 #include "tuner/tuning.h"
 
 namespace spmmc {
@@ -88,14 +88,14 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
 nlohmann::ordered_json tuning_json(const std::string& mode, const TuningResult& result, const GpuContext& gpu);
 
 // --dtype fp16|bf16 with a GPU (--tune auto or exhaustive): the families of `request` compiled,
-// checked and timed (tuner/time_half_precision.h) with the settings' timing, pool and cache, progress
+// checked and timed (tuner/time_reduced_precision.h) with the settings' timing, pool and cache, progress
 // on a terminal unless `quiet`; then the choice against the candidate `rule` (--tune none's).
-struct HalfPrecisionTuning {
-  HalfPrecisionTiming timing;
-  HalfPrecisionChoice choice;
+struct ReducedPrecisionTuning {
+  ReducedPrecisionTiming timing;
+  ReducedPrecisionChoice choice;
   nlohmann::ordered_json json;  // the report's "tuning": mode, device, seconds, candidates, decision
 };
-HalfPrecisionTuning run_half_precision_tuning(const HalfPrecisionRequest& request, int32_t rule, const Csr& a,
+ReducedPrecisionTuning run_reduced_precision_tuning(const ReducedPrecisionRequest& request, int32_t rule, const Csr& a,
                                               const GpuContext& gpu, const TuningSettings& settings, bool quiet);
 
 }  // namespace spmmc::cli

@@ -1,4 +1,4 @@
-#include "tuner/time_half_precision.h"
+#include "tuner/time_reduced_precision.h"
 
 #include <chrono>
 
@@ -23,7 +23,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // The kernel the emitted entry point launches at n for `k` (a file of one family), as a RealKernel
 // with a launch of its own.
-RealKernel real_kernel(const HalfPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, int sm_count,
+RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, int sm_count,
                        const Cubin& cubin) {
   RealKernel kernel;
   kernel.tile.min_blocks_per_sm = 1;
@@ -45,21 +45,21 @@ RealKernel real_kernel(const HalfPrecisionCandidate& c, const EmittedKernel& k, 
 
 }  // namespace
 
-std::string HalfPrecisionCandidate::label() const {
+std::string ReducedPrecisionCandidate::label() const {
   return tensor_core ? fmt::format("tensor-core, {}-row windows", windows->m1) : std::string("generic");
 }
 
-HalfPrecisionTiming time_half_precision(const Csr& a, const HalfPrecisionRequest& request, const GpuContext& gpu,
+ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisionRequest& request, const GpuContext& gpu,
                                         const TuningOptions& options) {
-  SPMMC_CHECK(dtype_is_half(request.dtype), "the timed choice of fp16 and bf16 files");
+  SPMMC_CHECK(request.dtype != DType::kFp32, "the timed choice of fp16, bf16 and tf32 files");
   SPMMC_CHECK(request.n >= 1, "n >= 1");
-  HalfPrecisionTiming out;
+  ReducedPrecisionTiming out;
   out.measured.resize(request.candidates.size());
   // The NVRTC form of each candidate's file, compiled together.
   auto clock = std::chrono::steady_clock::now();
   std::vector<EmittedKernel> files;
   std::vector<CompileJob> jobs;
-  for (const HalfPrecisionCandidate& c : request.candidates) {
+  for (const ReducedPrecisionCandidate& c : request.candidates) {
     SPMMC_CHECK(c.windows != nullptr, "a candidate's rows");
     EmitOptions emit;
     emit.name = c.tensor_core ? "tensor_core_family" : "generic_family";
@@ -78,16 +78,18 @@ HalfPrecisionTiming time_half_precision(const Csr& a, const HalfPrecisionRequest
   const std::vector<CompileOutcome> compiled = compile_in_parallel(jobs, options.pool, options.cache, {});
   out.seconds.emplace_back("compile", seconds_since(clock));
 
-  // B of the dtype, the float64 product and each element's bound.
+  // B as drawn and rounded to the dtype (the values the kernels multiply: fp16 and bf16 B holds them,
+  // tf32 kernels round float B as they load it), the float64 product and each element's bound.
   clock = std::chrono::steady_clock::now();
-  const std::vector<float> b =
-      rounded_b(random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(request.n), options.seed), request.dtype);
+  const std::vector<float> drawn = random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(request.n), options.seed);
+  const std::vector<float> b = rounded_b(drawn, request.dtype);
   std::vector<double> want = reference_spmm(a, b, request.n);
   std::vector<double> bound = error_bounds(a, b, request.n, request.dtype, want, /*dense=*/false);
-  const KernelCheckInputs inputs(gpu, request.dtype, b, std::move(want), std::move(bound), request.n);
+  const KernelCheckInputs inputs(gpu, request.dtype, request.dtype == DType::kTf32 ? drawn : b, std::move(want), std::move(bound),
+                                 request.n);
   std::string unusable;  // the failure that left the GPU unusable
   for (size_t i = 0; i < request.candidates.size(); ++i) {
-    const HalfPrecisionCandidate& c = request.candidates[i];
+    const ReducedPrecisionCandidate& c = request.candidates[i];
     Measurement& m = out.measured[i];
     if (!compiled[i].ok()) {
       m.outcome = Outcome::kCompileFailed;
@@ -129,10 +131,10 @@ HalfPrecisionTiming time_half_precision(const Csr& a, const HalfPrecisionRequest
   return out;
 }
 
-HalfPrecisionChoice choose_half_precision(const HalfPrecisionRequest& request, const HalfPrecisionTiming& timing, int32_t rule) {
+ReducedPrecisionChoice choose_reduced_precision(const ReducedPrecisionRequest& request, const ReducedPrecisionTiming& timing, int32_t rule) {
   SPMMC_CHECK(rule >= 0 && static_cast<size_t>(rule) < request.candidates.size(), "the rule's candidate is one of them");
   SPMMC_CHECK(timing.measured.size() == request.candidates.size(), "a measurement per candidate");
-  HalfPrecisionChoice out;
+  ReducedPrecisionChoice out;
   const auto ok = [&](int32_t i) { return i >= 0 && timing.measured[static_cast<size_t>(i)].outcome == Outcome::kOk; };
   const auto ms = [&](int32_t i) { return timing.measured[static_cast<size_t>(i)].time.median_ms; };
   const std::string rule_label = request.candidates[static_cast<size_t>(rule)].label();
@@ -159,7 +161,7 @@ HalfPrecisionChoice choose_half_precision(const HalfPrecisionRequest& request, c
   }
   out.candidates = nlohmann::ordered_json::array();
   for (size_t i = 0; i < request.candidates.size(); ++i) {
-    const HalfPrecisionCandidate& c = request.candidates[i];
+    const ReducedPrecisionCandidate& c = request.candidates[i];
     const Measurement& m = timing.measured[i];
     nlohmann::ordered_json j = {{"family", c.tensor_core ? "tensor-core" : "generic"},
                                 {"window_rows", c.tensor_core ? nlohmann::ordered_json(c.windows->m1) : nlohmann::ordered_json(nullptr)},
@@ -190,7 +192,8 @@ HalfPrecisionChoice choose_half_precision(const HalfPrecisionRequest& request, c
         if (timing.dense.median_ms < emitted)
           out.note = fmt::format("{} (dense, {} on the tensor cores) took {:.4f} ms, the emitted sparse kernel {:.4f} ms: at "
                                  "this sparsity the dense layer is faster ({:.2f}x)",
-                                 dense_name, request.dtype == DType::kFp16 ? "FP16" : "BF16", timing.dense.median_ms, emitted,
+                                 dense_name, request.dtype == DType::kFp16 ? "FP16" : request.dtype == DType::kBf16 ? "BF16" : "TF32",
+                                 timing.dense.median_ms, emitted,
                                  emitted / timing.dense.median_ms);
       }
     }

@@ -1,7 +1,7 @@
-// tuner/time_half_precision.h: the choice among a half-precision file's timed kernels and what the
+// tuner/time_reduced_precision.h: the choice among a half-precision file's timed kernels and what the
 // report says of the dense GEMM, from given measurements (no GPU; the timing itself runs in
 // spmmc-tuner-gpu-check and on the GPU in docs/benchmarks.md).
-#include "tuner/time_half_precision.h"
+#include "tuner/time_reduced_precision.h"
 
 #include "tests/test_util.h"
 
@@ -25,15 +25,15 @@ Measurement failed(Outcome outcome, const std::string& detail) {
 // Three candidates: the tensor-core family on 8- and 16-row windows, the generic family.
 struct Fixture {
   RowTiling rows8, rows16, generic;
-  HalfPrecisionRequest request;
+  ReducedPrecisionRequest request;
   Fixture() {
     rows8.m1 = 8, rows16.m1 = 16, generic.m1 = 16;
     request.dtype = DType::kFp16;
     request.n = 256;
     request.candidates = {{true, &rows8}, {true, &rows16}, {false, &generic}};
   }
-  HalfPrecisionTiming timing(std::vector<Measurement> measured, std::optional<double> dense_ms) const {
-    HalfPrecisionTiming t;
+  ReducedPrecisionTiming timing(std::vector<Measurement> measured, std::optional<double> dense_ms) const {
+    ReducedPrecisionTiming t;
     t.measured = std::move(measured);
     for (size_t i = 0; i < t.measured.size(); ++i)
       if (t.measured[i].outcome == Outcome::kOk &&
@@ -44,19 +44,19 @@ struct Fixture {
   }
 };
 
-TEST_CASE("choose_half_precision: the rule's kernel stays unless another is faster beyond the noise", "[tuner][dtype]") {
+TEST_CASE("choose_reduced_precision: the rule's kernel stays unless another is faster beyond the noise", "[tuner][dtype]") {
   const Fixture f;
   // The 16-row windows 1% faster than the rule's 8-row ones: noise, the rule's kept.
-  HalfPrecisionChoice c = choose_half_precision(f.request, f.timing({ok(1.00), ok(0.99), ok(2.0)}, std::nullopt), 0);
+  ReducedPrecisionChoice c = choose_reduced_precision(f.request, f.timing({ok(1.00), ok(0.99), ok(2.0)}, std::nullopt), 0);
   CHECK(c.chosen == 0);
   CHECK(c.timed);
   CHECK_THAT(c.why, Catch::Contains("the rule's tensor-core, 8-row windows (1.0000 ms) is the fastest of the 3 kernels timed"));
   // 10% faster: taken, and the report says by how much.
-  c = choose_half_precision(f.request, f.timing({ok(1.00), ok(0.90), ok(2.0)}, std::nullopt), 0);
+  c = choose_reduced_precision(f.request, f.timing({ok(1.00), ok(0.90), ok(2.0)}, std::nullopt), 0);
   CHECK(c.chosen == 1);
   CHECK_THAT(c.why, Catch::Contains("tensor-core, 16-row windows (0.9000 ms) is 1.11x the rule's tensor-core, 8-row windows"));
   // The generic family where it is the fastest, whatever the rule said.
-  c = choose_half_precision(f.request, f.timing({ok(1.00), ok(0.90), ok(0.5)}, std::nullopt), 1);
+  c = choose_reduced_precision(f.request, f.timing({ok(1.00), ok(0.90), ok(0.5)}, std::nullopt), 1);
   CHECK(c.chosen == 2);
   REQUIRE(c.candidates.size() == 3);
   CHECK(c.candidates[2]["family"] == "generic");
@@ -67,10 +67,10 @@ TEST_CASE("choose_half_precision: the rule's kernel stays unless another is fast
   CHECK(c.candidates[0]["median_ms"] == 1.0);
 }
 
-TEST_CASE("choose_half_precision: failures never win, and with nothing measured the rule decides", "[tuner][dtype]") {
+TEST_CASE("choose_reduced_precision: failures never win, and with nothing measured the rule decides", "[tuner][dtype]") {
   const Fixture f;
   // The rule's kernel failed: the fastest that measured.
-  HalfPrecisionChoice c = choose_half_precision(
+  ReducedPrecisionChoice c = choose_reduced_precision(
       f.request, f.timing({failed(Outcome::kWrongResult, "an element of C is 3 times its bound"), ok(0.9), ok(1.5)}, std::nullopt), 0);
   CHECK(c.chosen == 1);
   CHECK(c.timed);
@@ -79,10 +79,10 @@ TEST_CASE("choose_half_precision: failures never win, and with nothing measured 
   CHECK(c.candidates[0]["detail"] == "an element of C is 3 times its bound");
   CHECK(!c.candidates[0].contains("median_ms"));
   // A faster kernel that failed is not taken over the rule's.
-  c = choose_half_precision(f.request, f.timing({ok(1.0), failed(Outcome::kLaunchFailed, "fault"), ok(1.5)}, std::nullopt), 0);
+  c = choose_reduced_precision(f.request, f.timing({ok(1.0), failed(Outcome::kLaunchFailed, "fault"), ok(1.5)}, std::nullopt), 0);
   CHECK(c.chosen == 0);
   // Nothing measured: the rule's, untimed, and nothing said of the dense layer's speed against it.
-  c = choose_half_precision(f.request,
+  c = choose_reduced_precision(f.request,
                             f.timing({failed(Outcome::kCompileFailed, "log"), failed(Outcome::kCompileFailed, "log"),
                                       failed(Outcome::kNotRun, "not run")},
                                      0.1),
@@ -95,10 +95,10 @@ TEST_CASE("choose_half_precision: failures never win, and with nothing measured 
   CHECK(c.note.empty());
 }
 
-TEST_CASE("choose_half_precision: the dense GEMM of the dtype, and the note where it is faster", "[tuner][dtype]") {
+TEST_CASE("choose_reduced_precision: the dense GEMM of the dtype, and the note where it is faster", "[tuner][dtype]") {
   Fixture f;
   // HGEMM faster than the emitted kernel: said, with the ratio.
-  HalfPrecisionChoice c = choose_half_precision(f.request, f.timing({ok(0.2), ok(0.3), ok(0.4)}, 0.1), 0);
+  ReducedPrecisionChoice c = choose_reduced_precision(f.request, f.timing({ok(0.2), ok(0.3), ok(0.4)}, 0.1), 0);
   CHECK(c.dense["name"] == "cuBLAS HGEMM");
   CHECK(c.dense["available"] == true);
   CHECK(c.dense["emitted_ms"] == 0.2);
@@ -107,24 +107,24 @@ TEST_CASE("choose_half_precision: the dense GEMM of the dtype, and the note wher
   CHECK_THAT(c.note, Catch::Contains("cuBLAS HGEMM (dense, FP16 on the tensor cores) took 0.1000 ms, the emitted sparse kernel "
                                      "0.2000 ms: at this sparsity the dense layer is faster (2.00x)"));
   // Slower: reported, no note.
-  c = choose_half_precision(f.request, f.timing({ok(0.2), ok(0.3), ok(0.4)}, 0.5), 0);
+  c = choose_reduced_precision(f.request, f.timing({ok(0.2), ok(0.3), ok(0.4)}, 0.5), 0);
   CHECK(c.dense["faster_than_emitted"] == false);
   CHECK(c.note.empty());
   // bf16 names its GEMM; an unavailable cuBLAS says why.
   f.request.dtype = DType::kBf16;
-  HalfPrecisionTiming t = f.timing({ok(0.2), ok(0.3), ok(0.4)}, std::nullopt);
+  ReducedPrecisionTiming t = f.timing({ok(0.2), ok(0.3), ok(0.4)}, std::nullopt);
   t.dense.why_unavailable = "no usable cuBLAS: libcublas.so.13: cannot open shared object file";
-  c = choose_half_precision(f.request, t, 0);
+  c = choose_reduced_precision(f.request, t, 0);
   CHECK(c.dense["name"] == "cuBLAS BF16 GEMM");
   CHECK(c.dense["available"] == false);
   CHECK_THAT(c.dense["why_unavailable"].get<std::string>(), Catch::Contains("libcublas.so.13"));
   CHECK(c.note.empty());
   // Not timed at all (no dense timing asked): no object.
-  c = choose_half_precision(f.request, f.timing({ok(0.2), ok(0.3), ok(0.4)}, std::nullopt), 0);
+  c = choose_reduced_precision(f.request, f.timing({ok(0.2), ok(0.3), ok(0.4)}, std::nullopt), 0);
   CHECK(c.dense.is_null());
 }
 
-TEST_CASE("HalfPrecisionCandidate: labels name the family and the windows", "[tuner][dtype]") {
+TEST_CASE("ReducedPrecisionCandidate: labels name the family and the windows", "[tuner][dtype]") {
   const Fixture f;
   CHECK(f.request.candidates[0].label() == "tensor-core, 8-row windows");
   CHECK(f.request.candidates[1].label() == "tensor-core, 16-row windows");
