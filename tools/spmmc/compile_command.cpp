@@ -439,9 +439,9 @@ int run_compile(const Args& args) {
       windows = RowTiling{};
   }
   if (tensor_core && windows.m1 == 0) windows = tile_rows(m.csr, 8, window_method);
-  // fp16 and bf16 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the file
-  // could hold (the tensor-core family on windows of 8 rows and, where the staged kernel runs on them,
-  // of 16; the generic family), checked and timed for real; the fastest correct one is emitted, and the
+  // fp16, bf16 and tf32 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the file
+  // could hold (the tensor-core family on windows of 8 rows and, in fp16 and bf16 where the staged kernel
+  // runs on them, of 16; the generic family but in tf32), checked and timed for real; the fastest correct one is emitted, and the
   // report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_reduced_precision.h).
   std::optional<ReducedPrecisionTuning> half;
   RowTiling tc8, tc16;
@@ -462,6 +462,9 @@ int run_compile(const Args& args) {
         add(true, &tc8, tensor_core && windows.m1 == 8);
       }
       if (window_rows_arg != "8" && !tf32) {
+        // Not where only the direct kernel runs on them: there the tuner's NVRTC build (72 registers on a
+        // ResNet-50 layer) ran up to 25% faster than nvcc's build of the emitted file (64 and a spill), and
+        // two choices it made lost 3-8% as built (docs/benchmarks.md, "The timed choice of fp16 files").
         tc16 = windows.m1 == 16 ? windows : tile_rows(m.csr, 16, window_method);
         if (window_rows_arg == "16" || tensor_core_staged(m.csr, tc16, dtype, target.sm_count, plan_options.n))
           add(true, &tc16, tensor_core && windows.m1 == 16);
