@@ -439,11 +439,12 @@ int run_compile(const Args& args) {
       windows = RowTiling{};
   }
   if (tensor_core && windows.m1 == 0) windows = tile_rows(m.csr, 8, window_method);
-  // fp16, bf16 and tf32 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the file
-  // could hold (the tensor-core family on windows of 8 rows and, in fp16 and bf16 where the staged kernel
-  // runs on them, of 16; the generic family but in tf32), checked and timed for real; the fastest correct one is emitted, and the
-  // report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_reduced_precision.h).
-  std::optional<ReducedPrecisionTuning> half;
+  // fp16, bf16 and tf32 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the
+  // file could hold (the tensor-core family on windows of 8 rows and, in fp16 and bf16 where the staged
+  // kernel runs on them, of 16; the generic family but in tf32), checked and timed for real; the fastest
+  // correct one is emitted, and the report says where cuBLAS's dense GEMM of the dtype beat it
+  // (tuner/time_reduced_precision.h).
+  std::optional<ReducedPrecisionTuning> reduced;
   RowTiling tc8, tc16;
   if (tune == "exhaustive" && timed_families) {
     ReducedPrecisionRequest request;
@@ -476,13 +477,13 @@ int run_compile(const Args& args) {
                                 "unrolled family here, which it does not time (the rules decide)",
                                 tune, dtype_name(dtype)));
     } else {
-      half = run_reduced_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
-      const ReducedPrecisionCandidate& pick = request.candidates[static_cast<size_t>(half->choice.chosen)];
+      reduced = run_reduced_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
+      const ReducedPrecisionCandidate& pick = request.candidates[static_cast<size_t>(reduced->choice.chosen)];
       tensor_core = pick.tensor_core;
       generic = !pick.tensor_core;
       windows = pick.tensor_core ? *pick.windows : RowTiling{};
-      family_why = half->choice.chosen == rule ? family_why + "; " + half->choice.why : half->choice.why;
-      tuning = half->json;
+      family_why = reduced->choice.chosen == rule ? family_why + "; " + reduced->choice.why : reduced->choice.why;
+      tuning = reduced->json;
     }
   } else if (auto_without_gpu && timed_families) {
     family_why += " (--tune auto without a usable GPU of the target's architecture: the rules, nothing timed)";
@@ -653,7 +654,7 @@ int run_compile(const Args& args) {
     report["tuning"] = tuning;
   }
   if (!sgemm.json.is_null()) report["sgemm"] = sgemm.json;
-  if (half && !half->choice.dense.is_null()) report["dense_gemm"] = half->choice.dense;
+  if (reduced && !reduced->choice.dense.is_null()) report["dense_gemm"] = reduced->choice.dense;
   // What tuning gained over the heuristic (--tune none), measured where a GPU timed both.
   const HeuristicComparison versus = compare_with_heuristic(decision, heuristic, heuristic_generic, sgemm);
   if (!versus.json.is_null()) report["versus_heuristic"] = versus.json;
@@ -724,7 +725,7 @@ int run_compile(const Args& args) {
     if (!versus.summary.empty()) std::fprintf(stderr, "spmmc compile: timed: %s\n", versus.summary.c_str());
     // Users deserve to know when the pruned layer is not worth it (issue 10).
     if (!sgemm.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", sgemm.note.c_str());
-    if (half && !half->choice.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", half->choice.note.c_str());
+    if (reduced && !reduced->choice.note.empty()) std::fprintf(stderr, "spmmc compile: note: %s\n", reduced->choice.note.c_str());
   }
   return 0;
 }
