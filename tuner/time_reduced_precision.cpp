@@ -75,7 +75,11 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
     nvrtc.flags.insert(nvrtc.flags.end(), files.back().nvrtc_options.begin(), files.back().nvrtc_options.end());
     jobs.push_back({{emit.name + ".cu", files.back().nvrtc_cu}, nvrtc});
   }
-  const std::vector<CompileOutcome> compiled = compile_in_parallel(jobs, options.pool, options.cache, {});
+  if (options.progress) options.progress({"compiling kernels", 0, jobs.size()});
+  const std::vector<CompileOutcome> compiled =
+      compile_in_parallel(jobs, options.pool, options.cache, [&](size_t done, size_t total) {
+        if (options.progress) options.progress({"compiling kernels", done, total});
+      });
   out.seconds.emplace_back("compile", seconds_since(clock));
 
   // B as drawn and rounded to the dtype (the values the kernels multiply: fp16 and bf16 B holds them,
@@ -124,6 +128,7 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
   out.seconds.emplace_back("check_and_time", seconds_since(clock));
   clock = std::chrono::steady_clock::now();
   if (options.time_sgemm) {
+    if (options.progress) options.progress({fmt::format("timing {}", dense_gemm_name(request.dtype)), 0, 1});
     out.dense = unusable.empty() ? time_dense_gemm(gpu, a.rows, a.cols, request.n, request.dtype, options.timing)
                                  : SgemmTiming{false, "not timed: " + unusable, 0.0};
     out.seconds.emplace_back("dense", seconds_since(clock));

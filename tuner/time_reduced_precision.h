@@ -48,7 +48,8 @@ struct ReducedPrecisionTiming {
 };
 
 // Compiles (options.pool, options.cache), checks and times every candidate at request.n with
-// options.timing and options.seed, in this process, then the dense GEMM. A candidate's own failure
+// options.timing and options.seed, in this process, then the dense GEMM; options.progress hears
+// "compiling kernels", "timing kernels" and "timing cuBLAS HGEMM" (or the dtype's GEMM). A candidate's own failure
 // is its outcome (CompileFailed with NVRTC's log, WrongResult, LaunchFailed; NotRun for the
 // tensor-core family where n is not a multiple of 8, since the emitted file takes its generic path
 // there, and for every kernel after one that left the GPU unusable). Never throws for a kernel's failure.

@@ -49,7 +49,8 @@ struct TuningProgress {
   std::string stage;        // "compiling proxies", "timing proxies", "compiling kernels", "timing kernels",
                             // "timing real kernels instead of proxies", "timing the finalists' real
                             // kernels", "timing the generic kernel",
-                            // "timing the chosen real kernel", "timing cuBLAS SGEMM"
+                            // "timing the chosen real kernel", "timing cuBLAS SGEMM" (HGEMM, BF16 GEMM,
+                            // TF32 GEMM: tuner/time_reduced_precision.h)
   size_t done = 0, total = 0;
 };
 
