@@ -25,9 +25,7 @@ namespace {
 constexpr int32_t kTcChunkRows = 64;
 constexpr int32_t kTcNarrowChunkRows = 56;
 constexpr int64_t kTcMaxStaticShared = 48 * 1024;
-// The staged kernel's windows per block (the template's spmmc_tc_staged_warps): the group of windows
-// that shares a chunk's copy and so its rows' keys.
-constexpr int32_t kTcStagedWarps = 8;
+constexpr int32_t kTcStagedWarps = kTensorCoreStagedWarps;
 // At most this many entries of spmmc_tc_chunk_block (windows x chunks): above, A is a very wide
 // sparse matrix, which the rule below leaves to the direct kernel anyway.
 constexpr int64_t kTcMaxChunkEntries = int64_t{1} << 20;

@@ -14,6 +14,10 @@
 
 namespace spmmc {
 
+// The staged kernel's windows per block (the template's spmmc_tc_staged_warps): the group of windows
+// that shares a chunk's copy and so its rows' keys.
+inline constexpr int32_t kTensorCoreStagedWarps = 8;
+
 struct TensorCoreCode {
   std::string code;      // kernel_tensor_core.cuh (or _tf32.cuh) filled
   int32_t k = 8;         // vectors per block: the MMA's K (8 for fp16 and bf16, 4 for tf32)

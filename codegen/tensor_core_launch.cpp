@@ -9,7 +9,7 @@ namespace spmmc {
 TensorCoreLaunch tensor_core_launch(const TensorCoreCode& code, int64_t n) {
   SPMMC_CHECK(n >= 1 && n % 8 == 0, "the tensor-core kernels take n a multiple of 8");
   SPMMC_CHECK(code.windows >= 1, "a tensor-core file has windows");
-  constexpr int64_t kColsPerWarp = 64, kWarps = 4, kStagedWarps = 8, kMaxGridY = 65535;
+  constexpr int64_t kColsPerWarp = 64, kWarps = 4, kStagedWarps = kTensorCoreStagedWarps, kMaxGridY = 65535;
   TensorCoreLaunch l;
   const int64_t x = (n + kColsPerWarp - 1) / kColsPerWarp;
   SPMMC_CHECK(x <= 0x7fffffff, "n within the grid's x dimension");

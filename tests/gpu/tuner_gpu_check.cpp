@@ -536,7 +536,7 @@ void run_checks() {
     const std::vector<float> b = rounded_b(random_floats(static_cast<size_t>(h.cols) * 64, 5), DType::kFp16);
     std::vector<double> want = reference_spmm(h, b, 64);
     std::vector<double> bound = error_bounds(h, b, 64, DType::kFp16, want, false);
-    const KernelCheckInputs inputs(*gpu, DType::kFp16, b, std::move(want), std::move(bound), 64);
+    const KernelCheckInputs half_inputs(*gpu, DType::kFp16, b, std::move(want), std::move(bound), 64);
     EmitOptions emit;
     emit.name = "twice";
     emit.arch = device.arch();
@@ -554,7 +554,7 @@ void run_checks() {
     LaunchShape shape;
     shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x;
     wrong.shape = shape;
-    const Measurement m = check_and_time_real_kernel(wrong, *gpu, inputs, timing);
+    const Measurement m = check_and_time_real_kernel(wrong, *gpu, half_inputs, timing);
     check(m.outcome == Outcome::kWrongResult && m.detail.find("fp16 error bound") != std::string::npos,
           "a tensor-core kernel of other values is WrongResult against its bound: " + describe(m));
     const SgemmTiming hgemm = time_dense_gemm(*gpu, 256, 192, 64, DType::kBf16, timing);

@@ -3,16 +3,12 @@
 #include "tuner/compare_with_sgemm.h"
 
 #include "tests/test_util.h"
+#include "tests/tuner/measurement_util.h"
 
 namespace spmmc {
 namespace {
 
-Measurement ok(double median_ms) {
-  Measurement m;
-  m.outcome = Outcome::kOk;
-  m.time.median_ms = median_ms;
-  return m;
-}
+Measurement ok(double median_ms) { return test::ok_measurement(median_ms); }
 
 // Two candidates; the second (proxy 0.8 ms, real kernel 0.5 ms) is chosen.
 TuningResult tuned(std::optional<SgemmTiming> sgemm) {

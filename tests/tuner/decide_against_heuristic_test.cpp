@@ -5,16 +5,12 @@
 #include "tuner/decide_against_heuristic.h"
 
 #include "tests/test_util.h"
+#include "tests/tuner/measurement_util.h"
 
 namespace spmmc {
 namespace {
 
-Measurement ok(double median_ms) {
-  Measurement m;
-  m.outcome = Outcome::kOk;
-  m.time.median_ms = median_ms;
-  return m;
-}
+Measurement ok(double median_ms) { return test::ok_measurement(median_ms); }
 
 Measurement failed(Outcome o) {
   Measurement m;
