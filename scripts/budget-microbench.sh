@@ -9,6 +9,8 @@
 #   3  FFMA issue rate, immediate vs register weight
 #   4  bandwidth of B's access pattern from L1, L2, HBM, shared memory, staged (ld/st, cp.async)
 #   5  load latency: shared, L1, L2, HBM (pointer chase)
+#   -  tensor-core MMA peak (issue 26): mma.sync m16n8k8 f16/bf16, m16n8k4 tf32, m16n8k16 f16
+#      (mma_peak.cu; printed before the budget, which does not use it)
 #
 # usage: scripts/budget-microbench.sh [options]
 #   --out DIR        work folder: generated sources, binaries, logs, results (default
@@ -86,7 +88,7 @@ rm -rf "$out_dir/gen.new"
 
 # Binaries in the order they run; ffma_icache (64k FFMAs of straight-line code) first, it is the
 # slowest to compile.
-benches=(ffma_icache ffma_issue b_access latency)
+benches=(ffma_icache ffma_issue b_access latency mma_peak)
 inputs_of() {
   case $1 in
     ffma_icache) echo "$src/ffma_icache.cu $src/common.cuh $out_dir/gen/ring_cases.inc $out_dir/gen/ring_config.h" ;;
