@@ -21,9 +21,10 @@
 #                                          proxy and exhaustive time kernels on the building GPU
 #                  [DTYPE fp32|fp16|bf16|tf32]  B's and C's elements (--dtype; default fp32): fp16 and bf16
 #                                          take __half / __nv_bfloat16 pointers, A rounded to them,
-#                                          products summed in float32; tf32 takes float pointers and
-#                                          multiplies on the TF32 tensor cores (sm_80 and later; A
-#                                          and B rounded to tf32, products summed in float32)
+#                                          products summed in float32; tf32 takes float pointers,
+#                                          rounds A to tf32 and multiplies on the TF32 tensor cores
+#                                          (B rounded too) or float32's CUDA-core kernels (B as
+#                                          given), whichever is faster (sm_80 and later)
 #                                          (docs/design/precision.md)
 #                  [OUTPUT_DIR <dir>]      where <name>.cu/.h/.json go; default ${CMAKE_CURRENT_BINARY_DIR}/spmmc_kernels
 #                  [OPTIONS <arg>...])     further `spmmc compile` options, passed as they are

@@ -114,8 +114,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
-  SPMMC_CHECK(options.dtype == DType::kFp32 || options.k_parts == 1, "the split along K needs float32 B and C");
-  SPMMC_CHECK(options.dtype != DType::kTf32 || options.tensor_core, "tf32 multiplies on the tensor cores only");
+  // The code's element type: a tf32 file of a CUDA-core family is float32's code (A rounded to tf32,
+  // B multiplied as it is given: docs/design/precision.md); its info still says tfloat32.
+  const DType code_dtype = options.dtype == DType::kTf32 && !options.tensor_core ? DType::kFp32 : options.dtype;
+  SPMMC_CHECK(code_dtype == DType::kFp32 || options.k_parts == 1, "the split along K needs float32 B and C");
   // The generic family has no unrolled code: an empty program (no tiles, no kernels), K whole.
   const KernelProgram program =
       no_unrolled ? KernelProgram{} : build_kernel_program(a, tiling, tile, options.fmas_per_kernel, options.k_parts);
@@ -125,7 +127,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
   std::string tiles;
-  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, options.dtype);
+  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, code_dtype);
   k.k_part_begin = k_part_begin;
   std::string kernels, pointers, tile_counts, declarations;
   for (int32_t j = 0; j < program.kernels(); ++j) {
@@ -193,7 +195,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   };
   const std::string device_code = fill_template(embedded_template("kernel_device.cuh"), device_values, "kernel_device.cuh");
   // B's and C's element type and the generic path's loads and stores of it (templates/dtype_*.cuh).
-  const std::string dtype_template = fmt::format("dtype_{}.cuh", dtype_name(options.dtype));
+  const std::string dtype_template = fmt::format("dtype_{}.cuh", dtype_name(code_dtype));
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
   // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.

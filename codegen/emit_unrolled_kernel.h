@@ -59,8 +59,8 @@ struct EmitOptions {
   // before its FMAs, left to ptxas's scheduling).
   int32_t loads_ahead = kDefaultLoadsAhead;
   // B's and C's elements (docs/design/precision.md): A's values must already be rounded to the
-  // dtype (round_values_to_dtype); half precision needs k_parts == 1, tf32 the tensor-core family
-  // (its only one: the unrolled and generic families compute on CUDA cores).
+  // dtype (round_values_to_dtype); half precision needs k_parts == 1. tf32 rounds B on the tensor
+  // cores only: its unrolled and generic families are float32's code (B multiplied as given).
   DType dtype = DType::kFp32;
   // The entry point takes the generic path for every n below this (a variant for small n: the
   // unrolled kernel takes the same time at every n below the one it was tuned for), its family from

@@ -34,7 +34,7 @@ std::string ptx_float_literal(float v) {
 void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v, int32_t loads_ahead, DType dtype) {
   SPMMC_CHECK(v == 1 || v == 2 || v == 4, "columns per thread must be 1, 2 or 4");
   SPMMC_CHECK(loads_ahead >= 0, "loads_ahead must not be negative");
-  SPMMC_CHECK(dtype != DType::kTf32, "tf32 has no unrolled code (it multiplies on the tensor cores)");
+  SPMMC_CHECK(dtype != DType::kTf32, "tf32's unrolled code is float32's: print it with DType::kFp32");
   const bool half = dtype_is_half(dtype);
   SPMMC_CHECK(!half || !tile.accumulates(), "the split along K needs float32 B and C");
   auto emit = [&out](auto&&... args) { fmt::format_to(std::back_inserter(out), std::forward<decltype(args)>(args)...); };

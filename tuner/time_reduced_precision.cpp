@@ -1,6 +1,8 @@
 #include "tuner/time_reduced_precision.h"
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -21,15 +23,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The kernel the emitted entry point launches at n for `k` (a file of one family), as a RealKernel
-// with a launch of its own.
+// The kernel the emitted entry point launches at n for `k` (a file of one family), as a RealKernel:
+// the unrolled family's chain of kernels over its A-tiles, or one kernel with a launch of its own.
 RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, int sm_count,
                        const Cubin& cubin) {
   RealKernel kernel;
-  kernel.tile.min_blocks_per_sm = 1;
   kernel.cubin = &cubin;
+  if (c.family == KernelFamily::kUnrolled) {
+    kernel.tile = c.tile;
+    SPMMC_CHECK(!k.kernel_symbols.empty() && k.kernel_symbols.size() == k.kernel_tiles.size(), "the unrolled file's kernels");
+    for (size_t j = 0; j < k.kernel_symbols.size(); ++j) kernel.launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
+    return kernel;
+  }
+  kernel.tile.min_blocks_per_sm = 1;
   LaunchShape shape;
-  if (c.tensor_core) {
+  if (c.family == KernelFamily::kTensorCore) {
     const TensorCoreLaunch l = tensor_core_launch(k.tensor_core, n);
     kernel.launches.push_back({l.symbol, 0});
     shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x;
@@ -43,10 +51,53 @@ RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& 
   return kernel;
 }
 
+// tf32's CUDA-core kernels are float32's code: they multiply B as given (docs/design/precision.md).
+bool multiplies_b_as_given(DType dtype, const ReducedPrecisionCandidate& c) {
+  return dtype == DType::kTf32 && c.family != KernelFamily::kTensorCore;
+}
+
 }  // namespace
 
+ReducedPrecisionCandidate ReducedPrecisionCandidate::tensor_core(const RowTiling& windows) {
+  ReducedPrecisionCandidate c;
+  c.family = KernelFamily::kTensorCore;
+  c.rows = &windows;
+  return c;
+}
+
+ReducedPrecisionCandidate ReducedPrecisionCandidate::generic(const RowTiling& rows) {
+  ReducedPrecisionCandidate c;
+  c.family = KernelFamily::kGeneric;
+  c.rows = &rows;
+  return c;
+}
+
+ReducedPrecisionCandidate ReducedPrecisionCandidate::unrolled(const RowTiling& tiles, const TileCandidate& tile,
+                                                              int64_t fmas_per_kernel, double compile_seconds_estimate) {
+  ReducedPrecisionCandidate c;
+  c.family = KernelFamily::kUnrolled;
+  c.rows = &tiles;
+  c.tile = tile;
+  c.fmas_per_kernel = fmas_per_kernel;
+  c.compile_seconds_estimate = compile_seconds_estimate;
+  return c;
+}
+
+const char* ReducedPrecisionCandidate::family_name() const {
+  return family == KernelFamily::kTensorCore ? "tensor-core" : family == KernelFamily::kGeneric ? "generic" : "unrolled";
+}
+
 std::string ReducedPrecisionCandidate::label() const {
-  return tensor_core ? fmt::format("tensor-core, {}-row windows", windows->m1) : std::string("generic");
+  switch (family) {
+    case KernelFamily::kTensorCore: return fmt::format("tensor-core, {}-row windows", rows->m1);
+    case KernelFamily::kGeneric: return "generic";
+    case KernelFamily::kUnrolled: break;
+  }
+  return fmt::format("unrolled, tile {}", tile.label());
+}
+
+bool ReducedPrecisionRequest::beyond_budget(const ReducedPrecisionCandidate& c) const {
+  return c.family == KernelFamily::kUnrolled && max_compile_seconds > 0.0 && c.compile_seconds_estimate > max_compile_seconds;
 }
 
 ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisionRequest& request, const GpuContext& gpu,
@@ -57,23 +108,28 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
   out.measured.resize(request.candidates.size());
   // The NVRTC form of each candidate's file, compiled together.
   auto clock = std::chrono::steady_clock::now();
-  std::vector<EmittedKernel> files;
+  std::vector<EmittedKernel> files(request.candidates.size());
   std::vector<CompileJob> jobs;
-  for (const ReducedPrecisionCandidate& c : request.candidates) {
-    SPMMC_CHECK(c.windows != nullptr, "a candidate's rows");
+  std::vector<size_t> job_of(request.candidates.size(), SIZE_MAX);  // SIZE_MAX: not compiled (beyond the budget)
+  for (size_t i = 0; i < request.candidates.size(); ++i) {
+    const ReducedPrecisionCandidate& c = request.candidates[i];
+    SPMMC_CHECK(c.rows != nullptr, "a candidate's rows");
+    if (request.beyond_budget(c)) continue;
     EmitOptions emit;
-    emit.name = c.tensor_core ? "tensor_core_family" : "generic_family";
+    emit.name = fmt::format("{}_family", c.family == KernelFamily::kTensorCore ? "tensor_core" : c.family_name());
     emit.arch = request.arch;
     emit.nvrtc_form = true;
     emit.dtype = request.dtype;
-    emit.tensor_core = c.tensor_core;
-    emit.generic_only = !c.tensor_core;
+    emit.tensor_core = c.family == KernelFamily::kTensorCore;
+    emit.generic_only = c.family == KernelFamily::kGeneric;
+    emit.fmas_per_kernel = c.family == KernelFamily::kUnrolled ? c.fmas_per_kernel : 0;
     emit.sm_count = request.sm_count;
     emit.tuned_n = request.n;
-    files.push_back(emit_unrolled_kernel(a, *c.windows, TileCandidate{}, emit));
+    files[i] = emit_unrolled_kernel(a, *c.rows, c.family == KernelFamily::kUnrolled ? c.tile : TileCandidate{}, emit);
     NvrtcOptions nvrtc{request.arch, nvrtc_cuda_include_options()};
-    nvrtc.flags.insert(nvrtc.flags.end(), files.back().nvrtc_options.begin(), files.back().nvrtc_options.end());
-    jobs.push_back({{emit.name + ".cu", files.back().nvrtc_cu}, nvrtc});
+    nvrtc.flags.insert(nvrtc.flags.end(), files[i].nvrtc_options.begin(), files[i].nvrtc_options.end());
+    job_of[i] = jobs.size();
+    jobs.push_back({{emit.name + ".cu", files[i].nvrtc_cu}, nvrtc});
   }
   if (options.progress) options.progress({"compiling kernels", 0, jobs.size()});
   const std::vector<CompileOutcome> compiled =
@@ -83,7 +139,8 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
   out.seconds.emplace_back("compile", seconds_since(clock));
 
   // B as drawn and rounded to the dtype (the values the kernels multiply: fp16 and bf16 B holds them,
-  // tf32 kernels round float B as they load it), the float64 product and each element's bound.
+  // tf32's tensor-core kernel rounds float B as it loads it), the float64 product and each element's
+  // bound; tf32's CUDA-core kernels multiply B as drawn, judged as float32 kernels are.
   clock = std::chrono::steady_clock::now();
   const std::vector<float> drawn = random_floats(static_cast<size_t>(a.cols) * static_cast<size_t>(request.n), options.seed);
   const std::vector<float> b = rounded_b(drawn, request.dtype);
@@ -91,16 +148,26 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
   std::vector<double> bound = error_bounds(a, b, request.n, request.dtype, want, /*dense=*/false);
   const KernelCheckInputs inputs(gpu, request.dtype, request.dtype == DType::kTf32 ? drawn : b, std::move(want), std::move(bound),
                                  request.n);
+  std::optional<KernelCheckInputs> as_given;  // made where a candidate needs them
+  for (const ReducedPrecisionCandidate& c : request.candidates)
+    if (multiplies_b_as_given(request.dtype, c) && !as_given) as_given.emplace(gpu, drawn, reference_spmm(a, drawn, request.n), request.n);
   std::string unusable;  // the failure that left the GPU unusable
   for (size_t i = 0; i < request.candidates.size(); ++i) {
     const ReducedPrecisionCandidate& c = request.candidates[i];
     Measurement& m = out.measured[i];
-    if (!compiled[i].ok()) {
-      m.outcome = Outcome::kCompileFailed;
-      m.detail = compiled[i].error;
+    if (job_of[i] == SIZE_MAX) {
+      m.outcome = Outcome::kNotRun;
+      m.detail = fmt::format("not compiled: its build would take about {:.0f} s, beyond the budget of {:.0f} s "
+                             "(--real-compile-budget)", c.compile_seconds_estimate, request.max_compile_seconds);
       continue;
     }
-    if (c.tensor_core && request.n % 8 != 0) {
+    const CompileOutcome& built = compiled[job_of[i]];
+    if (!built.ok()) {
+      m.outcome = Outcome::kCompileFailed;
+      m.detail = built.error;
+      continue;
+    }
+    if (c.family == KernelFamily::kTensorCore && request.n % 8 != 0) {
       m.outcome = Outcome::kNotRun;
       m.detail = fmt::format("n = {} is not a multiple of 8: the file takes its generic path there", request.n);
       continue;
@@ -111,9 +178,9 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
       continue;
     }
     if (options.progress) options.progress({"timing kernels", i, request.candidates.size()});
-    const RealKernel kernel = real_kernel(c, files[i], a, request.n, static_cast<int>(request.sm_count), *compiled[i].cubin);
+    const RealKernel kernel = real_kernel(c, files[i], a, request.n, static_cast<int>(request.sm_count), *built.cubin);
     try {
-      m = check_and_time_real_kernel(kernel, gpu, inputs, options.timing);
+      m = check_and_time_real_kernel(kernel, gpu, multiplies_b_as_given(request.dtype, c) ? *as_given : inputs, options.timing);
     } catch (const DriverError& e) {
       note_candidate(m, kernel);
       m.outcome = Outcome::kLaunchFailed;
@@ -144,7 +211,12 @@ ReducedPrecisionChoice choose_reduced_precision(const ReducedPrecisionRequest& r
   const auto ms = [&](int32_t i) { return timing.measured[static_cast<size_t>(i)].time.median_ms; };
   const std::string rule_label = request.candidates[static_cast<size_t>(rule)].label();
   out.chosen = rule;
-  if (ok(rule)) {
+  const ReducedPrecisionCandidate& rule_candidate = request.candidates[static_cast<size_t>(rule)];
+  if (request.beyond_budget(rule_candidate)) {
+    // As the float32 search keeps the heuristic's kernel where it cannot build it in the budget.
+    out.why = fmt::format("the rule's {}: its build (about {:.0f} s) is beyond the compile budget of {:.0f} s, so it was "
+                          "not timed and is kept", rule_label, rule_candidate.compile_seconds_estimate, request.max_compile_seconds);
+  } else if (ok(rule)) {
     out.timed = true;
     if (timing.fastest != rule && ok(timing.fastest) && ms(timing.fastest) < (1.0 - kBeatHeuristicBy) * ms(rule)) {
       out.chosen = timing.fastest;
@@ -168,8 +240,10 @@ ReducedPrecisionChoice choose_reduced_precision(const ReducedPrecisionRequest& r
   for (size_t i = 0; i < request.candidates.size(); ++i) {
     const ReducedPrecisionCandidate& c = request.candidates[i];
     const Measurement& m = timing.measured[i];
-    nlohmann::ordered_json j = {{"family", c.tensor_core ? "tensor-core" : "generic"},
-                                {"window_rows", c.tensor_core ? nlohmann::ordered_json(c.windows->m1) : nlohmann::ordered_json(nullptr)},
+    const bool tc = c.family == KernelFamily::kTensorCore, unrolled = c.family == KernelFamily::kUnrolled;
+    nlohmann::ordered_json j = {{"family", c.family_name()},
+                                {"window_rows", tc ? nlohmann::ordered_json(c.rows->m1) : nlohmann::ordered_json(nullptr)},
+                                {"tile", unrolled ? nlohmann::ordered_json(c.tile.label()) : nlohmann::ordered_json(nullptr)},
                                 {"rule", static_cast<int32_t>(i) == rule},
                                 {"chosen", static_cast<int32_t>(i) == out.chosen},
                                 {"outcome", std::string(outcome_name(m.outcome))}};

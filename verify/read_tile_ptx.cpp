@@ -554,7 +554,7 @@ class TileReader {
       case DType::kFp16: return "cvt.f32.f16 x,h";
       case DType::kBf16:
         return "mov.b32 x,{z,h} with z = 0 (the bfloat16's bits are the float's upper half), or cvt.f32.bf16 x,h";
-      case DType::kTf32: return "none: tfloat32 files have no unrolled tiles (the tensor-core family only)";
+      case DType::kTf32:  // read as float32 (a tfloat32 file's tiles are float32's code)
       case DType::kFp32: break;
     }
     return "no conversion (float32 elements are loaded as floats)";

@@ -135,15 +135,6 @@ class KernelWalker {
       read_tensor_core_only(top.functions);
       return;
     }
-    // tf32 has no CUDA-core family: a tfloat32 file of another a_format is none that spmmc writes.
-    if (out_.dtype == DType::kTf32) {
-      const CodeLocation& at = out_.info.a_format.where;
-      out_.errors.push_back({at.file.empty() ? out_.info.where : at,
-                             fmt::format("{}, but the info object says a_format = '{}': tfloat32 files are of the "
-                                         "tensor-core family only (a_format '{}')",
-                                         dtype_origin_, out_.info.a_format.value.value_or("(none)"), kVectorBlocksFormat)});
-      return;
-    }
     const std::vector<const clang::FunctionDecl*> kernels = find_kernels(top.functions);
     if (kernels.empty()) return;
     for (const clang::FunctionDecl* kernel : kernels)
@@ -821,7 +812,8 @@ class KernelWalker {
     ptx.operands = roles;
     ptx.locate = [bytes](size_t byte) { return bytes->at(byte); };
     ptx.function = tile.function;
-    ptx.dtype = out_.dtype;
+    // A tfloat32 file's unrolled tiles are float32's code: B multiplied as given, A's immediates rounded to tf32.
+    ptx.dtype = out_.dtype == DType::kTf32 ? DType::kFp32 : out_.dtype;
     return read_tile_ptx(ptx, tile, errors);
   }
 

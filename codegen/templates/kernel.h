@@ -15,7 +15,8 @@ extern "C" {
 
 /* C = A * B for the A compiled into this file: B row-major K x n, C row-major M x n, elements of
    the type below (NAME_info()->dtype names it; in half precision the products are summed in float32;
-   "tfloat32": float B and C, A and B rounded to tf32, products summed in float32 on the tensor cores).
+   "tfloat32": float B and C, A rounded to tf32, products summed in float32; on the tensor cores
+   (a_format "vector-blocks-constants") B is rounded to tf32 too, on CUDA cores it is multiplied as given).
    Enqueues its kernels on `stream` and returns at once: no device memory allocated, no
    synchronisation, no output. Several kernels go as one CUDA graph, built on the first calls and
    kept per host thread and device (define SPMMC_NO_GRAPH when compiling the .cu to launch them

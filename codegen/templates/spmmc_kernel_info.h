@@ -26,7 +26,8 @@ typedef struct spmmc_kernel_info {
   const char* b_layout;       /* "row-major": B is K x n, element (i, j) at B[i * n + j] */
   const char* c_layout;       /* "row-major": C is M x n, element (i, j) at C[i * n + j] */
   const char* dtype;          /* B's and C's elements: "float32", "float16" or "bfloat16" (A rounded to it),
-                                 or "tfloat32" (float elements multiplied as tf32: A and B rounded to it) */
+                                 or "tfloat32" (float elements, A rounded to tf32, and B too where the
+                                 tensor cores multiply: a_format "vector-blocks-constants") */
   const char* arch;           /* the architecture it was tuned for, e.g. "sm_90" */
   int32_t m1;                 /* rows of A per thread block (A-tile size) */
   int32_t n1;                 /* columns of C per thread block */

@@ -11,7 +11,9 @@
 
 namespace spmmc {
 
-enum class KernelFamily { kUnrolled };  // LO-SpMM's fully unrolled, constant-propagated kernel
+// The kernel families: LO-SpMM's fully unrolled, constant-propagated kernel; the generic kernel over A's
+// CSR constants; FlashSparse's 8 x 1 vectors on the tensor cores (fp16, bf16, tf32).
+enum class KernelFamily { kUnrolled, kGeneric, kTensorCore };
 
 struct TileCandidate {
   int32_t m1 = 1;               // rows of A (and C) per thread block: the A-tile size

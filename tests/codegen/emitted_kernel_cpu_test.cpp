@@ -573,6 +573,15 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in fp16 and bf16", 
   CHECK(split[4] > 0);
 }
 
+// 75 rows (not a multiple of 8), every 11th from row 3 empty; a few weights exactly halfway between
+// two tf32 values (1 + 2^-11: ties, away from zero), one in float's subnormal range.
+Csr tf32_holes() {
+  Csr holes = make_matrix(75, 90, random_entries(0.12, 5, [](int32_t r, int32_t) { return r % 11 != 3; }));
+  for (size_t i = 0; i < holes.values.size(); i += 13) holes.values[i] = i % 2 ? 0x1.002p0f : -0x1.006p-3f;
+  holes.values[1] = 0x1.8p-130f;
+  return holes;
+}
+
 TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen][emulation][dtype][warp]") {
   // --dtype tf32: A's values rounded to tf32 at compile time, B's in the kernel (cvt.rna.tf32.f32, the
   // emulation's conversion), blocks of 4 vectors on the m16n8k4 MMA (the emulation's warp collective:
@@ -582,18 +591,12 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen
   // the rounding (the kernel's ties go away from zero), whole and partial 64-column blocks, and the
   // generic path (which rounds B too) where n is not a multiple of 8 or B or C is not 16-byte aligned.
   test::TempDir dir;
-  // 75 rows (not a multiple of 8), every 11th from row 3 empty; a few weights exactly halfway between
-  // two tf32 values (1 + 2^-11: ties, away from zero), one in float's subnormal range.
-  Csr holes = make_matrix(75, 90, random_entries(0.12, 5, [](int32_t r, int32_t) { return r % 11 != 3; }));
-  for (size_t i = 0; i < holes.values.size(); i += 13) holes.values[i] = i % 2 ? 0x1.002p0f : -0x1.006p-3f;
-  holes.values[1] = 0x1.8p-130f;
-  const fs::path path = write_mtx(dir.path, "holes", holes);
+  const fs::path path = write_mtx(dir.path, "holes", tf32_holes());
   const std::vector<int64_t> ns = {1, 8, 12, 64, 72, 100, 128, 200};
   std::vector<KernelCase> cases;
   for (const char* reorder : {"grow", "overlap"})
     cases.push_back({std::string("tc_tf32_") + reorder, path, {"--family", "tensor-core", "--dtype", "tf32", "--reorder", reorder},
                      ns, 64, reorder});
-  cases.push_back({"tc_tf32_auto", path, {"--dtype", "tf32"}, ns, 64, "grow"});  // --family auto: the tensor cores too
   const std::vector<Built> built = build_all(cases, dir.path);
   test::PathCounts paths;
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -622,6 +625,44 @@ TEST_CASE("emitted kernel on the CPU: the tensor-core family in tf32", "[codegen
   CHECK(paths.tensor_core > 0);
   CHECK(paths.generic > 0);
   CHECK(paths.unrolled == 0);
+}
+
+TEST_CASE("emitted kernel on the CPU: tf32 on CUDA cores is float32's code with A rounded to tf32", "[codegen][emulation][dtype]") {
+  // --dtype tf32 with a CUDA-core family (the rule's default without a GPU, --tile, --k-parts, --family
+  // generic): A's values rounded to tf32 at compile time, B multiplied as given: C is bit for bit the
+  // float32 sum in column order of A rounded to tf32 and B unrounded, on the unrolled and generic paths.
+  test::TempDir dir;
+  const fs::path path = write_mtx(dir.path, "holes", tf32_holes());
+  const std::vector<int64_t> ns = {1, 8, 12, 64, 100, 128};
+  std::vector<KernelCase> cases;
+  cases.push_back({"cc_tf32_auto", path, {"--dtype", "tf32", "--generic-below", "0"}, ns, 64, "overlap"});
+  cases.push_back({"cc_tf32_tile", path, {"--dtype", "tf32", "--tile", "16x64x2", "--generic-below", "0"}, ns, 64, "overlap"});
+  cases.push_back({"cc_tf32_kparts", path, {"--dtype", "tf32", "--tile", "8x64", "--k-parts", "2", "--generic-below", "0"}, ns, 64,
+                   "overlap"});
+  cases.push_back({"cc_tf32_generic", path, {"--dtype", "tf32", "--family", "generic"}, ns, 64, "overlap"});
+  const std::vector<Built> built = build_all(cases, dir.path);
+  test::PathCounts paths;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const KernelCase& c = cases[i];
+    const Built& b = built[i];
+    INFO("case " << c.name);
+    check_built(c, b);
+    Csr a = read_matrix_file(c.matrix.string(), ReadOptions{}).csr;
+    round_values_to_dtype(a, DType::kTf32, c.matrix.string());
+    CHECK(std::count(a.values.begin(), a.values.end(), 0x1.004p0f) > 0);  // A's ties went away from zero
+    const auto report = nlohmann::json::parse(test::read_file(b.dir / (c.name + ".json")));
+    CHECK(report["choice"]["family"] != "tensor-core");
+    std::string error;
+    const auto kernel = test::EmulatedKernel::load(b.so, c.name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    CHECK(std::string(kernel->info()->dtype) == "tfloat32");
+    paths += test::check_emulated_kernel(*kernel, a, c.ns, c.name, /*misaligned=*/true,
+                                         report["kernel"]["k_part_begin"].get<std::vector<int32_t>>());
+  }
+  CHECK(paths.unrolled > 0);
+  CHECK(paths.generic > 0);
+  CHECK(paths.tensor_core == 0);
 }
 
 TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several block sizes", "[codegen][emulation]") {

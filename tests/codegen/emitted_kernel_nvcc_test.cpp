@@ -80,11 +80,12 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   // The tensor-core family in fp16 and bf16: the MMAs' inline PTX goes through ptxas.
   compile_kernel(layer, "tc_fp16", dir.path, {"--family", "tensor-core", "--dtype", "fp16"});
   compile_kernel(holes, "tc_bf16", dir.path, {"--family", "tensor-core", "--dtype", "bf16"});
-  // And in tf32 (m16n8k4, cvt.rna.tf32.f32 of B), the default family of --dtype tf32.
-  compile_kernel(layer, "tc_tf32", dir.path, {"--dtype", "tf32"});
+  // And in tf32 (m16n8k4, cvt.rna.tf32.f32 of B), and tf32 on CUDA cores (float32's code).
+  compile_kernel(layer, "tc_tf32", dir.path, {"--dtype", "tf32", "--family", "tensor-core"});
+  compile_kernel(layer, "cc_tf32", dir.path, {"--dtype", "tf32", "--tile", "16x128x2"});
   std::vector<Job> jobs;
-  for (const char* name :
-       {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges", "generic_family", "tc_fp16", "tc_bf16", "tc_tf32"})
+  for (const char* name : {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges", "generic_family", "tc_fp16", "tc_bf16",
+                           "tc_tf32", "cc_tf32"})
     jobs.emplace_back(nvcc_compile_command(nvcc, dir.path / (std::string(name) + ".cu"), dir.path / (std::string(name) + ".o")));
   run_parallel(jobs);
   for (const Job& job : jobs) {
@@ -102,7 +103,7 @@ TEST_CASE("the tf32 tensor-core kernel's PTX: m16n8k4 TF32 MMAs, cvt.rna.tf32.f3
   if (nvcc.empty()) return;
   test::TempDir dir;
   const fs::path holes = gen(dir.path, "holes.mtx", {"uniform", "--rows", "40", "--cols", "64", "--sparsity", "0.9", "--seed", "3"});
-  compile_kernel(holes, "tc_tf32", dir.path, {"--dtype", "tf32"});
+  compile_kernel(holes, "tc_tf32", dir.path, {"--dtype", "tf32", "--family", "tensor-core"});
   const fs::path cu = dir.path / "tc_tf32.cu", ptx = dir.path / "tc_tf32.ptx";
   std::string log;
   const int status = test::run_command(quote(nvcc) + " -arch=sm_90 -std=c++17 -O3 -ptx -I " + quote(dir.path.string()) + " " +

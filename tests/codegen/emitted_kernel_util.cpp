@@ -549,7 +549,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const spmmc_kernel_info& info = *kernel.info();
   REQUIRE(std::string(info.dtype) == "tfloat32");
-  REQUIRE(std::string(info.a_format) == "vector-blocks-constants");  // tf32's only family
+  REQUIRE(std::string(info.a_format) == "vector-blocks-constants");  // the tensor-core form (B rounded)
   for (const float w : a.values) REQUIRE(round_to_dtype(w, DType::kTf32) == w);
   PathCounts paths;
   for (const int64_t n : ns) {

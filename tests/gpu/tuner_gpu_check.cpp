@@ -507,7 +507,8 @@ void run_checks() {
           request.n = hn;
           request.arch = device.arch();
           request.sm_count = sms;
-          request.candidates = {{true, &rows8}, {true, &rows16}, {false, &rows_generic}};
+          request.candidates = {ReducedPrecisionCandidate::tensor_core(rows8), ReducedPrecisionCandidate::tensor_core(rows16),
+                                ReducedPrecisionCandidate::generic(rows_generic)};
           TuningOptions half_options = options;
           half_options.n = hn;
           half_options.worker.clear();
@@ -516,7 +517,7 @@ void run_checks() {
           check(t.measured.size() == 3, what + ": a measurement per candidate");
           if (t.measured.size() != 3) continue;
           for (size_t i = 0; i < 3; ++i) {
-            const bool skipped = request.candidates[i].tensor_core && hn % 8 != 0;
+            const bool skipped = request.candidates[i].family == KernelFamily::kTensorCore && hn % 8 != 0;
             const Measurement& m = t.measured[i];
             check(skipped ? m.outcome == Outcome::kNotRun : m.outcome == Outcome::kOk && m.time.median_ms > 0.0 && m.kernels == 1,
                   fmt::format("{}: {}: {}", what, request.candidates[i].label(), describe(t.measured[i])));
@@ -532,7 +533,7 @@ void run_checks() {
     request.n = 64;
     request.arch = device.arch();
     request.sm_count = device.sm_count;
-    request.candidates = {{true, &rows8}};
+    request.candidates = {ReducedPrecisionCandidate::tensor_core(rows8)};
     const std::vector<float> b = rounded_b(random_floats(static_cast<size_t>(h.cols) * 64, 5), DType::kFp16);
     std::vector<double> want = reference_spmm(h, b, 64);
     std::vector<double> bound = error_bounds(h, b, 64, DType::kFp16, want, false);
@@ -568,7 +569,7 @@ void run_checks() {
       r32.n = hn;
       r32.arch = device.arch();
       r32.sm_count = device.sm_count;
-      r32.candidates = {{true, &rows8}};
+      r32.candidates = {ReducedPrecisionCandidate::tensor_core(rows8)};
       TuningOptions tf32_options = options;
       tf32_options.n = hn;
       tf32_options.worker.clear();
@@ -578,6 +579,35 @@ void run_checks() {
                                                    : t.measured[0].outcome == Outcome::kNotRun),
             what + ": " + (t.measured.empty() ? std::string("none") : describe(t.measured[0])));
       check(t.dense.available && t.dense.median_ms > 0.0, what + ": the TF32 GEMM " + describe(t.dense));
+    }
+    // The CUDA-core families as candidates: in tf32 float32's code (B multiplied as given, checked against
+    // that product), the unrolled kernel split into kernels; in fp16 the unrolled kernel of 16-bit B and C;
+    // an unrolled kernel beyond the compile budget is NotRun, not compiled.
+    const RowTiling tiles16 = tile_rows(h32, 16, ReorderMethod::kColumnOverlap);
+    for (const DType dtype : {DType::kTf32, DType::kFp16}) {
+      const Csr& ha = dtype == DType::kTf32 ? h32 : h;
+      ReducedPrecisionRequest rc;
+      rc.dtype = dtype;
+      rc.n = 128;
+      rc.arch = device.arch();
+      rc.sm_count = device.sm_count;
+      rc.max_compile_seconds = 20.0;
+      rc.candidates = {ReducedPrecisionCandidate::unrolled(tiles16, make_tile(16, 64, 2, *gpu), 2000, 1.0),
+                       ReducedPrecisionCandidate::generic(rows_generic), ReducedPrecisionCandidate::tensor_core(rows8),
+                       ReducedPrecisionCandidate::unrolled(tiles16, make_tile(16, 64, 2, *gpu), 0, 60.0)};
+      TuningOptions cc_options = options;
+      cc_options.n = 128;
+      cc_options.worker.clear();
+      const ReducedPrecisionTiming t = time_reduced_precision(ha, rc, *gpu, cc_options);
+      const std::string what = fmt::format("time_reduced_precision {} with CUDA-core candidates", dtype_name(dtype));
+      check(t.measured.size() == 4, what + ": a measurement per candidate");
+      if (t.measured.size() != 4) continue;
+      check(t.measured[0].outcome == Outcome::kOk && t.measured[0].kernels >= 2,
+            what + ": the unrolled kernel, split, checked and timed: " + describe(t.measured[0]));
+      check(t.measured[1].outcome == Outcome::kOk, what + ": the generic kernel: " + describe(t.measured[1]));
+      check(t.measured[2].outcome == Outcome::kOk, what + ": the tensor-core kernel: " + describe(t.measured[2]));
+      check(t.measured[3].outcome == Outcome::kNotRun && t.measured[3].detail.find("beyond the budget") != std::string::npos,
+            what + ": the unrolled kernel beyond the budget is not compiled: " + describe(t.measured[3]));
     }
   }
 

@@ -325,7 +325,7 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
   refused({"--dtype", "fp16", "--tune", "model"}, a, 64,
           "--tune model ranks or times the unrolled family's tiles in float32; --dtype fp16 times its families' kernels with "
           "--tune exhaustive");
-  refused({"--dtype", "bf16", "--tune", "exhaustive", "--family", "unrolled"}, a, 64, "not with --tile or --family unrolled");
+  refused({"--dtype", "bf16", "--tune", "exhaustive", "--family", "unrolled"}, a, 64, "not with --tile, --k-parts or --family unrolled");
   // --tune exhaustive times the families' real kernels: it needs a GPU of the target (exit 69 here, before any work).
   if (!GpuContext::available()) refused({"--dtype", "fp16", "--tune", "exhaustive"}, a, 69, "--tune exhaustive");
   refused({"--dtype", "fp16", "--k-parts", "2", "--tune", "none"}, a, 64, "which --dtype fp16 would round between the ranges");
@@ -387,18 +387,23 @@ TEST_CASE("compile cli: --dtype fp16 and bf16: the header's types, the report, t
   CHECK(tj["input"]["nnz"] == 2);
 }
 
-TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, and the refusals", "[cli][compile][dtype]") {
+TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores or CUDA cores, and the refusals",
+          "[cli][compile][dtype]") {
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string();
-  // --family auto (the default) and --family tensor-core both give the tensor-core family, at any n
-  // (no warps rule: tf32 has no CUDA-core family to fall back to).
-  for (const char* family : {"auto", "tensor-core"}) {
-    INFO(family);
-    const fs::path out = dir.path / family;
-    const auto r = run_spmmc({"compile", a, "--n", "64", "--name", "t", "-o", out.string(), "--dtype", "tf32", "--family", family,
-                              "--reproducible", "--quiet"});
+  const auto compile = [&](const std::string& folder, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"compile", a, "--n", "64", "--name", "t", "-o", (dir.path / folder).string(), "--dtype", "tf32",
+                                     "--reproducible", "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_spmmc(args);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(test::read_file(dir.path / folder / "t.json"));
+  };
+  // --family tensor-core: the TF32 tensor cores, B rounded in the kernel.
+  {
+    const nlohmann::json j = compile("tc", {"--family", "tensor-core"});
+    const fs::path out = dir.path / "tc";
     const std::string h = test::read_file(out / "t.h");
     CHECK_THAT(h, Catch::Contains("cudaError_t t(const float* B, float* C, int64_t n, cudaStream_t stream);"));
     CHECK_THAT(h, !Catch::Contains("#include <>"));
@@ -410,7 +415,6 @@ TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, an
     CHECK_THAT(cu, Catch::Contains("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32"));
     CHECK_THAT(cu, Catch::Contains("cvt.rna.tf32.f32"));
     CHECK_THAT(cu, !Catch::Contains("m16n8k8"));
-    const auto j = nlohmann::json::parse(test::read_file(out / "t.json"));
     CHECK(j["choice"]["family"] == "tensor-core");
     CHECK(j["options"]["dtype"] == "tf32");
     CHECK(j["options"]["tune"] == (GpuContext::available() ? "exhaustive" : "none"));  // timed where a GPU is
@@ -422,9 +426,31 @@ TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, an
           j["kernel"]["tensor_core"]["vectors"].get<int64_t>() + j["kernel"]["tensor_core"]["padding_vectors"].get<int64_t>());
     CHECK(j["input"]["rounded_to_dtype"]["dtype"] == "tf32");
     CHECK(j["input"]["rounded_to_dtype"]["values_changed"].get<int64_t>() > 0);
-    CHECK_THAT(j["choice"]["family_why"].get<std::string>(),
-               Catch::Contains(std::string(family) == "auto" ? "auto: --dtype tf32 multiplies on the TF32 tensor cores, its only family"
-                                                            : "--family tensor-core"));
+    CHECK_THAT(j["choice"]["family_why"].get<std::string>(), Catch::Contains("--family tensor-core"));
+  }
+  // The CUDA-core families: float32's code (no rounding of B, no MMA) with A's immediates rounded to tf32.
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--family", "unrolled"}, {"--tile", "8x64"}, {"--k-parts", "2"}, {"--family", "generic"}}) {
+    INFO(extra[0] << " " << extra[1]);
+    const nlohmann::json j = compile("cc", extra);
+    const std::string cu = test::read_file(dir.path / "cc" / "t.cu");
+    const bool generic = extra[1] == "generic";
+    CHECK(j["choice"]["family"] == (generic ? "generic" : "unrolled"));
+    CHECK(j["kernel"]["layout"]["dtype"] == "tfloat32");
+    CHECK_THAT(cu, Catch::Contains("\"tfloat32\","));
+    CHECK_THAT(cu, Catch::Contains(generic ? "\"csr-constants\"" : "\"unrolled-constants\""));
+    CHECK_THAT(cu, Catch::Contains("B multiplied as given"));
+    CHECK_THAT(cu, !Catch::Contains("cvt.rna.tf32.f32"));
+    CHECK_THAT(cu, !Catch::Contains("mma.sync"));
+    CHECK(j["kernel"]["k_parts"] == (extra[0] == "--k-parts" ? 2 : 1));
+  }
+  // --family auto without a GPU: the CUDA-core rule (float32's), which ran faster than the TF32 tensor
+  // cores on the pruned layers measured; with one, whatever the timing found fastest.
+  if (!GpuContext::available()) {
+    const nlohmann::json j = compile("auto", {});
+    CHECK(j["choice"]["family"] != "tensor-core");
+    CHECK_THAT(j["choice"]["family_why"].get<std::string>(), Catch::Contains("--dtype tf32 on CUDA cores"));
+    CHECK_THAT(j["choice"]["family_why"].get<std::string>(), Catch::Contains("nothing timed"));
   }
   // The fp16 kernel of the same layer has blocks of 8.
   const auto h = run_spmmc({"compile", a, "--n", "64", "--name", "h", "-o", (dir.path / "h").string(), "--dtype", "fp16", "--family",
@@ -441,19 +467,12 @@ TEST_CASE("compile cli: --dtype tf32: float B and C on the TF32 tensor cores, an
     CHECK_THAT(e.err, Catch::Contains(why));
     CHECK(!fs::exists(dir.path / "p" / "k.cu"));
   };
-  const std::string fp32_hint = "use --dtype fp32 for CUDA-core kernels";
-  refused({"--family", "unrolled"}, 64, "--family unrolled computes on CUDA cores, but --dtype tf32 multiplies on the TF32 tensor cores");
-  refused({"--family", "unrolled"}, 64, fp32_hint);
-  refused({"--family", "generic"}, 64, "--family generic computes on CUDA cores");
-  refused({"--family", "generic"}, 64, fp32_hint);
-  refused({"--target", "rtx2080ti"}, 64, "--dtype tf32 multiplies on the TF32 tensor cores, which need a target of sm_80 or later");
-  refused({"--target", "rtx2080ti"}, 64, fp32_hint);
-  refused({"--family", "tensor-core", "--target", "rtx2080ti"}, 64, "need a target of sm_80 or later");
-  refused({"--tile", "8x64"}, 64, "--tile shapes the unrolled family's code, but --dtype tf32 runs the tensor-core family only");
-  refused({"--k-parts", "2"}, 64, "--k-parts shapes the unrolled family's code");
+  refused({"--target", "rtx2080ti"}, 64, "--dtype tf32 needs a target of sm_80 or later");
+  refused({"--family", "tensor-core", "--target", "rtx2080ti"}, 64, "needs a target of sm_80 or later");
   refused({"--tune", "model"}, 64,
           "--tune model ranks or times the unrolled family's tiles in float32; --dtype tf32 times its families' kernels with "
-          "--tune exhaustive (what --tune auto does where a GPU of the target is usable) or takes the rules");
+          "--tune exhaustive (what --tune auto does where a GPU of the target is usable; not with --tile, --k-parts or "
+          "--family unrolled) or takes the rules");
   refused({"--dtype", "tf64"}, 64, "--dtype tf64: expected fp32 (default), fp16, bf16 or tf32");
   // A value beyond tf32's range (the midpoint above its largest, 0x7f7ff000, and up) is a data error.
   const fs::path big = dir.path / "big.mtx";

@@ -26,7 +26,8 @@ struct Fixture {
     rows8.m1 = 8, rows16.m1 = 16, generic.m1 = 16;
     request.dtype = DType::kFp16;
     request.n = 256;
-    request.candidates = {{true, &rows8}, {true, &rows16}, {false, &generic}};
+    request.candidates = {ReducedPrecisionCandidate::tensor_core(rows8), ReducedPrecisionCandidate::tensor_core(rows16),
+                          ReducedPrecisionCandidate::generic(generic)};
   }
   ReducedPrecisionTiming timing(std::vector<Measurement> measured, std::optional<double> dense_ms) const {
     ReducedPrecisionTiming t;
@@ -125,6 +126,46 @@ TEST_CASE("ReducedPrecisionCandidate: labels name the family and the windows", "
   CHECK(f.request.candidates[0].label() == "tensor-core, 8-row windows");
   CHECK(f.request.candidates[1].label() == "tensor-core, 16-row windows");
   CHECK(f.request.candidates[2].label() == "generic");
+  RowTiling tiles;
+  tiles.m1 = 16;
+  const ReducedPrecisionCandidate u = ReducedPrecisionCandidate::unrolled(tiles, {16, 1024, 1, 1}, 8192, 3.0);
+  CHECK(u.label() == "unrolled, tile 16x1024");
+  CHECK(std::string(u.family_name()) == "unrolled");
+}
+
+// tf32: the rule's unrolled kernel (float32's code), the tensor-core family and the generic family.
+TEST_CASE("choose_reduced_precision: an unrolled kernel competes; beyond the compile budget the rule's is kept untimed",
+          "[tuner][dtype]") {
+  Fixture f;
+  RowTiling tiles;
+  tiles.m1 = 16;
+  f.request.dtype = DType::kTf32;
+  f.request.max_compile_seconds = 20.0;
+  f.request.candidates = {ReducedPrecisionCandidate::tensor_core(f.rows8), ReducedPrecisionCandidate::generic(f.generic),
+                          ReducedPrecisionCandidate::unrolled(tiles, {16, 1024, 1, 1}, 0, 5.0)};
+  // Within the budget it is timed like the others: the tensor cores taken where 10% faster.
+  ReducedPrecisionChoice c = choose_reduced_precision(f.request, f.timing({ok(0.9), ok(2.0), ok(1.0)}, 0.5), 2);
+  CHECK(c.chosen == 0);
+  CHECK_THAT(c.why, Catch::Contains("tensor-core, 8-row windows (0.9000 ms) is 1.11x the rule's unrolled, tile 16x1024"));
+  CHECK(c.candidates[2]["family"] == "unrolled");
+  CHECK(c.candidates[2]["tile"] == "16x1024");
+  CHECK(c.candidates[0]["tile"].is_null());
+  CHECK(c.dense["name"] == "cuBLAS TF32 GEMM");
+  CHECK_THAT(c.note, Catch::Contains("TF32 on the tensor cores"));
+  // Beyond the budget (not compiled: NotRun) the rule's kernel is kept, whatever the others measured,
+  // as the float32 search keeps the heuristic's there; nothing is said of the dense GEMM against it.
+  f.request.candidates[2].compile_seconds_estimate = 45.0;
+  CHECK(f.request.beyond_budget(f.request.candidates[2]));
+  CHECK(!f.request.beyond_budget(f.request.candidates[0]));
+  c = choose_reduced_precision(f.request, f.timing({ok(0.9), ok(2.0), failed(Outcome::kNotRun, "not compiled")}, 0.5), 2);
+  CHECK(c.chosen == 2);
+  CHECK(!c.timed);
+  CHECK_THAT(c.why, Catch::Contains("its build (about 45 s) is beyond the compile budget of 20 s, so it was not timed and is kept"));
+  CHECK(!c.dense.contains("ratio"));
+  CHECK(c.note.empty());
+  // No budget (0): nothing is beyond it.
+  f.request.max_compile_seconds = 0.0;
+  CHECK(!f.request.beyond_budget(f.request.candidates[2]));
 }
 
 }  // namespace

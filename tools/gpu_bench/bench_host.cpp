@@ -123,6 +123,8 @@ std::string usage_text() {
          "                       the reference and the peers A and B rounded to tf32; peers cuSPARSE SpMM in\n"
          "                       FP32 (it has no TF32 compute type), Sputnik (FP32) and cuBLAS's TF32 GEMM\n"
          "                       (cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32); checked within the tf32 bound\n"
+         "                       (a tf32 file of a CUDA-core family multiplies B as drawn: checked against\n"
+         "                       that product within float32's bound)\n"
          "  --device-info        print the GPU this would run on, then exit\n\n"
          "exit codes: 0 pass, 1 wrong result, 64 usage, 65 bad data or kernel/matrix mismatch,\n"
          "            66 missing input, 69 no GPU, 70 a CUDA/cuSPARSE/cuBLAS call failed\n";

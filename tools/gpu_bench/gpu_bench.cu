@@ -504,7 +504,8 @@ int run(const std::vector<std::string>& args) {
   // In half precision B holds values of the dtype; the reference computes with them and A's
   // rounded values in float64 (docs/design/precision.md). In tf32 B is float: spmmc's kernel gets it
   // as drawn and rounds it itself (cvt.rna.tf32.f32); the reference, and the peers (so that they
-  // multiply the same values and are held to the same bound), get it rounded to tf32.
+  // multiply the same values and are held to the same bound), get it rounded to tf32 (a tf32 file of a
+  // CUDA-core family multiplies B as drawn: below).
   const std::vector<float> drawn = make_dense_b(a.cols, n, b_seed_for(o.read.seed));
   const std::vector<float> b = rounded_b(drawn, o.dtype);
   const std::vector<double> reference = reference_spmm(a, b, n);
@@ -533,6 +534,16 @@ int run(const std::vector<std::string>& args) {
     return [&, bound_ptr = &bound] { return check_half_result(runner.download_half(), o.dtype, reference, *bound_ptr); };
   };
   const CheckC check_sparse = checker(sparse_bound), check_dense = checker(dense_bound);
+  // A tf32 file of a CUDA-core family (not the tensor cores' a_format) is float32's code: it multiplies
+  // B as drawn, so it is checked against that product, within float32's per-element bound.
+  const bool b_as_given = tf32 && text_or_null(kernel.info->a_format) != "vector-blocks-constants";
+  std::vector<double> reference_given, bound_given;
+  if (b_as_given) {
+    reference_given = reference_spmm(a, drawn, n);
+    bound_given = error_bounds(a, drawn, n, DType::kFp32, reference_given, false);
+  }
+  const CheckC check_spmmc =
+      b_as_given ? CheckC([&] { return check_bounded_result(runner.download_c(), reference_given, bound_given); }) : check_sparse;
   result.l2_flush_bytes = static_cast<int64_t>(runner.flush_bytes());
 
   const std::string call = o.name + "(B, C, n, stream)";
@@ -541,11 +552,11 @@ int run(const std::vector<std::string>& args) {
     check_cuda(status, call.c_str(), __FILE__, __LINE__);
   };
   runner.run_once(launch_spmmc, kNanFill);
-  result.spmmc_check = check_sparse();
+  result.spmmc_check = check_spmmc();
   if (o.timing) {
     result.spmmc_timing = summarize(runner.time(launch_spmmc, o.warmup, o.runs, kNanFill));
     // The last timed run started from a NaN-filled C too: check what it left.
-    result.spmmc_check_after_timing = check_sparse();
+    result.spmmc_check_after_timing = check_spmmc();
     result.spmmc_checked_after_timing = true;
   }
   result.spmmc_only = o.spmmc_only;

@@ -108,23 +108,10 @@ int run_compile(const Args& args) {
   DType dtype = DType::kFp32;
   if (!parse_dtype(args.get_or("--dtype", "fp32"), dtype))
     fail_usage("--dtype {}: expected fp32 (default), fp16, bf16 or tf32", args.get_or("--dtype", "fp32"));
-  // tf32 multiplies on the TF32 tensor cores, as cuBLAS does when TF32 is allowed: the tensor-core
-  // family is its only one (the CUDA-core families of float B and C are --dtype fp32's).
+  // tf32 allows what cuBLAS does when TF32 is allowed: A rounded to tf32 here, and the kernel the
+  // faster of the TF32 tensor cores (B rounded too) and float32's CUDA-core families (B as given):
+  // docs/design/precision.md.
   const bool tf32 = dtype == DType::kTf32;
-  if (tf32 && (family == "unrolled" || family == "generic"))
-    fail_usage("--family {} computes on CUDA cores, but --dtype tf32 multiplies on the TF32 tensor cores (--family auto or "
-               "tensor-core); use --dtype fp32 for CUDA-core kernels",
-               family);
-  if (tf32 && target_sm(target.arch) < 80)
-    fail_usage("--dtype tf32 multiplies on the TF32 tensor cores, which need a target of sm_80 or later; the target {} is {}: "
-               "use --dtype fp32 for CUDA-core kernels",
-               target.name, target.arch);
-  if (tf32)
-    for (const char* option : {"--tile", "--k-parts"})
-      if (args.has(option))
-        fail_usage("{} shapes the unrolled family's code, but --dtype tf32 runs the tensor-core family only; use --dtype fp32 "
-                   "for CUDA-core kernels",
-                   option);
   if (dtype_min_sm(dtype) > 0 && target_sm(target.arch) < dtype_min_sm(dtype))
     fail_usage("--dtype {} needs a target of sm_{} or later (its conversions); the target {} is {}", dtype_name(dtype),
                dtype_min_sm(dtype), target.name, target.arch);
@@ -165,12 +152,12 @@ int run_compile(const Args& args) {
   std::string tune = args.get_or("--tune", "auto");
   // fp16, bf16 and tf32 time their families' real kernels (tuner/time_reduced_precision.h): --tune
   // exhaustive, what --tune auto does where a GPU of the target is usable (and --tune none elsewhere).
-  const bool timed_families = dtype != DType::kFp32 && family != "unrolled" && !args.has("--tile");
+  const bool timed_families = dtype != DType::kFp32 && family != "unrolled" && !args.has("--tile") && !args.has("--k-parts");
   if (dtype != DType::kFp32 && !tune_auto && tune != "none" && !(tune == "exhaustive" && timed_families))
     fail_usage("--tune {} ranks or times the unrolled family's tiles in float32; --dtype {} times its families' kernels with "
                "--tune exhaustive (what --tune auto does where a GPU of the target is usable{}) or takes the rules (--tune "
-               "none)", tune, dtype_name(dtype), tf32 ? "" : "; not with --tile or --family unrolled");
-  if (dtype != DType::kFp32 && k_parts > 1)
+               "none)", tune, dtype_name(dtype), "; not with --tile, --k-parts or --family unrolled");
+  if (dtype_is_half(dtype) && k_parts > 1)
     fail_usage("--k-parts {} stores partial sums in C, which --dtype {} would round between the ranges; use --dtype fp32",
                k_parts, dtype_name(dtype));
   if (tune_auto) {
@@ -243,8 +230,8 @@ int run_compile(const Args& args) {
   // --family auto in half precision: the tensor cores where their launch has warps enough.
   const int64_t tc_warps = tensor_core_possible ? tensor_core_warps(m.csr, plan_options.n) : 0;
   const bool tensor_core_by_rule = tensor_core_possible && tc_warps >= kTensorCoreMinWarpsPerSm * target.sm_count;
-  // tf32: always (its only family); fp16 and bf16 below the warps: decided with the CUDA-core rule.
-  bool tensor_core = tensor_core_asked || tensor_core_by_rule || tf32;
+  // fp16 and bf16 below the warps, and tf32: decided with the CUDA-core rule (and by timing with a GPU).
+  bool tensor_core = tensor_core_asked || tensor_core_by_rule;
   const bool auto_split = args.get_or("--fmas-per-kernel", "auto") == "auto";
   int64_t fmas_per_kernel =
       auto_split ? default_fmas_per_kernel(m.csr.nnz(), plan_options.n, target.arch) : args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
@@ -269,7 +256,7 @@ int run_compile(const Args& args) {
   };
   // The family rule of --tune none for a tile (auto): generic where the unrolled launch leaves the GPU
   // short of warps and A is large, or where the unrolled code would exceed the compile-time limit.
-  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1 && !tensor_core_by_rule && !tf32;
+  const bool family_auto = family == "auto" && !args.has("--tile") && k_parts == 1 && !tensor_core_by_rule;
   const auto family_by_rule = [&](const PlannedCandidate& c, std::string& rule_why) {
     const double fill = unrolled_wave_fill(plan.for_m1(c.tile.m1).tiling.num_blocks(), plan_options.n, c.tile, target);
     const bool by_fill = fill < kGenericBelowWaveFill && m.csr.nnz() >= kGenericMinNonZeros;
@@ -379,10 +366,6 @@ int run_compile(const Args& args) {
                                                                  "(at least {} per SM on the {} SMs)", dtype_name(dtype), tc_warps,
                                                                  kTensorCoreMinWarpsPerSm, target.sm_count)
                            : tensor_core_asked     ? "--family tensor-core"
-                           : tf32                  ? std::string("auto: --dtype tf32 multiplies on the TF32 tensor cores, its only "
-                                                                 "family (--dtype fp32 for the CUDA-core families, which ran "
-                                                                 "1.20-1.76x faster on 9 pruned DNN layers on an H100, and "
-                                                                 "1.58x slower on a graph: docs/benchmarks.md)")
                                                    : "";
   if (tuned && decision && family_auto) {
     generic = decision->generic;
@@ -406,13 +389,21 @@ int run_compile(const Args& args) {
                              "their launch has {} warps, fewer than {} per SM on the {} SMs",
                              dtype_name(dtype), family_why, tc_warps, kTensorCoreMinWarpsPerSm, target.sm_count);
   }
+  // tf32's CUDA-core families are float32's code: A rounded to tf32 here, B multiplied as given.
+  if (tf32 && !tensor_core && family_auto)
+    family_why += "; --dtype tf32 on CUDA cores (float32's code, A rounded to tf32, B multiplied as given), which took "
+                  "1.20-1.79x less time than the TF32 tensor cores per sparsity band over the shared DNN layers on an "
+                  "H100 (docs/design/precision.md)";
+  // fp16, bf16 and tf32 with a GPU time the kernels the file could hold (below), the chosen tile's
+  // unrolled kernel among them where the rules pick it, and in tf32 always.
+  const bool timed_choice = tune == "exhaustive" && timed_families;
   // The automatic split is made finer (more kernels, less nvcc time) where the layer would
   // otherwise exceed the compile-time limit, or have kernels beyond the loads the size guard's
   // model was fitted on.
   SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
   // Neither the generic nor the tensor-core family has unrolled code (no size guard, no split).
-  const bool unrolled = !generic && !tensor_core;
-  while (unrolled && auto_split && fmas_per_kernel > kMinFmasPerKernel &&
+  bool unrolled = !generic && !tensor_core;
+  while ((unrolled || (timed_choice && tf32)) && auto_split && fmas_per_kernel > kMinFmasPerKernel &&
          (estimate.nvcc_seconds > limits.max_nvcc_seconds || estimate.kernel_loads > kMaxLoadsPerKernel)) {
     fmas_per_kernel = std::max(kMinFmasPerKernel, fmas_per_kernel / 2);
     estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
@@ -421,9 +412,8 @@ int run_compile(const Args& args) {
     generic = true;
     family_why = fmt::format("auto: the unrolled code of tile {} would take about {:.0f} s of nvcc, above the limit of {:.0f} s",
                              chosen->tile.label(), estimate.nvcc_seconds, limits.max_nvcc_seconds);
+    unrolled = false;
   }
-  if (!generic && !tensor_core) check_size_guard(estimate, limits, path);
-  if (generic || tensor_core) fmas_per_kernel = 0;
   const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic) : SgemmComparison{};
   // The tensor-core family's windows: --reorder's method, by default the one that makes the fewest
   // vectors (grow: docs/design/precision.md).
@@ -441,26 +431,27 @@ int run_compile(const Args& args) {
   if (tensor_core && windows.m1 == 0) windows = tile_rows(m.csr, 8, window_method);
   // fp16, bf16 and tf32 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the
   // file could hold (the tensor-core family on windows of 8 rows and, in fp16 and bf16 where the staged
-  // kernel runs on them, of 16; the generic family but in tf32), checked and timed for real; the fastest
-  // correct one is emitted, and the report says where cuBLAS's dense GEMM of the dtype beat it
-  // (tuner/time_reduced_precision.h).
+  // kernel runs on them, of 16; the generic family; the chosen tile's unrolled kernel where the rules
+  // pick it, and in tf32 always), checked and timed for real; the fastest correct one is emitted, and
+  // the report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_reduced_precision.h).
   std::optional<ReducedPrecisionTuning> reduced;
   RowTiling tc8, tc16;
-  if (tune == "exhaustive" && timed_families) {
+  if (timed_choice) {
     ReducedPrecisionRequest request;
     request.dtype = dtype;
     request.n = plan_options.n;
     request.arch = target.arch;
     request.sm_count = target.sm_count;
+    request.max_compile_seconds = tuning_settings.real_compile_budget;
     int32_t rule = -1;  // --tune none's kernel among them
-    const auto add = [&](bool tc, const RowTiling* rows, bool is_rule) {
+    const auto add = [&](const ReducedPrecisionCandidate& c, bool is_rule) {
       if (is_rule) rule = static_cast<int32_t>(request.candidates.size());
-      request.candidates.push_back({tc, rows});
+      request.candidates.push_back(c);
     };
-    if (tensor_core_asked || tensor_core_possible || tf32) {
+    if (tensor_core_asked || tensor_core_possible || (tf32 && family == "auto")) {
       if (window_rows_arg != "16") {
         tc8 = windows.m1 == 8 ? windows : tile_rows(m.csr, 8, window_method);
-        add(true, &tc8, tensor_core && windows.m1 == 8);
+        add(ReducedPrecisionCandidate::tensor_core(tc8), tensor_core && windows.m1 == 8);
       }
       if (window_rows_arg != "8" && !tf32) {
         // Not where only the direct kernel runs on them: there the tuner's NVRTC build (72 registers on a
@@ -468,26 +459,29 @@ int run_compile(const Args& args) {
         // two choices it made lost 3-8% as built (docs/benchmarks.md, "The timed choice of fp16 files").
         tc16 = windows.m1 == 16 ? windows : tile_rows(m.csr, 16, window_method);
         if (window_rows_arg == "16" || tensor_core_staged(m.csr, tc16, dtype, target.sm_count, plan_options.n))
-          add(true, &tc16, tensor_core && windows.m1 == 16);
+          add(ReducedPrecisionCandidate::tensor_core(tc16), tensor_core && windows.m1 == 16);
       }
     }
-    if (!tf32 && (family == "auto" || family == "generic")) add(false, &plan.for_generic(kGenericRowsPerBlock).tiling, generic);
-    if (rule < 0) {
-      print_warning(fmt::format("--tune {}: --dtype {} times the tensor-core and generic families; the rules chose the "
-                                "unrolled family here, which it does not time (the rules decide)",
-                                tune, dtype_name(dtype)));
-    } else {
-      reduced = run_reduced_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
-      const ReducedPrecisionCandidate& pick = request.candidates[static_cast<size_t>(reduced->choice.chosen)];
-      tensor_core = pick.tensor_core;
-      generic = !pick.tensor_core;
-      windows = pick.tensor_core ? *pick.windows : RowTiling{};
-      family_why = reduced->choice.chosen == rule ? family_why + "; " + reduced->choice.why : reduced->choice.why;
-      tuning = reduced->json;
-    }
+    if (family == "auto" || family == "generic")
+      add(ReducedPrecisionCandidate::generic(plan.for_generic(kGenericRowsPerBlock).tiling), generic);
+    // The unrolled kernel: where the rules pick it (the size guard then judges it as emitted), and in
+    // tf32 where the size guard would let it be emitted.
+    if (family == "auto" && (unrolled || (tf32 && estimate.nvcc_seconds <= limits.max_nvcc_seconds)))
+      add(ReducedPrecisionCandidate::unrolled(m1_plan.tiling, chosen->tile, fmas_per_kernel, estimate.nvcc_seconds), unrolled);
+    SPMMC_CHECK(rule >= 0, "the rules' kernel is among the timed candidates");
+    reduced = run_reduced_precision_tuning(request, rule, m.csr, *gpu, tuning_settings, args.has("--quiet"));
+    const ReducedPrecisionCandidate& pick = request.candidates[static_cast<size_t>(reduced->choice.chosen)];
+    tensor_core = pick.family == KernelFamily::kTensorCore;
+    generic = pick.family == KernelFamily::kGeneric;
+    unrolled = pick.family == KernelFamily::kUnrolled;
+    windows = tensor_core ? *pick.rows : RowTiling{};
+    family_why = reduced->choice.chosen == rule ? family_why + "; " + reduced->choice.why : reduced->choice.why;
+    tuning = reduced->json;
   } else if (auto_without_gpu && timed_families) {
     family_why += " (--tune auto without a usable GPU of the target's architecture: the rules, nothing timed)";
   }
+  if (unrolled) check_size_guard(estimate, limits, path);
+  if (!unrolled) fmas_per_kernel = 0;
   const int32_t window_rows = windows.m1;
   // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
   const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
@@ -557,8 +551,9 @@ int run_compile(const Args& args) {
       dtype == DType::kFp32 ? std::string() : fmt::format(" --dtype {}", dtype_name(dtype)), m.csr.rows, m.csr.cols, m.csr.nnz(),
       emit.weights_sha256,
       dtype == DType::kFp32 ? std::string("float32")
-      : tf32 ? std::string("float32 multiplied as tfloat32 (A rounded to tf32 here, B in the kernel; products summed in "
-                           "float32 on the tensor cores)")
+      : tf32 && tensor_core ? std::string("float32 multiplied as tfloat32 (A rounded to tf32 here, B in the kernel; products "
+                                          "summed in float32 on the tensor cores)")
+      : tf32 ? std::string("float32, A rounded to tfloat32 here, B multiplied as given (products summed in float32 on CUDA cores)")
              : fmt::format("{} (A rounded to it; products summed in float32)", dtype_info_name(dtype)));
   const EmittedKernel kernel = emit_unrolled_kernel(m.csr, tensor_core ? windows : rows_plan.tiling, chosen->tile, emit);
   seconds["emit"] = seconds_since(clock);
@@ -775,17 +770,17 @@ Command compile_command() {
        "fills less than 75% of a wave of blocks and A has at least 32768 non-zeros; generic where the unrolled code "
        "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts) or tensor-core (--dtype "
        "fp16|bf16|tf32 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default "
-       "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and always for --dtype "
-       "tf32; docs/design/precision.md)"},
+       "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and for --dtype tf32 "
+       "where a GPU timed it faster than the CUDA-core families; docs/design/precision.md)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
        "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed where the staged "
        "kernel runs on 16)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
-       "products summed in float32; the family timed on a GPU, else by rule: --tune), or tf32 (B and C float, multiplied on the TF32 tensor "
-       "cores as cuBLAS does when TF32 is allowed: A's values rounded to tf32 here, B's in the kernel, products summed in "
-       "float32; the tensor-core family only, sm_80 and later; --dtype fp32 for CUDA-core kernels): "
-       "docs/design/precision.md"},
+       "products summed in float32; the family timed on a GPU, else by rule: --tune), or tf32 (B and C float, what cuBLAS "
+       "may do when TF32 is allowed: A's values rounded to tf32 here, then the TF32 tensor cores, which round B too, or "
+       "float32's CUDA-core families, which multiply B as given, whichever a GPU timed faster; by rule the CUDA-core "
+       "families; products summed in float32; sm_80 and later): docs/design/precision.md"},
       {"--k-parts", "S", "split K into S ranges of about equal non-zeros: each tile becomes one per range, and the tiles "
        "of every range after the first add their sums to C after waiting for the kernels before them (more blocks where "
        "A-tiles x B-tiles are few, e.g. large K at small n; targets of sm_90 and later overlap the ranges; needs --tune "
