@@ -234,6 +234,9 @@ TensorCoreCode print_tensor_core(const Csr& a, const RowTiling& windows, DType d
                         joined_items(offsets.size(), 16, [&](size_t i) { return number(offsets[i]); }));
   if (!tf32) {
     values["ROWS"] = std::to_string(v.rows);
+    // nvcc and NVRTC allocate the 16-row direct kernel differently unless its registers are fixed
+    // (the template says why).
+    values["DIRECT_REGISTERS"] = v.rows == 16 ? "__maxnreg__(72)" : "__launch_bounds__(spmmc_tc_threads)";
     // Split K by the windows with blocks (those of the empty rows have none).
     const int64_t computing = v.windows();
     out.split2_below_n = split_below_n(computing, v.blocks(), 2, sm_count);

@@ -1,7 +1,7 @@
 // The timed choice of a file of reduced precision (issue 26): where `spmmc compile --dtype
 // fp16|bf16|tf32` has a GPU of the target's architecture, it compiles the NVRTC form of each kernel
-// the file could hold for A — the tensor-core family on windows of 8 rows and, in fp16 and bf16 where
-// its staged kernel runs on them, of 16; the generic family; the unrolled family on the heuristic's
+// the file could hold for A — the tensor-core family on windows of 8 rows and, in fp16 and bf16, of
+// 16; the generic family; the unrolled family on the heuristic's
 // tile (in tf32 always, its CUDA-core kernels being float32's; in fp16 and bf16 where the rules pick
 // it) — checks each against the float64 product of the operands it multiplies (element by element,
 // within the dtype's bound; tf32's CUDA-core kernels, which multiply B as given, within float32's),

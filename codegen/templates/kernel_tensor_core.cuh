@@ -163,8 +163,16 @@ constexpr bool spmmc_tc_splits = true;
 constexpr bool spmmc_tc_splits = spmmc_tc_split2_below_n > 0 || spmmc_tc_split4_below_n > 0;
 #endif
 
+// The direct kernel's registers. On 16-row windows they are fixed at 72: left to ptxas, nvcc's build
+// took 64 and spilled 8 bytes where the kernel splits K, NVRTC's (what spmmc's timing measures) 72
+// without a spill, from the same source (nvcc's front end addresses `partial` in 32 bits, NVRTC's in
+// 64), and nvcc's ran up to 1.25x slower. On 8-row windows both builds take 64 without a spill
+// (__maxnreg__(64) made nvcc spill), so they keep the launch bounds. docs/design/precision.md.
+#define SPMMC_TC_DIRECT_REGISTERS /*@DIRECT_REGISTERS*/__launch_bounds__(spmmc_tc_threads)/*@*/
+static_assert(spmmc_tc_threads <= 1024, "a block of the direct kernel");
+
 // [[maybe_unused]]: a file of the staged form launches spmmc_tc_staged_kernel instead.
-[[maybe_unused]] __global__ void __launch_bounds__(spmmc_tc_threads)
+[[maybe_unused]] __global__ void SPMMC_TC_DIRECT_REGISTERS
     spmmc_tc_kernel(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   // The shares of the other warps of a window, element [warp][16 h + 4 s + i][lane] (where the file splits).
   __shared__ float partial[spmmc_tc_splits ? spmmc_tc_warps : 1][spmmc_tc_splits ? 16 * spmmc_tc_halves : 1][32];

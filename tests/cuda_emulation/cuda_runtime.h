@@ -94,6 +94,7 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __maxnreg__(...)
 // __restrict__ is a g++ and clang extension already.
 
 // __shared__: see the header comment. One section per declaration, named after __COUNTER__ (the

@@ -430,8 +430,8 @@ int run_compile(const Args& args) {
   }
   if (tensor_core && windows.m1 == 0) windows = tile_rows(m.csr, 8, window_method);
   // fp16, bf16 and tf32 with a GPU (--tune exhaustive, what --tune auto does there): the kernels the
-  // file could hold (the tensor-core family on windows of 8 rows and, in fp16 and bf16 where the staged
-  // kernel runs on them, of 16; the generic family; the chosen tile's unrolled kernel where the rules
+  // file could hold (the tensor-core family on windows of 8 rows and, in fp16 and bf16, of 16; the
+  // generic family; the chosen tile's unrolled kernel where the rules
   // pick it, and in tf32 always), checked and timed for real; the fastest correct one is emitted, and
   // the report says where cuBLAS's dense GEMM of the dtype beat it (tuner/time_reduced_precision.h).
   std::optional<ReducedPrecisionTuning> reduced;
@@ -454,12 +454,10 @@ int run_compile(const Args& args) {
         add(ReducedPrecisionCandidate::tensor_core(tc8), tensor_core && windows.m1 == 8);
       }
       if (window_rows_arg != "8" && !tf32) {
-        // Not where only the direct kernel runs on them: there the tuner's NVRTC build (72 registers on a
-        // ResNet-50 layer) ran up to 25% faster than nvcc's build of the emitted file (64 and a spill), and
-        // two choices it made lost 3-8% as built (docs/benchmarks.md, "The timed choice of fp16 files").
+        // Where only the direct kernel runs on them too: its registers are fixed in the source, so nvcc's
+        // build of the emitted file is NVRTC's, which the timing measures (templates/kernel_tensor_core.cuh).
         tc16 = windows.m1 == 16 ? windows : tile_rows(m.csr, 16, window_method);
-        if (window_rows_arg == "16" || tensor_core_staged(m.csr, tc16, dtype, target.sm_count, plan_options.n))
-          add(ReducedPrecisionCandidate::tensor_core(tc16), tensor_core && windows.m1 == 16);
+        add(ReducedPrecisionCandidate::tensor_core(tc16), tensor_core && windows.m1 == 16);
       }
     }
     if (family == "auto" || family == "generic")
@@ -774,8 +772,8 @@ Command compile_command() {
        "where a GPU timed it faster than the CUDA-core families; docs/design/precision.md)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
-       "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed where the staged "
-       "kernel runs on 16)"},
+       "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed and the faster "
+       "taken)"},
       {"--dtype", "T", "B's and C's elements: fp32 (default), fp16 or bf16 (half precision: A's values rounded to it, the "
        "products summed in float32; the family timed on a GPU, else by rule: --tune), or tf32 (B and C float, what cuBLAS "
        "may do when TF32 is allowed: A's values rounded to tf32 here, then the TF32 tensor cores, which round B too, or "

@@ -18,6 +18,8 @@
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+/* A kernel's register limit (CUDA 12.4 and later): nothing clang checks, so nothing here. */
+#define __maxnreg__(n)
 
 struct uint3 {
   unsigned int x, y, z;
