@@ -134,7 +134,7 @@ TEST_CASE("ReducedPrecisionCandidate: labels name the family and the windows", "
 }
 
 // tf32: the rule's unrolled kernel (float32's code), the tensor-core family and the generic family.
-TEST_CASE("choose_reduced_precision: an unrolled kernel competes; beyond the compile budget the rule's is kept untimed",
+TEST_CASE("choose_reduced_precision: an unrolled kernel competes, and beyond the compile budget the rule's is kept untimed",
           "[tuner][dtype]") {
   Fixture f;
   RowTiling tiles;
