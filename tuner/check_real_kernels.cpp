@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/emit_unrolled_kernel.h"
 #include "compiler/common/diagnostics.h"
 #include "compiler/common/dtype.h"
 #include "runtime/reference_spmm.h"
@@ -64,6 +65,14 @@ std::string RealKernel::describe() const {
   if (launches.empty()) return "no kernel";
   if (launches.size() == 1) return launches.front().symbol;
   return fmt::format("{} .. {} ({} kernels)", launches.front().symbol, launches.back().symbol, launches.size());
+}
+
+std::vector<RealKernel::Launch> unrolled_launches(const EmittedKernel& k) {
+  SPMMC_CHECK(!k.kernel_symbols.empty() && k.kernel_symbols.size() == k.kernel_tiles.size(),
+              fmt::format("{} kernel symbols for {} kernels' tiles", k.kernel_symbols.size(), k.kernel_tiles.size()));
+  std::vector<RealKernel::Launch> launches;
+  for (size_t j = 0; j < k.kernel_symbols.size(); ++j) launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
+  return launches;
 }
 
 void note_candidate(Measurement& m, const RealKernel& k) {

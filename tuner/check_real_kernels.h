@@ -16,6 +16,8 @@
 
 namespace spmmc {
 
+struct EmittedKernel;  // codegen/emit_unrolled_kernel.h
+
 // One compiled candidate: its tile, the cubin and the kernels in it that together compute C, in
 // launch order (EmittedKernel::kernel_symbols and kernel_tiles; all with the signature
 // const float* B, float* C, int64_t n). Kernel j runs with grid (its A-tiles, grid_y) where
@@ -38,6 +40,10 @@ struct RealKernel {
   // The candidate's kernels for messages: "S" for one, "S0 .. S2 (3 kernels)" for several.
   std::string describe() const;
 };
+
+// The launches of an emitted file of the unrolled family, in launch order: each of its kernels
+// (EmittedKernel::kernel_symbols) over its A-tiles (kernel_tiles).
+std::vector<RealKernel::Launch> unrolled_launches(const EmittedKernel& k);
 
 // Checks each candidate against the float64 product A·B for a random B (options.seed, options.n
 // columns) and times the correct ones (options.timing), in order; returns one Measurement per

@@ -31,8 +31,7 @@ RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& 
   kernel.cubin = &cubin;
   if (c.family == KernelFamily::kUnrolled) {
     kernel.tile = c.tile;
-    SPMMC_CHECK(!k.kernel_symbols.empty() && k.kernel_symbols.size() == k.kernel_tiles.size(), "the unrolled file's kernels");
-    for (size_t j = 0; j < k.kernel_symbols.size(); ++j) kernel.launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
+    kernel.launches = unrolled_launches(k);
     return kernel;
   }
   kernel.tile.min_blocks_per_sm = 1;

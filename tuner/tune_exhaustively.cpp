@@ -29,10 +29,7 @@ CompileJob real_kernel_job(const Csr& a, const Plan& plan, const TileCandidate& 
   emit.nvrtc_form = true;
   emit.fmas_per_kernel = fmas_per_kernel;
   EmittedKernel k = emit_unrolled_kernel(a, plan.for_m1(tile.m1).tiling, tile, emit);
-  SPMMC_CHECK(!k.kernel_symbols.empty() && k.kernel_symbols.size() == k.kernel_tiles.size(),
-              fmt::format("{}: {} kernel symbols for {} kernels' tiles", emit.name, k.kernel_symbols.size(), k.kernel_tiles.size()));
-  launches.clear();
-  for (size_t j = 0; j < k.kernel_symbols.size(); ++j) launches.push_back({k.kernel_symbols[j], k.kernel_tiles[j]});
+  launches = unrolled_launches(k);
   return {{emit.name + ".cu", std::move(k.nvrtc_cu)}, {arch, k.nvrtc_options}};
 }
 

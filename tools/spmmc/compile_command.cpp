@@ -403,7 +403,7 @@ int run_compile(const Args& args) {
   SizeEstimate estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
   // Neither the generic nor the tensor-core family has unrolled code (no size guard, no split).
   bool unrolled = !generic && !tensor_core;
-  while ((unrolled || (timed_choice && tf32)) && auto_split && fmas_per_kernel > kMinFmasPerKernel &&
+  while ((unrolled || (timed_choice && tf32 && family == "auto")) && auto_split && fmas_per_kernel > kMinFmasPerKernel &&
          (estimate.nvcc_seconds > limits.max_nvcc_seconds || estimate.kernel_loads > kMaxLoadsPerKernel)) {
     fmas_per_kernel = std::max(kMinFmasPerKernel, fmas_per_kernel / 2);
     estimate = estimate_unrolled_size(m.csr, m1_plan.after, chosen->tile, fmas_per_kernel);
