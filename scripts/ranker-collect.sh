@@ -26,7 +26,7 @@
 #
 # usage: scripts/ranker-collect.sh --db DB [--part heldout-dlmc|heldout-gen|gen|dlmc|graphs]... [--seed S]
 #                                  [--budget S] [--max-nnz N] [--heldout K] [--sample K] [--jobs J]
-#                                  [--target T]
+#                                  [--target T] [--generic-only]
 #   --part        the parts to collect, in the order given (default: heldout-dlmc, heldout-gen, gen)
 #   --seed        the training part's seed (default 2); a new seed draws new problems
 #   --budget      seconds per part (default 300); a part stops before its next problem once spent
@@ -36,6 +36,10 @@
 #                 --sample; default: all, 12 for the dlmc and graphs parts)
 #   --jobs        compile jobs (default: every core)
 #   --target      the target description of this GPU (default: spmmc's, h100)
+#   --generic-only  add the generic family's kernel (one line per problem, `spmmc collect --families
+#                 generic`) to a part collected before its time (feature schema 4): into DB/PART-generic,
+#                 for the problems DB/PART holds (their matrix and n read from its files; the generated
+#                 parts by count: the drawing is deterministic); train-ranker joins each problem's lines
 # Environment: SPMMC (default build/spmmc), SPMMC_SHARED_DATA (default ../shared/data).
 # Exit: 0 collected (or nothing left); 69 no usable GPU; 1 a run failed.
 set -euo pipefail
@@ -44,7 +48,7 @@ say() { echo "ranker-collect: $*" >&2; }
 [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] && { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
 spmmc=$(realpath "${SPMMC:-build/spmmc}")
 data=${SPMMC_SHARED_DATA:-../shared/data}
-db="" seed=2 budget=300 max_nnz="" heldout=12 jobs=$(nproc) parts=() target=() sample=""
+db="" seed=2 budget=300 max_nnz="" heldout=12 jobs=$(nproc) parts=() target=() sample="" generic_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --db) db=$2; shift 2 ;;
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
     --sample) sample=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --target) target=(--target "$2"); shift 2 ;;
+    --generic-only) generic_only=1; shift ;;
     *) say "unknown argument '$1' (see --help)"; exit 64 ;;
   esac
 done
@@ -70,6 +75,27 @@ common=(--timing-runs 10 --jobs "$jobs" --budget "$budget" "${target[@]}")
 child=""
 trap '[ -z "$child" ] || kill "$child" 2>/dev/null; exit 143' TERM INT
 collect() { "$spmmc" collect "$@" & child=$!; wait "$child"; }
+
+# --generic-only: the problems of DB/PART as "n|matrix" lines, and their count.
+collected_problems() {
+  local f
+  for f in "$db/$1"/*.jsonl; do
+    [ -e "$f" ] && sed -n '1s/^{"format":"spmmc.collect\/1","matrix":"\([^"]*\)","n":\([0-9]*\),.*/\2|\1/p' "$f"
+  done
+}
+# collect_generic PART: the generic kernels of the file problems DB/PART holds, one collect per n,
+# run in the data folder (the ids are relative to it).
+collect_generic() {
+  local part=$1 problems n
+  problems=$(collected_problems "$part")
+  [ -n "$problems" ] || { say "$part: no problems in $db/$part to add the generic family to"; return 0; }
+  for n in $(echo "$problems" | cut -d'|' -f1 | sort -un); do
+    mapfile -t files < <(echo "$problems" | awk -F'|' -v n="$n" '$1 == n {print $2}')
+    cd "$data" && collect --out "$db/$part-generic" "${files[@]}" --n "$n" --families generic --max-nnz 400000 \
+      "${common[@]}" && cd "$OLDPWD" || return $?
+  done
+}
+count_of() { ls "$db/$1" 2>/dev/null | grep -c '\.jsonl$' || true; }
 
 # The graphs part's matrices (listed in the help above): make_graphs DIR LIMIT deletes DIR, writes
 # every matrix of at most LIMIT non-zeros into it and names them in graph_files (the others are
@@ -103,6 +129,19 @@ make_graphs() {
 }
 
 for part in "${parts[@]}"; do
+  if [ "$generic_only" = 1 ]; then
+    case $part in
+      heldout-dlmc|dlmc) collect_generic "$part" ;;
+      heldout-gen)
+        collect --out "$db/heldout-gen-generic" --generate "$(count_of heldout-gen)" --seed 1001 \
+          --max-nnz "${max_nnz:-12000}" --families generic "${common[@]}" ;;
+      gen)
+        collect --out "$db/gen-s$seed-generic" --generate "$(count_of "gen-s$seed")" --seed "$seed" \
+          --max-nnz "${max_nnz:-12000}" --families generic "${common[@]}" ;;
+      *) say "--generic-only: part '$part' is collected with both families already (heldout-dlmc, heldout-gen, gen or dlmc)"; exit 64 ;;
+    esac || { rc=$?; [ $rc -eq 69 ] && exit 69; say "part $part (generic) failed (exit $rc)"; exit 1; }
+    continue
+  fi
   case $part in
     heldout-dlmc)
       # Matrix ids relative to the data folder ("dlmc/rn50/..."), as the database names them.

@@ -16,10 +16,13 @@ std::filesystem::path default_ranker_path(const Target& target) {
 }
 
 ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const RankerModel& model,
-                                 const PlannedCandidate* heuristic) {
+                                 const PlannedCandidate* heuristic, const PlannedCandidate* generic,
+                                 bool heuristic_generic) {
   ModelChoice out;
   const TunableCandidates tunable = tunable_candidates(plan, target.warp_size);
   std::vector<const PlannedCandidate*> candidates = tunable.list;
+  // Ranked only beside a heuristic's tile: a generic pick is emitted with that tile's plan.
+  const bool rank_generic = generic != nullptr && heuristic != nullptr && model.domain().generic_problems > 0;
   const auto keep_heuristic = [&](std::string why) {
     out.chosen = heuristic;
     out.heuristic_kept = true;
@@ -27,31 +30,51 @@ ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const R
     return out;
   };
   if (candidates.empty()) return heuristic ? keep_heuristic("no candidate to rank") : out;
+  if (heuristic && heuristic_generic && !rank_generic)
+    return keep_heuristic("its kernel is the generic family, which the model was not trained on");
+  if (rank_generic) candidates.push_back(generic);
   std::vector<std::vector<double>> rows;
   for (const auto* c : candidates) rows.push_back(c->features.values());
   if (heuristic && !model.domain().empty()) {
     if (const auto outside = outside_domain(model.domain(), describe_problem(rows, model.schema(), plan.shape.n)))
       return keep_heuristic(fmt::format("the layer is outside what the model was trained on ({})", *outside));
   }
-  // The heuristic's pick is scored too, even where the tunable set left it out.
-  size_t heuristic_row = std::find(candidates.begin(), candidates.end(), heuristic) - candidates.begin();
+  // The heuristic's pick is scored too, even where the tunable set left it out; where its kernel is
+  // the generic family, it is the generic candidate.
+  const PlannedCandidate* heuristic_candidate = heuristic && heuristic_generic ? generic : heuristic;
+  size_t heuristic_row = std::find(candidates.begin(), candidates.end(), heuristic_candidate) - candidates.begin();
   if (heuristic && heuristic_row == candidates.size()) rows.push_back(heuristic->features.values());
   const std::vector<double> scores = model.predict(rows);
   size_t first = 0;
   for (size_t i = 1; i < candidates.size(); ++i)
     if (scores[i] > scores[first]) first = i;
   const std::string ranked = fmt::format("the ranker's first of {} (score {:.3g})", tunable.why, scores[first]);
-  const bool departs = heuristic && candidates[first] != heuristic;
+  const bool departs = heuristic && candidates[first] != heuristic_candidate;
   // The score gap over the heuristic's pick, said whether the pick is kept or not.
-  const std::string gap = departs ? fmt::format("{:.3g} above the heuristic's tile {} ({:.3g}; margin {})",
-                                                scores[first] - scores[heuristic_row], heuristic->tile.label(),
+  const std::string heuristic_name =
+      heuristic_generic ? "kernel (the generic family)" : fmt::format("tile {}", heuristic ? heuristic->tile.label() : "");
+  const std::string gap = departs ? fmt::format("{:.3g} above the heuristic's {} ({:.3g}; margin {})",
+                                                scores[first] - scores[heuristic_row], heuristic_name,
                                                 scores[heuristic_row], kModelScoreMargin)
                                   : std::string();
   if (departs && scores[first] - scores[heuristic_row] < kModelScoreMargin)
     return keep_heuristic(fmt::format("{} scores only {}", ranked, gap));
-  out.chosen = candidates[first];
-  out.heuristic_kept = out.chosen == heuristic;
-  out.why = departs ? ranked + ", " + gap : ranked;
+  // Between tiles: the width only, within the heuristic's rows per block (kModelMaxM1).
+  const PlannedCandidate* pick = candidates[first];
+  if (departs && !heuristic_generic && pick != generic &&
+      (pick->tile.m1 != heuristic->tile.m1 || heuristic->tile.m1 > kModelMaxM1))
+    return keep_heuristic(fmt::format(
+        "{} is tile {}, {} ({}); the model changes only the width of tiles of at most {} rows", ranked,
+        pick->tile.label(),
+        pick->tile.m1 != heuristic->tile.m1 ? fmt::format("another M1 than the heuristic's tile {}", heuristic->tile.label())
+                                            : fmt::format("and the heuristic's tile {} has {} rows", heuristic->tile.label(),
+                                                          heuristic->tile.m1),
+        gap, kModelMaxM1));
+  out.generic = candidates[first] == generic && rank_generic;
+  out.chosen = out.generic ? heuristic : candidates[first];
+  out.heuristic_kept = heuristic != nullptr && !departs;
+  const std::string what = out.generic ? "the generic family, " + ranked : ranked;
+  out.why = departs ? what + ", " + gap : what;
   return out;
 }
 

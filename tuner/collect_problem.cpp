@@ -10,6 +10,9 @@
 #include "codegen/size_guard.h"
 #include "compiler/planning/choose_tile.h"
 #include "compiler/planning/features.h"
+#include "codegen/generic_launch.h"
+#include "tuner/generic_candidate.h"
+#include "tuner/time_generic_kernel.h"
 #include "tuner/tune_exhaustively.h"
 
 namespace spmmc {
@@ -22,7 +25,7 @@ std::string database_line(const std::string& matrix, int64_t n, const PlannedCan
   nlohmann::ordered_json j = {{"format", "spmmc.collect/1"},
                               {"matrix", matrix},
                               {"n", n},
-                              {"tile", candidate.tile.label()},
+                              {"tile", candidate_label(candidate)},
                               {"feature_schema_version", CandidateFeatures::kSchemaVersion},
                               {"features", features},
                               {"outcome", std::string(outcome_name(m.outcome))},
@@ -67,7 +70,7 @@ CollectionCandidates collection_candidates(const Csr& a, const Plan& plan, const
 }
 
 CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
-                                 const GpuContext& gpu, TuningOptions options, size_t sample) {
+                                 const GpuContext& gpu, TuningOptions options, size_t sample, CollectFamilies families) {
   PlanOptions plan_options;
   plan_options.n = n;
   plan_options.fmas_per_kernel = default_fmas_per_kernel(a.nnz(), n, target.arch);
@@ -80,12 +83,19 @@ CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_
   if (candidates.list.empty()) return out;
   options.n = n;
   options.fmas_per_kernel = plan_options.fmas_per_kernel;
-  std::vector<TileCandidate> tiles;
-  for (const auto* c : candidates.list) tiles.push_back(c->tile);
-  const std::vector<Measurement> measured = measure_real_candidates(a, plan, tiles, gpu, options);
-  for (size_t i = 0; i < candidates.list.size(); ++i)
-    out.lines.push_back(database_line(matrix, n, *candidates.list[i], measured[i],
-                                      static_cast<int32_t>(i) == candidates.heuristic));
+  const ReferenceProduct reference = reference_product(a, options);
+  if (families.unrolled) {
+    std::vector<TileCandidate> tiles;
+    for (const auto* c : candidates.list) tiles.push_back(c->tile);
+    const std::vector<Measurement> measured = measure_real_candidates(a, plan, tiles, gpu, options, &reference);
+    for (size_t i = 0; i < candidates.list.size(); ++i)
+      out.lines.push_back(database_line(matrix, n, *candidates.list[i], measured[i],
+                                        static_cast<int32_t>(i) == candidates.heuristic));
+  }
+  if (families.generic) {
+    const Measurement m = time_generic_kernel(a, plan.for_generic(kGenericRowsPerBlock).tiling, gpu, options, &reference);
+    out.lines.push_back(database_line(matrix, n, generic_candidate(a, plan, target), m, false));
+  }
   return out;
 }
 

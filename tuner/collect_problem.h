@@ -16,8 +16,9 @@
 
 namespace spmmc {
 
-// One database line (format spmmc.collect/1, no newline) for a candidate of `plan` measured as `m`;
-// `heuristic` adds "heuristic": true (the tile --tune none would pick: studies measure its loss).
+// One database line (format spmmc.collect/1, no newline) for a candidate of `plan` measured as `m`
+// ("tile": candidate_label, tuner/generic_candidate.h); `heuristic` adds "heuristic": true (the
+// tile --tune none would pick: studies measure its loss).
 std::string database_line(const std::string& matrix, int64_t n, const PlannedCandidate& candidate, const Measurement& m,
                           bool heuristic);
 
@@ -41,8 +42,15 @@ struct CollectionCandidates {
 CollectionCandidates collection_candidates(const Csr& a, const Plan& plan, const Target& target, size_t sample,
                                            int64_t fmas_per_kernel, double max_compile_seconds);
 
+// The families a collection measures: the unrolled candidates (collection_candidates) and the
+// generic family's kernel (generic_candidate, one per problem).
+struct CollectFamilies {
+  bool unrolled = true;
+  bool generic = true;
+};
+
 // What a problem's collection gave: its database lines, one per measured candidate in the order
-// of collection_candidates, and what that left out.
+// of collection_candidates, then the generic family's, and what that left out.
 struct CollectedProblem {
   std::vector<std::string> lines;
   size_t beyond_budget = 0;
@@ -51,9 +59,12 @@ struct CollectedProblem {
 
 // Plans A for n on `target`, compiles the real kernel of every collection_candidates (split as spmmc
 // compile splits it: default_fmas_per_kernel; the budget options.max_real_compile_seconds) on
-// options.pool, checks and times each (options.timing, in the measuring worker of options.worker).
+// options.pool, and the generic family's kernel (time_generic_kernel), checks and times each
+// (options.timing, in the measuring worker of options.worker), for the `families` asked. Where the
+// heuristic's real kernel is beyond the budget, nothing (a search times no kernel there either).
 CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,
-                                 const GpuContext& gpu, TuningOptions options, size_t sample = 0);
+                                 const GpuContext& gpu, TuningOptions options, size_t sample = 0,
+                                 CollectFamilies families = {});
 
 // A generated problem of the collection: the matrix's generator options and a width.
 struct GeneratedProblem {

@@ -54,15 +54,24 @@ ProblemDescriptor describe_problem(const std::vector<std::vector<double>>& featu
   for (const auto& row : feature_rows)
     SPMMC_CHECK(row.size() == schema.names.size(),
                 fmt::format("describe_problem: a row of {} features, the schema {}", row.size(), schema.names.size()));
+  // The tiles' rows (family 0): the generic family's describes its own launch, not A's tiles.
+  const auto family = std::find(schema.names.begin(), schema.names.end(), "family");
+  std::vector<const std::vector<double>*> tiles;
+  for (const auto& row : feature_rows)
+    if (family == schema.names.end() || row[static_cast<size_t>(family - schema.names.begin())] == 0.0) tiles.push_back(&row);
+  if (tiles.empty())
+    for (const auto& row : feature_rows) tiles.push_back(&row);
   ProblemDescriptor p;
   p.n = static_cast<double>(n);
-  p.k = feature_rows.front()[k];
+  p.k = (*tiles.front())[k];
   p.rows = std::numeric_limits<double>::infinity();
-  for (const auto& row : feature_rows) p.rows = std::min(p.rows, row[a_tile_num] * row[m1]);
+  for (const auto* row : tiles) p.rows = std::min(p.rows, (*row)[a_tile_num] * (*row)[m1]);
   // Every candidate of a problem has the same sparsity; the first one's is as good as any.
-  p.nnz = std::round((1.0 - feature_rows.front()[sparsity]) * p.rows * p.k);
+  p.nnz = std::round((1.0 - (*tiles.front())[sparsity]) * p.rows * p.k);
+  for (const auto* row : tiles)
+    if (p.nnz > 0) p.row_spread = std::max(p.row_spread, (*row)[nnz_max] * (*row)[a_tile_num] / p.nnz);
   for (const auto& row : feature_rows)
-    if (p.nnz > 0) p.row_spread = std::max(p.row_spread, row[nnz_max] * row[a_tile_num] / p.nnz);
+    if (family != schema.names.end() && row[static_cast<size_t>(family - schema.names.begin())] == 1.0) p.has_generic = true;
   return p;
 }
 
@@ -77,6 +86,7 @@ TrainingDomain training_domain(const std::vector<RankingProblem>& problems, cons
     widen(d.nnz, p.nnz, first);
     widen(d.row_spread, p.row_spread, first);
     ++d.problems;
+    if (p.has_generic) ++d.generic_problems;
   }
   return d;
 }
@@ -104,7 +114,7 @@ std::optional<std::string> outside_domain(const TrainingDomain& domain, const Pr
 nlohmann::ordered_json domain_json(const TrainingDomain& domain) {
   return {{"problems", domain.problems},          {"n", range_json(domain.n)},     {"k", range_json(domain.k)},
           {"rows", range_json(domain.rows)},      {"nnz", range_json(domain.nnz)},
-          {"row_spread", range_json(domain.row_spread)}};
+          {"row_spread", range_json(domain.row_spread)}, {"generic_problems", domain.generic_problems}};
 }
 
 TrainingDomain domain_from_json(const nlohmann::json& j) {
@@ -115,6 +125,7 @@ TrainingDomain domain_from_json(const nlohmann::json& j) {
   d.rows = range_from_json(j.at("rows"));
   d.nnz = range_from_json(j.at("nnz"));
   d.row_spread = range_from_json(j.at("row_spread"));
+  d.generic_problems = j.value("generic_problems", int64_t{0});
   return d;
 }
 

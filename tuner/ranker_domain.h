@@ -31,11 +31,15 @@ inline constexpr double kDomainSlack = 1.25;
 //   row_spread  max over the candidates of nnz_max * a_tile_num / nnz: how much busier the busiest
 //               A-tile is than the mean one (~1 for balanced DNN layers, large for power-law graphs).
 //               0 where nnz is 0.
+// Only the tiles' rows count (family 0 where the schema has "family"; all rows where none is):
+// the generic family's row describes its own launch. `has_generic`: a row of the generic family
+// (family 1) is among them.
 // rows and nnz are estimates (sparsity is relative to all M rows, so a matrix with empty rows or
 // rows rounded up to M1 reads a little off), which is fine: the domain compares a problem with the
 // problems a model was trained on, and both ends go through this same function.
 struct ProblemDescriptor {
   double n = 0, k = 0, rows = 0, nnz = 0, row_spread = 0;
+  bool has_generic = false;
 };
 
 // Describes the problem of width `n` whose candidates have `feature_rows` (in `schema`'s order).
@@ -49,10 +53,13 @@ struct DomainRange {
   double min = 0, max = 0;
 };
 
-// What a model was trained on: each descriptor field's range and the number of problems. An empty
-// domain (no problems: a model file written before domains were recorded) means "unknown".
+// What a model was trained on: each descriptor field's range and the number of problems, and how
+// many of them had the generic family's kernel among their candidates (0: the model has never seen
+// one, so its scores of a generic candidate mean nothing). An empty domain (no problems: a model
+// file written before domains were recorded) means "unknown".
 struct TrainingDomain {
   int64_t problems = 0;
+  int64_t generic_problems = 0;
   DomainRange n, k, rows, nnz, row_spread;
 
   bool empty() const { return problems == 0; }
@@ -71,8 +78,8 @@ std::optional<std::string> outside_domain(const TrainingDomain& domain, const Pr
 
 // The domain as the model file and train-ranker's --json report hold it:
 //   {"problems": 49, "n": {"min": 256, "max": 8192}, "k": {...}, "rows": {...}, "nnz": {...},
-//    "row_spread": {...}}
-// (integral values written as integers).
+//    "row_spread": {...}, "generic_problems": 30}
+// (integral values written as integers; "generic_problems" absent from older files reads as 0).
 nlohmann::ordered_json domain_json(const TrainingDomain& domain);
 
 // Reads what domain_json wrote; throws nlohmann's exception for a malformed object (the caller names

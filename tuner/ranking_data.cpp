@@ -31,27 +31,33 @@ uint64_t stable_hash(const std::string& text, uint64_t seed) {
   return h;
 }
 
-// The features of a line collected under schema 2, as schema 3 has them: the stored ones, and the
-// launch features derived from them on `target` with the kernel count the line recorded.
-nlohmann::json upgraded_from_schema_2(const nlohmann::json& stored, int64_t kernels, const Target& target) {
-  CandidateFeatures f;
-  const auto get = [&](const char* name) { return static_cast<int64_t>(stored.at(name).get<double>()); };
-  f.a_tile_num = get("a_tile_num");
-  f.b_tile_num = get("b_tile_num");
-  f.block_num = get("block_num");
-  f.sparsity = stored.at("sparsity").get<double>();
-  f.nnc_sum = get("nnc_sum");
-  f.nnz_max = get("nnz_max");
-  f.m1 = get("m1");
-  f.n1 = get("n1");
-  f.k = get("k");
-  f.cols_per_thread = get("cols_per_thread");
-  f.threads_per_block = get("threads_per_block");
-  f.min_blocks_per_sm = get("min_blocks_per_sm");
-  derive_launch_features(f, target, kernels);
-  nlohmann::json out = nlohmann::json::object();
-  const std::vector<double> values = f.values();
-  for (size_t i = 0; i < values.size(); ++i) out[CandidateFeatures::names()[i]] = values[i];
+// The features of a line collected under schema 2 or 3, as schema 4 has them. Schema 2's stored
+// ones with the launch features derived from them on `target` (nullptr: not upgradable) and the
+// kernel count the line recorded; schema 3's as stored; both of the unrolled family (the only one
+// collected before schema 4).
+nlohmann::json upgraded(const nlohmann::json& stored, int version, int64_t kernels, const Target* target) {
+  nlohmann::json out = stored;
+  if (version == 2) {
+    CandidateFeatures f;
+    const auto get = [&](const char* name) { return static_cast<int64_t>(stored.at(name).get<double>()); };
+    f.a_tile_num = get("a_tile_num");
+    f.b_tile_num = get("b_tile_num");
+    f.block_num = get("block_num");
+    f.sparsity = stored.at("sparsity").get<double>();
+    f.nnc_sum = get("nnc_sum");
+    f.nnz_max = get("nnz_max");
+    f.m1 = get("m1");
+    f.n1 = get("n1");
+    f.k = get("k");
+    f.cols_per_thread = get("cols_per_thread");
+    f.threads_per_block = get("threads_per_block");
+    f.min_blocks_per_sm = get("min_blocks_per_sm");
+    derive_launch_features(f, *target, kernels);
+    out = nlohmann::json::object();
+    const std::vector<double> values = f.values();
+    for (size_t i = 0; i < values.size(); ++i) out[CandidateFeatures::names()[i]] = values[i];
+  }
+  out["family"] = 0.0;
   return out;
 }
 
@@ -86,7 +92,8 @@ RankingData read_ranking_data(const std::vector<std::string>& files, const Featu
         throw bad(fmt::format("not a tuning database line (its \"format\" is not \"{}\")", kFormat));
       try {
         const int version = j.at("feature_schema_version").get<int>();
-        const bool upgrade = version == 2 && schema.version == 3 && upgrade_target != nullptr;
+        const bool upgrade = schema.version == CandidateFeatures::kSchemaVersion &&
+                             ((version == 2 && upgrade_target != nullptr) || version == 3);
         if (version != schema.version && !upgrade)
           throw bad(fmt::format("collected with feature schema {}, this spmmc trains on schema {}: collect again",
                                 version, schema.version));
@@ -103,7 +110,7 @@ RankingData read_ranking_data(const std::vector<std::string>& files, const Featu
         e.ms = j.at("ms").get<double>();
         if (!(e.ms > 0.0)) throw bad(fmt::format("an Ok candidate with time {} ms", e.ms));
         const nlohmann::json features =
-            upgrade ? upgraded_from_schema_2(j.at("features"), j.value("kernels", int64_t{1}), *upgrade_target) : j.at("features");
+            upgrade ? upgraded(j.at("features"), version, j.value("kernels", int64_t{1}), upgrade_target) : j.at("features");
         for (const std::string& name : schema.names) {
           if (!features.contains(name)) throw bad(fmt::format("feature \"{}\" is missing", name));
           e.features.push_back(features.at(name).get<double>());

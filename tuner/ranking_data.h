@@ -32,9 +32,11 @@ struct Target;
 // Reads the database files in order. A line that is not valid JSON, lacks a field, has another
 // format, or whose feature schema differs from `schema` (version, or a feature missing) is a
 // UserError (exit 65) at file:line; blank lines are skipped. A candidate measured twice (the same
-// matrix, n and tile, e.g. a resumed collection) keeps the later line. With `upgrade_target`,
-// lines of schema 2 are read for schema 3: their launch features derived on that target
-// (derive_launch_features, compiler/planning/features.h) with the kernel count they recorded.
+// matrix, n and tile, e.g. a resumed collection) keeps the later line. Lines of schema 3 are read
+// for schema 4 as the unrolled family (family 0); with `upgrade_target`, lines of schema 2 too,
+// their launch features derived on that target (derive_launch_features,
+// compiler/planning/features.h) with the kernel count they recorded. The lines of one problem
+// may come from several files (a part collected later, e.g. the generic family's kernels).
 RankingData read_ranking_data(const std::vector<std::string>& files, const FeatureSchema& schema,
                               const Target* upgrade_target = nullptr);
 

@@ -11,7 +11,8 @@ std::vector<double> CandidateFeatures::values() const {
           static_cast<double>(nnc_sum),    static_cast<double>(nnz_max),    static_cast<double>(m1),        static_cast<double>(n1),
           static_cast<double>(k),          static_cast<double>(cols_per_thread), static_cast<double>(threads_per_block),
           static_cast<double>(min_blocks_per_sm), static_cast<double>(blocks_per_a_tile),
-          static_cast<double>(b_tiles_per_block), wave_fill, resident_warps_per_sm, static_cast<double>(kernels)};
+          static_cast<double>(b_tiles_per_block), wave_fill, resident_warps_per_sm, static_cast<double>(kernels),
+          static_cast<double>(family)};
 }
 
 const std::vector<std::string>& CandidateFeatures::names() {
@@ -19,7 +20,7 @@ const std::vector<std::string>& CandidateFeatures::names() {
                                                   "nnz_max",    "m1",         "n1",        "k",
                                                   "cols_per_thread", "threads_per_block", "min_blocks_per_sm",
                                                   "blocks_per_a_tile", "b_tiles_per_block", "wave_fill",
-                                                  "resident_warps_per_sm", "kernels"};
+                                                  "resident_warps_per_sm", "kernels", "family"};
   return kNames;
 }
 

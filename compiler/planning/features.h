@@ -19,7 +19,8 @@ namespace spmmc {
 struct CandidateFeatures {
   // 2: + cols_per_thread, threads_per_block, min_blocks_per_sm
   // 3: + blocks_per_a_tile, b_tiles_per_block, wave_fill, resident_warps_per_sm, kernels
-  static constexpr int kSchemaVersion = 3;
+  // 4: + family
+  static constexpr int kSchemaVersion = 4;
 
   int64_t a_tile_num = 0;  // A-tiles (non-empty rows / M1, rounded up, after reordering)
   int64_t b_tile_num = 0;  // ceil(n / N1)
@@ -40,6 +41,9 @@ struct CandidateFeatures {
   double wave_fill = 1.0;             // unrolled_wave_fill: share of one wave the blocks fill (<= 1)
   double resident_warps_per_sm = 0;   // resident_warps_per_sm of choose_tile.h
   int64_t kernels = 1;                // kernels of the unrolled code: ceil(nnz / FMAs per kernel)
+  // The family the candidate's kernel belongs to (schema 4): 0 the unrolled family, 1 the generic
+  // family, whose features describe its data-driven launch (tuner/generic_candidate.h).
+  int64_t family = 0;
 
   // The features in the order of names(), as the ranker consumes them.
   std::vector<double> values() const;
@@ -52,7 +56,7 @@ struct Target;
 CandidateFeatures compute_features(const TileCandidate& c, const ProblemShape& shape, int64_t nnz,
                                    const TilingStats& tiling, const Target& target, int64_t fmas_per_kernel);
 
-// Sets the launch features of `f` (schema 3) from its schema-2 features and the target, with
+// Sets the launch features of `f` (schema 3, unrolled family) from its schema-2 features and the target, with
 // `kernels` as counted: what compute_features does, and how `spmmc train-ranker` reads lines
 // collected under schema 2 (which stored the kernel count beside the features).
 void derive_launch_features(CandidateFeatures& f, const Target& target, int64_t kernels);

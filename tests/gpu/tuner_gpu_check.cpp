@@ -48,6 +48,7 @@
 #include "runtime/reference_spmm.h"
 #include "tests/gpu/gpu_check.h"
 #include "tuner/check_real_kernels.h"
+#include "tuner/collect_problem.h"
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
 #include "tuner/time_generic_kernel.h"
@@ -480,6 +481,26 @@ void run_checks() {
       check(ok_and_timed(m, 1), fmt::format("time_generic_kernel at n = {}{}: {}", generic_n, in_worker ? " in a worker" : "",
                                             describe(m)));
     }
+
+  // 5a'. collect_problem (spmmc collect): the unrolled candidates and the generic family's kernel,
+  // each a database line, the generic one last with tile "generic" and family 1; the generic
+  // family alone gives that one line.
+  {
+    TuningOptions collect_options = options;
+    collect_options.max_real_compile_seconds = 0;  // no budget: every candidate of this small layer
+    const CollectedProblem both = collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options, 3);
+    const auto ok = [](const std::string& l) { return l.find("\"outcome\":\"Ok\"") != std::string::npos; };
+    const bool generic_last = !both.lines.empty() && both.lines.back().find("\"tile\":\"generic\"") != std::string::npos &&
+                              both.lines.back().find("\"family\":1.0") != std::string::npos;
+    check(both.lines.size() >= 3 && std::all_of(both.lines.begin(), both.lines.end(), ok) && generic_last,
+          fmt::format("collect_problem: {} lines, all Ok, the generic kernel's last: {}", both.lines.size(),
+                      both.lines.empty() ? std::string() : both.lines.back()));
+    const CollectedProblem generic_only =
+        collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options, 3, CollectFamilies{false, true});
+    check(generic_only.lines.size() == 1 && ok(generic_only.lines[0]) &&
+              generic_only.lines[0].find("\"tile\":\"generic\"") != std::string::npos,
+          fmt::format("collect_problem of the generic family alone: {} lines", generic_only.lines.size()));
+  }
 
   // 5b. time_sgemm alone: the dense 40 x 48 layer at n = 256, and a cuBLAS that does not exist.
   {

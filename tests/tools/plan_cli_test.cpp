@@ -38,7 +38,7 @@ TEST_CASE("plan: --json follows the documented schema and agrees with itself", "
   CHECK(j["schema"] == "spmmc.plan/1");
   CHECK(j["n"] == 4096);
   CHECK(j["target"]["name"] == "h100");
-  CHECK(j["feature_schema_version"] == 3);
+  CHECK(j["feature_schema_version"] == 4);
   CHECK(j["reordering"].size() == 8);
   CHECK(j["candidates"].size() == 256);
   const auto& space = j["space"];
@@ -52,8 +52,13 @@ TEST_CASE("plan: --json follows the documented schema and agrees with itself", "
   CHECK(j["reordering"][1]["after"]["max_nnc"] < j["reordering"][1]["before"]["max_nnc"]);
   const auto& s = j["survivors"][0];
   for (const char* key : {"a_tile_num", "b_tile_num", "block_num", "sparsity", "nnc_sum", "nnz_max", "m1", "n1", "k",
-                          "blocks_per_a_tile", "b_tiles_per_block", "wave_fill", "resident_warps_per_sm", "kernels"})
+                          "blocks_per_a_tile", "b_tiles_per_block", "wave_fill", "resident_warps_per_sm", "kernels", "family"})
     CHECK(s["features"].contains(key));
+  CHECK(s["features"]["family"] == 0);
+  // The generic family's candidate beside the survivors.
+  CHECK(j["generic"]["family"] == "generic");
+  CHECK(j["generic"]["features"]["family"] == 1);
+  CHECK(j["generic"]["features"]["nnc_sum"] == j["matrix"]["nnz"]);
 }
 
 TEST_CASE("plan: decisions change with the target", "[plan-cli]") {

@@ -377,6 +377,9 @@ TEST_CASE("spmmc collect: usage, and no GPU before any work", "[ranker][collect]
   const auto widths = test::run_spmmc({"collect", "--out", out.string(), "--generate", "2", "--n", "256,x"});
   CHECK(widths.exit_code == 64);
   CHECK_THAT(widths.err, Catch::Contains("expected widths in [1, 2^30]"));
+  const auto families = test::run_spmmc({"collect", "--out", out.string(), "--generate", "2", "--families", "generic,tc"});
+  CHECK(families.exit_code == 64);
+  CHECK_THAT(families.err, Catch::Contains("--families generic,tc: expected unrolled, generic or both"));
   std::string why;
   if (!GpuContext::available(&why)) {
     const auto r = test::run_spmmc({"collect", "--out", out.string(), "--generate", "2"});
@@ -578,15 +581,28 @@ TEST_CASE("ranker: --tune rank keeps the model's first K candidates in plan orde
   std::vector<std::vector<double>> rows;
   for (const auto* c : survivors) rows.push_back(c->features.values());
   const std::vector<double> scores = model.predict(rows);
-  const size_t worst = static_cast<size_t>(std::min_element(scores.begin(), scores.end()) - scores.begin());
+  // The worst-scored tile of the first's M1 (the model changes only the width, kModelMaxM1).
+  size_t worst = survivors.size();
+  for (size_t i = 0; i < survivors.size(); ++i)
+    if (survivors[i]->tile.m1 == first->tile.m1 && (worst == survivors.size() || scores[i] < scores[worst])) worst = i;
+  REQUIRE(worst < survivors.size());
   const double top = *std::max_element(scores.begin(), scores.end());
   REQUIRE(top - scores[worst] > kModelScoreMargin);
   const ModelChoice over_worst = choose_tile_by_model(plan, target, model, survivors[worst]);
   CHECK(over_worst.chosen == first);
   CHECK_FALSE(over_worst.heuristic_kept);
-  size_t close = worst;  // a candidate other than the first scoring within the margin
+  // A heuristic's tile of another M1 is kept, whatever the scores.
+  size_t other_m1 = survivors.size();
   for (size_t i = 0; i < survivors.size(); ++i)
-    if (survivors[i] != first && top - scores[i] < kModelScoreMargin) close = i;
+    if (survivors[i]->tile.m1 != first->tile.m1 && top - scores[i] > kModelScoreMargin) other_m1 = i;
+  REQUIRE(other_m1 < survivors.size());
+  const ModelChoice over_other = choose_tile_by_model(plan, target, model, survivors[other_m1]);
+  CHECK(over_other.chosen == survivors[other_m1]);
+  CHECK(over_other.heuristic_kept);
+  CHECK_THAT(over_other.why, Catch::Contains("another M1 than the heuristic's tile " + survivors[other_m1]->tile.label()));
+  size_t close = worst;  // a candidate of the first's M1 other than the first scoring within the margin
+  for (size_t i = 0; i < survivors.size(); ++i)
+    if (survivors[i] != first && survivors[i]->tile.m1 == first->tile.m1 && top - scores[i] < kModelScoreMargin) close = i;
   REQUIRE(close != worst);
   const ModelChoice over_close = choose_tile_by_model(plan, target, model, survivors[close]);
   CHECK(over_close.chosen == survivors[close]);

@@ -32,6 +32,7 @@
 #include "tuner/choose_by_model.h"
 #include "tuner/compare_with_heuristic.h"
 #include "tuner/compare_with_sgemm.h"
+#include "tuner/generic_candidate.h"
 
 namespace spmmc::cli {
 namespace {
@@ -283,6 +284,7 @@ int run_compile(const Args& args) {
   Json tuning;
   std::optional<TuningResult> tuned;  // with --tune rank|proxy|exhaustive
   std::optional<Decision> decision;   // what the timed search or the model decided against the heuristic
+  bool model_generic = false;         // --tune model ranked the generic family first
   if (args.has("--tile")) {
     chosen = &plan.candidates.front();
   } else if (gpu && dtype == DType::kFp32) {
@@ -322,19 +324,24 @@ int run_compile(const Args& args) {
         print_warning(fmt::format("--tune {}: no kernel could be measured (see \"tuning\" in the report); using the heuristic", tune));
     }
   } else if (tune == "model" && ranker) {
-    const ModelChoice by_model = choose_tile_by_model(plan, target, *ranker, heuristic);
+    // The generic family is a candidate of the model beside the tiles where the family is free.
+    const PlannedCandidate generic_pick = generic_candidate(m.csr, plan, target);
+    const ModelChoice by_model =
+        choose_tile_by_model(plan, target, *ranker, heuristic, family_auto ? &generic_pick : nullptr, heuristic_generic);
     chosen = by_model.chosen;
+    model_generic = by_model.generic;
     why = by_model.why + " (model " + ranker_path + ")";
-    // The model ranks unrolled kernels only: where the family rule would emit either pick generic,
-    // the model has nothing to say about it.
+    // The model scored the pick's unrolled kernel: where the family rule would emit that tile
+    // generic, what it scored is not what would be emitted.
     std::string pick_family_why;
-    if (heuristic && chosen != heuristic && family_auto && (heuristic_generic || family_by_rule(*chosen, pick_family_why))) {
-      why = fmt::format("{}; the model's pick (tile {}) was not taken: the {} the generic family, which the model does "
-                        "not rank", heuristic_why, chosen->tile.label(), heuristic_generic ? "heuristic's kernel is" : "family rule makes it");
+    if (heuristic && chosen != heuristic && family_auto && family_by_rule(*chosen, pick_family_why)) {
+      why = fmt::format("{}; the model's pick (tile {}) was not taken: the family rule makes it the generic family ({}), "
+                        "not the unrolled kernel the model scored", heuristic_why, chosen->tile.label(), pick_family_why);
       chosen = heuristic;
     }
     Decision d;
-    d.heuristic_kept = chosen == heuristic;
+    d.heuristic_kept = chosen == heuristic && model_generic == heuristic_generic;
+    d.generic = model_generic;
     d.why = why;
     decision = d;
   }
@@ -370,6 +377,9 @@ int run_compile(const Args& args) {
   if (tuned && decision && family_auto) {
     generic = decision->generic;
     family_why = decision->why;
+  } else if (family_auto && model_generic) {
+    generic = true;
+    family_why = "auto: --tune model ranked the generic family's kernel first";
   } else if (family_auto && chosen == heuristic) {
     generic = heuristic_generic;
     family_why = heuristic_family_why;

@@ -11,6 +11,7 @@
 #include "compiler/formats/read_matrix.h"
 #include "compiler/planning/plan_tiles.h"
 #include "tools/spmmc/commands.h"
+#include "tuner/generic_candidate.h"
 #include "tools/spmmc/json_fields.h"
 
 namespace spmmc::cli {
@@ -64,6 +65,10 @@ Json plan_json(const std::string& path, const LoadedMatrix& m, const Target& tar
                            {"family", "unrolled"}, {"features", features_json(c.features)}});
     }
   }
+  // The generic family's candidate, as the ranker scores it beside the survivors (schema 4).
+  const PlannedCandidate generic = generic_candidate(m.csr, plan, target);
+  const Json generic_json = {{"m1", generic.tile.m1}, {"n1", generic.tile.n1}, {"cols_per_thread", generic.tile.cols_per_thread},
+                             {"family", "generic"}, {"features", features_json(generic.features)}};
   return {{"schema", "spmmc.plan/1"},
           {"file", path},
           {"matrix", {{"rows", m.csr.rows}, {"cols", m.csr.cols}, {"nnz", m.csr.nnz()}, {"values", m.report.values_origin}}},
@@ -84,6 +89,7 @@ Json plan_json(const std::string& path, const LoadedMatrix& m, const Target& tar
           {"reordering", reorder},
           {"candidates", candidates},
           {"survivors", survivors},
+          {"generic", generic_json},
           {"seconds", {{"load", load_seconds}, {"plan", plan.seconds}}}};
 }
 

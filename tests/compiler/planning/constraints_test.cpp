@@ -139,7 +139,7 @@ TEST_CASE("features: LO-SpMM Table 1 for a hand-computed case", "[features]") {
     CHECK(f.kernels == 1);  // no split (PlanOptions::fmas_per_kernel 0)
     CHECK(f.values() == std::vector<double>{2, 2, 4, 1.0 - 30.0 / 64.0, 16, 15, 4, 4, 8, 1, 4,
                                             static_cast<double>(c.tile.min_blocks_per_sm), 2, 1, f.wave_fill,
-                                            f.resident_warps_per_sm, 1});
+                                            f.resident_warps_per_sm, 1, 0});
     CHECK(CandidateFeatures::names().size() == f.values().size());
     return;
   }

@@ -1,0 +1,58 @@
+#include "tuner/generic_candidate.h"
+
+#include <algorithm>
+
+#include "codegen/generic_launch.h"
+
+namespace spmmc {
+
+std::string candidate_label(const PlannedCandidate& c) {
+  return c.tile.family == KernelFamily::kGeneric ? "generic" : c.tile.label();
+}
+
+PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target& target) {
+  const int64_t n = plan.shape.n;
+  const int sms = static_cast<int>(std::max<int64_t>(target.sm_count, 1));
+  const GenericLaunch l = generic_launch({a.rows, a.nnz(), sms, /*weights_ahead=*/true}, n, true);
+  const bool split = l.symbol == kGenericKernelSplit;
+  const int64_t threads = int64_t{l.block_x} * l.block_y;
+  const int64_t rows_per_block = split ? threads / 32 : l.block_y;
+  const int64_t cols_per_block = split ? n : int64_t{l.block_x} * l.cols_per_thread;
+
+  PlannedCandidate c;
+  c.tile.family = KernelFamily::kGeneric;
+  c.tile.m1 = static_cast<int32_t>(rows_per_block);
+  c.tile.n1 = static_cast<int32_t>(std::min<int64_t>(cols_per_block, int64_t{1} << 30));
+  c.tile.cols_per_thread = l.cols_per_thread;
+  c.tile.min_blocks_per_sm = 1;
+
+  CandidateFeatures& f = c.features;
+  f.family = 1;
+  f.a_tile_num = (a.rows + rows_per_block - 1) / rows_per_block;
+  f.b_tile_num = (n + cols_per_block - 1) / cols_per_block;
+  f.block_num = f.a_tile_num * f.b_tile_num;
+  f.sparsity = 1.0 - static_cast<double>(a.nnz()) / (static_cast<double>(plan.shape.m) * static_cast<double>(plan.shape.k));
+  f.nnc_sum = a.nnz();
+  int64_t longest = 0;
+  for (int32_t r = 0; r < a.rows; ++r) longest = std::max<int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
+  f.nnz_max = longest;
+  f.m1 = rows_per_block;
+  f.n1 = cols_per_block;
+  f.k = plan.shape.k;
+  f.cols_per_thread = l.cols_per_thread;
+  f.threads_per_block = threads;
+  f.min_blocks_per_sm = 1;
+  const int64_t grid = int64_t{l.grid_x} * l.grid_y;
+  f.blocks_per_a_tile = 1;
+  f.b_tiles_per_block = (f.a_tile_num + l.grid_y - 1) / l.grid_y;
+  const int64_t warps_per_block = (threads + target.warp_size - 1) / std::max<int64_t>(target.warp_size, 1);
+  const int64_t blocks_per_sm = std::max<int64_t>(
+      1, std::min(target.max_blocks_per_sm, target.max_threads_per_sm / std::max<int64_t>(threads, 1)));
+  f.wave_fill = std::min(1.0, static_cast<double>(grid) / static_cast<double>(sms * blocks_per_sm));
+  f.resident_warps_per_sm =
+      static_cast<double>(std::min(grid, sms * blocks_per_sm) * warps_per_block) / static_cast<double>(sms);
+  f.kernels = 1;
+  return c;
+}
+
+}  // namespace spmmc
