@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Study 10 (j): variants of the generic family's CSR kernel (tools/microbench/csr_variants.cu) on
-# the layers of a case file (default scripts/studies/csr-variants.cases). Needs a GPU and nvcc;
-# prints one Markdown table per layer (time, TFLOP/s, speed against today's generic kernel,
-# bit-equality, error against float64). On a lent GPU machine, after scripts/pack-for-gpu.sh CASES
-# here: the matrices come from .gpu-pack/data.tar.xz when ../shared/data is absent.
-# usage: scripts/studies/csr-variants.sh [CASES] [--runs N]      (about a minute on an H100)
+# the layers of a case file (default scripts/studies/csr-variants.cases); with --study row_split,
+# issue 27's rows split over warps (tools/microbench/row_split.cu; its cases:
+# scripts/studies/row-split.cases). Needs a GPU and nvcc; prints one Markdown table per case (time,
+# TFLOP/s, speed against the first variant, bit-equality, error against float64). On a lent GPU
+# machine, after scripts/pack-for-gpu.sh CASES here: the matrices come from .gpu-pack/data.tar.xz
+# when ../shared/data is absent.
+# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split]
+#        (about a minute on an H100)
 # Exit: 0 all variants agree; 1 a variant disagreed or failed; 66 no matrices.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cases=scripts/studies/csr-variants.cases runs=30
+cases=scripts/studies/csr-variants.cases runs=30 study=csr_variants
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift ;;
+    --study) study=$2; shift
+      case $study in csr_variants|row_split) ;; *) echo "csr-variants: --study csr_variants or row_split" >&2; exit 64 ;; esac ;;
     *) cases=$1 ;;
   esac
   shift
@@ -24,10 +29,10 @@ fi
 out=${SPMMC_BUILD_DIR:-build}/microbench
 mkdir -p "$out"
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-"$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/csr_variants" tools/microbench/csr_variants.cu
+"$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/$study" "tools/microbench/$study.cu"
 status=0
 grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n _; do
   echo "### $label"
-  "$out/csr_variants" "$matrix" "$n" --runs "$runs" || exit 1
+  "$out/$study" "$matrix" "$n" --runs "$runs" || exit 1
 done || status=1
 exit $status

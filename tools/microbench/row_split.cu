@@ -1,0 +1,211 @@
+// Issue 27: long rows at small n (docs/design/small-n.md, "What is left"). One column per thread
+// walks a row's products as one chain of loads and FMAs, so a layer of few long rows (the ResNet-50
+// group-4 3x3 layers: 512 rows of 460-1382 products) at n = 32 leaves the SMs with a few warps,
+// each waiting on its loads. This study spreads a row's LOADS over W warps and keeps its SUM in
+// column order (batch invariance: every path of a file sums each element's products in order from
+// +0, one rounding per FMA), on one real layer's pattern (seeded weights and B, L2 flushed before
+// every run):
+//   one column   the generic family's one-column-per-thread kernel (batches of 32 loads in flight,
+//                blocks of 128 threads: 128 / w rows of w threads, w = n rounded up to a power of
+//                two up to 32, then to a multiple of 32)
+//   split W/P    a block of W warps per row and 32 columns: each round, the W warps load P of the
+//                row's products (their weights and B-values) into shared memory, lane j the
+//                B-value of column j; warp 0 sums the round in order while warps 1..W-1 load the
+//                next one (two buffers, one barrier per round)
+// Every variant must agree bit for bit with the first (the same sums in the same order) and with a
+// float64 reference of sampled rows. One Markdown table on stdout.
+//
+// usage: row_split FILE.smtx N [--runs R] [--warmup W]        exit 0, 1 mismatch, 64, 69, 70
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "smtx.cuh"
+
+namespace {
+
+// ---- one column per thread, batches of 32 loads in flight ---------------------------------------
+__global__ void __launch_bounds__(128) one_column(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                 const float* __restrict__ ws, int m, const float* __restrict__ B,
+                                                 float* __restrict__ C, int n) {
+  constexpr int kBatch = 32;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (col >= n || row >= m) return;
+  int p = row_ptr[row];
+  const int end = row_ptr[row + 1];
+  float acc = 0.0f;
+  for (; p + kBatch <= end; p += kBatch) {
+    float b[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) b[i] = __ldg(&B[int64_t(__ldg(&cols[p + i])) * n + col]);
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) acc = fmaf(__ldg(&ws[p + i]), b[i], acc);
+  }
+  for (; p < end; ++p) acc = fmaf(__ldg(&ws[p]), __ldg(&B[int64_t(__ldg(&cols[p])) * n + col]), acc);
+  C[int64_t(row) * n + col] = acc;
+}
+
+// ---- W warps per row: the loads spread, the sum in order -----------------------------------------
+// Round r of a row holds its products r*P .. r*P+P-1: weight in wsh[buf][q], the B-value of column
+// j in bsh[buf][q][j]. `loaders` warps starting at warp `first` fill a round, stride `loaders`.
+template <int W, int P>
+struct SplitShared {
+  float w[2][P];
+  float b[2][P][32];
+};
+
+template <int W, int P>
+__device__ __forceinline__ void load_round(SplitShared<W, P>& sh, int buf, const int* __restrict__ cols,
+                                           const float* __restrict__ ws, const float* __restrict__ B, int n, int col,
+                                           int start, int count, int first, int loaders) {
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  if (warp < first) return;
+#pragma unroll 4
+  for (int q = warp - first; q < P; q += loaders) {
+    if (q < count) {
+      const int k = __ldg(&cols[start + q]);
+      if (lane == 0) sh.w[buf][q] = __ldg(&ws[start + q]);
+      sh.b[buf][q][lane] = col < n ? __ldg(&B[int64_t(k) * n + col]) : 0.0f;
+    }
+  }
+}
+
+template <int W, int P>
+__global__ void __launch_bounds__(32 * W) split_row(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                   const float* __restrict__ ws, const float* __restrict__ B,
+                                                   float* __restrict__ C, int n) {
+  __shared__ SplitShared<W, P> sh;
+  const int row = blockIdx.y;
+  const int lane = threadIdx.x, warp = threadIdx.y;
+  const int col = blockIdx.x * 32 + lane;
+  const int start = row_ptr[row], length = row_ptr[row + 1] - start;
+  const int rounds = (length + P - 1) / P;
+  float acc = 0.0f;
+  if (rounds > 0) load_round<W, P>(sh, 0, cols, ws, B, n, col, start, min(P, length), 0, W);
+  __syncthreads();
+  for (int r = 0; r < rounds; ++r) {
+    const int buf = r & 1;
+    if (warp == 0) {
+      const int count = min(P, length - r * P);
+      if (count == P) {
+#pragma unroll 16
+        for (int q = 0; q < P; ++q) acc = fmaf(sh.w[buf][q], sh.b[buf][q][lane], acc);
+      } else {
+        for (int q = 0; q < count; ++q) acc = fmaf(sh.w[buf][q], sh.b[buf][q][lane], acc);
+      }
+    } else if (r + 1 < rounds) {
+      const int next = (r + 1) * P;
+      load_round<W, P>(sh, buf ^ 1, cols, ws, B, n, col, start + next, min(P, length - next), 1, W - 1);
+    }
+    __syncthreads();
+  }
+  if (warp == 0 && col < n) C[int64_t(row) * n + col] = acc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mb::Options o = mb::parse_options(argc, argv, " FILE.smtx N");
+  if (o.rest.size() != 2) {
+    std::fprintf(stderr, "usage: %s FILE.smtx N [--runs R] [--warmup W]\n", argv[0]);
+    return mb::kExitUsage;
+  }
+  const Csr a = read_smtx(o.rest[0]);
+  const long long n_arg = std::atoll(o.rest[1].c_str());
+  if (n_arg < 1 || n_arg > 4096) {
+    std::fprintf(stderr, "N must be in 1..4096\n");
+    return mb::kExitUsage;
+  }
+  const int n = int(n_arg);
+  if (a.m > 65535) {
+    std::fprintf(stderr, "%s: %d rows, more than the 65535 blocks of grid.y the split kernel launches\n", o.rest[0].c_str(), a.m);
+    return mb::kExitUsage;
+  }
+  mb::require_gpu(argv[0]);
+  const long nnz = long(a.col.size());
+  int longest = 0;
+  for (int i = 0; i < a.m; ++i) longest = std::max(longest, a.row_ptr[i + 1] - a.row_ptr[i]);
+
+  std::vector<float> hb(size_t(a.k) * n);
+  uint32_t s = 777;
+  for (float& v : hb) v = (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f;
+  const DeviceArray d_row_ptr(a.row_ptr);
+  const DeviceArray d_col(a.col);
+  const DeviceArray d_w(a.w);
+  const DeviceArray d_b(hb);
+  float* d_c = nullptr;
+  MB_CHECK(cudaMalloc(&d_c, std::max<size_t>(1, size_t(a.m) * n) * sizeof(float)));
+  const size_t flush_bytes = size_t(128) << 20;
+  unsigned char* d_flush = nullptr;
+  MB_CHECK(cudaMalloc(&d_flush, flush_bytes));
+
+  // float64 reference of every 7th row and the scale of its error
+  std::vector<double> ref(size_t(a.m) * n, 0.0), scale(size_t(a.m) * n, 0.0);
+  for (int i = 0; i < a.m; i += 7)
+    for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      for (int j = 0; j < n; ++j) {
+        const double t = double(a.w[p]) * hb[size_t(a.col[p]) * n + j];
+        ref[size_t(i) * n + j] += t, scale[size_t(i) * n + j] += std::fabs(t);
+      }
+
+  std::vector<float> first;
+  int failures = 0;
+  double first_us = 0;
+  std::printf("## %s, n = %d (%d x %d, %ld non-zeros, longest row %d)\n\n", o.rest[0].c_str(), n, a.m, a.k, nnz, longest);
+  std::printf("| variant | µs | TFLOP/s | × one column | bit-equal | max rel error |\n|---|--:|--:|--:|---|--:|\n");
+  auto measure = [&](const std::string& name, const std::function<void()>& launch) {
+    const double us =
+        1000.0 * mb::median_ms(o, launch, [&](int i) { MB_CHECK(cudaMemsetAsync(d_flush, i & 0x7f, flush_bytes)); });
+    std::vector<float> hc(size_t(a.m) * n);
+    MB_CHECK(cudaMemset(d_c, 0, std::max<size_t>(1, hc.size()) * sizeof(float)));
+    launch();
+    MB_CHECK_LAUNCH();
+    MB_CHECK(cudaMemcpy(hc.data(), d_c, hc.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    double err = 0;
+    for (int i = 0; i < a.m; i += 7)
+      for (int j = 0; j < n; ++j) {
+        const size_t at = size_t(i) * n + j;
+        err = std::max(err, std::fabs(hc[at] - ref[at]) / std::max(scale[at], 1e-30));
+      }
+    bool equal = true;
+    if (first.empty()) first = hc, first_us = us;
+    else equal = std::memcmp(first.data(), hc.data(), hc.size() * sizeof(float)) == 0;
+    if (!equal || err > 1e-5) ++failures;
+    std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", name.c_str(), us, 2.0 * nnz * n / (us * 1e6), first_us / us,
+                equal ? "yes" : "NO", err);
+    std::fflush(stdout);
+  };
+
+  // one column per thread, as the generic family launches it below n = 512
+  {
+    int width = 1;
+    while (width < n && width < 32) width *= 2;
+    if (n > 32) width = std::min((n + 31) / 32 * 32, 128);
+    const int rows = 128 / width;
+    const dim3 grid{unsigned((n + width - 1) / width), unsigned((a.m + rows - 1) / rows)}, block{unsigned(width), unsigned(rows)};
+    measure("one column per thread (batches of 32)",
+            [&] { one_column<<<grid, block>>>(d_row_ptr.get(), d_col.get(), d_w.get(), a.m, d_b.get(), d_c, n); });
+  }
+  auto split = [&](auto kernel, int warps, int products) {
+    const dim3 grid{unsigned((n + 31) / 32), unsigned(a.m)}, block{32u, unsigned(warps)};
+    measure(mb::format("split: %d warps per row, rounds of %d products", warps, products),
+            [&] { kernel<<<grid, block>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_b.get(), d_c, n); });
+  };
+  split(split_row<2, 64>, 2, 64);
+  split(split_row<4, 64>, 4, 64);
+  split(split_row<4, 128>, 4, 128);
+  split(split_row<8, 64>, 8, 64);
+  split(split_row<8, 128>, 8, 128);
+  split(split_row<16, 128>, 16, 128);
+  std::printf("\nrow_split: %s\n", failures ? "MISMATCH (a variant differs from the first or from float64)" : "all agree");
+  return failures ? 1 : 0;
+}
