@@ -21,9 +21,7 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -348,9 +346,7 @@ int main(int argc, char** argv) {
   mb::require_gpu(argv[0]);
   const long nnz = long(a.col.size());
 
-  std::vector<float> hb(size_t(a.k) * n);
-  uint32_t s = 777;
-  for (float& v : hb) v = (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f;
+  CsrStudy study(a, n, o);
   std::vector<int2> pairs(nnz);
   for (long p = 0; p < nnz; ++p) {
     int bits;
@@ -361,46 +357,16 @@ int main(int argc, char** argv) {
   const DeviceArray d_col(a.col);
   const DeviceArray d_w(a.w);
   const DeviceArray d_pairs(pairs);
-  const DeviceArray d_b(hb);
-  float* d_c = nullptr;
-  MB_CHECK(cudaMalloc(&d_c, size_t(a.m) * n * sizeof(float)));
-  const size_t flush_bytes = size_t(128) << 20;
-  unsigned char* d_flush = nullptr;
-  MB_CHECK(cudaMalloc(&d_flush, flush_bytes));
+  const DeviceArray d_b(study.b());
+  float* const d_c = study.c();
 
-  // float64 reference of a sample of rows (every 7th) and the scale for the error
-  std::vector<double> ref(size_t(a.m) * n, 0.0), scale(size_t(a.m) * n, 0.0);
-  for (int i = 0; i < a.m; i += 7)
-    for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
-      for (int64_t j = 0; j < n; ++j) {
-        const double t = double(a.w[p]) * hb[size_t(a.col[p]) * n + j];
-        ref[size_t(i) * n + j] += t, scale[size_t(i) * n + j] += std::fabs(t);
-      }
-
-  std::vector<float> first;
-  int failures = 0;
   std::printf("## %s, n = %lld (%d x %d, %ld non-zeros)\n\n", o.rest[0].c_str(), (long long)n, a.m, a.k, nnz);
   std::printf("| variant | µs | TFLOP/s | × before | union/nnz | bit-equal | max rel error |\n|---|--:|--:|--:|--:|---|--:|\n");
-  double before_us = 0;
   auto measure = [&](const std::string& name, double union_ratio, const std::function<void()>& launch) {
-    const double us = 1000.0 * mb::median_ms(o, launch, [&](int i) { MB_CHECK(cudaMemsetAsync(d_flush, i & 0x7f, flush_bytes)); });
-    std::vector<float> hc(size_t(a.m) * n);
-    MB_CHECK(cudaMemset(d_c, 0, hc.size() * sizeof(float)));
-    launch();
-    MB_CHECK(cudaMemcpy(hc.data(), d_c, hc.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    double err = 0;
-    for (int i = 0; i < a.m; i += 7)
-      for (int64_t j = 0; j < n; ++j) {
-        const size_t at = size_t(i) * n + j;
-        err = std::max(err, std::fabs(hc[at] - ref[at]) / std::max(scale[at], 1e-30));
-      }
-    bool equal = true;
-    if (first.empty()) first = hc, before_us = us;
-    else equal = std::memcmp(first.data(), hc.data(), hc.size() * sizeof(float)) == 0;
-    if (!equal || err > 1e-5) ++failures;
-    std::printf("| %s | %.1f | %.2f | %.2f | %s | %s | %.1e |\n", name.c_str(), us, 2.0 * nnz * n / (us * 1e6),
-                before_us / us, union_ratio > 0 ? mb::format("%.2f", union_ratio).c_str() : "-",
-                equal ? "yes" : "NO", err);
+    const CsrStudy::Result r = study.measure(launch);
+    std::printf("| %s | %.1f | %.2f | %.2f | %s | %s | %.1e |\n", name.c_str(), r.us, 2.0 * nnz * n / (r.us * 1e6),
+                r.first_us / r.us, union_ratio > 0 ? mb::format("%.2f", union_ratio).c_str() : "-",
+                r.equal ? "yes" : "NO", r.error);
     std::fflush(stdout);
   };
 
@@ -482,7 +448,7 @@ int main(int argc, char** argv) {
     // n < 128: one column per thread, T = n threads per row (n of 32 here: the layers at n = 32)
     if (n != 32) {
       std::printf("\n(staged variants are built for n = 32 or n >= 128 only)\n");
-      return failures ? 1 : 0;
+      return study.failures() ? 1 : 0;
     }
     run_staged(staged_kernel<4, 32, 1, 32, 2>, 4, 32, 1, 32, 2);
     run_staged(staged_kernel<8, 32, 1, 32, 2>, 8, 32, 1, 32, 2);
@@ -492,5 +458,5 @@ int main(int argc, char** argv) {
     run_staged(staged_kernel<1, 32, 1, 32, 4>, 1, 32, 1, 32, 4);
   }
   std::printf("\n");
-  return failures ? 1 : 0;
+  return study.failures() ? 1 : 0;
 }

@@ -135,53 +135,19 @@ int main(int argc, char** argv) {
   int longest = 0;
   for (int i = 0; i < a.m; ++i) longest = std::max(longest, a.row_ptr[i + 1] - a.row_ptr[i]);
 
-  std::vector<float> hb(size_t(a.k) * n);
-  uint32_t s = 777;
-  for (float& v : hb) v = (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f;
+  CsrStudy study(a, n, o);
   const DeviceArray d_row_ptr(a.row_ptr);
   const DeviceArray d_col(a.col);
   const DeviceArray d_w(a.w);
-  const DeviceArray d_b(hb);
-  float* d_c = nullptr;
-  MB_CHECK(cudaMalloc(&d_c, std::max<size_t>(1, size_t(a.m) * n) * sizeof(float)));
-  const size_t flush_bytes = size_t(128) << 20;
-  unsigned char* d_flush = nullptr;
-  MB_CHECK(cudaMalloc(&d_flush, flush_bytes));
+  const DeviceArray d_b(study.b());
+  float* const d_c = study.c();
 
-  // float64 reference of every 7th row and the scale of its error
-  std::vector<double> ref(size_t(a.m) * n, 0.0), scale(size_t(a.m) * n, 0.0);
-  for (int i = 0; i < a.m; i += 7)
-    for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
-      for (int j = 0; j < n; ++j) {
-        const double t = double(a.w[p]) * hb[size_t(a.col[p]) * n + j];
-        ref[size_t(i) * n + j] += t, scale[size_t(i) * n + j] += std::fabs(t);
-      }
-
-  std::vector<float> first;
-  int failures = 0;
-  double first_us = 0;
   std::printf("## %s, n = %d (%d x %d, %ld non-zeros, longest row %d)\n\n", o.rest[0].c_str(), n, a.m, a.k, nnz, longest);
   std::printf("| variant | µs | TFLOP/s | × one column | bit-equal | max rel error |\n|---|--:|--:|--:|---|--:|\n");
   auto measure = [&](const std::string& name, const std::function<void()>& launch) {
-    const double us =
-        1000.0 * mb::median_ms(o, launch, [&](int i) { MB_CHECK(cudaMemsetAsync(d_flush, i & 0x7f, flush_bytes)); });
-    std::vector<float> hc(size_t(a.m) * n);
-    MB_CHECK(cudaMemset(d_c, 0, std::max<size_t>(1, hc.size()) * sizeof(float)));
-    launch();
-    MB_CHECK_LAUNCH();
-    MB_CHECK(cudaMemcpy(hc.data(), d_c, hc.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    double err = 0;
-    for (int i = 0; i < a.m; i += 7)
-      for (int j = 0; j < n; ++j) {
-        const size_t at = size_t(i) * n + j;
-        err = std::max(err, std::fabs(hc[at] - ref[at]) / std::max(scale[at], 1e-30));
-      }
-    bool equal = true;
-    if (first.empty()) first = hc, first_us = us;
-    else equal = std::memcmp(first.data(), hc.data(), hc.size() * sizeof(float)) == 0;
-    if (!equal || err > 1e-5) ++failures;
-    std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", name.c_str(), us, 2.0 * nnz * n / (us * 1e6), first_us / us,
-                equal ? "yes" : "NO", err);
+    const CsrStudy::Result r = study.measure(launch);
+    std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", name.c_str(), r.us, 2.0 * nnz * n / (r.us * 1e6),
+                r.first_us / r.us, r.equal ? "yes" : "NO", r.error);
     std::fflush(stdout);
   };
 
@@ -206,6 +172,7 @@ int main(int argc, char** argv) {
   split(split_row<8, 64>, 8, 64);
   split(split_row<8, 128>, 8, 128);
   split(split_row<16, 128>, 16, 128);
-  std::printf("\nrow_split: %s\n", failures ? "MISMATCH (a variant differs from the first or from float64)" : "all agree");
-  return failures ? 1 : 0;
+  std::printf("\nrow_split: %s\n",
+              study.failures() ? "MISMATCH (a variant differs from the first or from float64)" : "all agree");
+  return study.failures() ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 // Shared by the CSR studies (csr_variants.cu, row_split.cu): a DLMC .smtx file's pattern with
-// seeded weights, and a vector's copy in device memory. Exits 64 on a file that cannot be read.
+// seeded weights, a vector's copy in device memory, and the checks and timing every variant of a
+// study gets (CsrStudy). Exits 64 on a file that cannot be read.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,7 +8,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -66,6 +70,79 @@ class DeviceArray {
 
  private:
   T* data_ = nullptr;
+};
+
+// What a study runs every variant with: B seeded (K x n, row-major), C on the device, a float64
+// reference of every 7th row with the scale of its error, and a buffer flushed before every timed
+// run (L2 cold). measure() times a launch, then runs it once more and checks C: bit for bit against
+// the first variant measured (same sums in the same order) and within 1e-5 of float64; a variant
+// failing either counts in failures().
+class CsrStudy {
+ public:
+  struct Result {
+    double us = 0;         // median of the timed runs
+    double first_us = 0;   // the first variant's
+    bool equal = true;     // bit for bit with the first variant
+    double error = 0;      // max relative error against float64 on the sampled rows
+  };
+
+  CsrStudy(const Csr& a, int64_t n, const mb::Options& o) : a_(a), n_(n), o_(o), b_(size_t(a.k) * n) {
+    uint32_t s = 777;
+    for (float& v : b_) v = (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f;
+    MB_CHECK(cudaMalloc(&d_c_, std::max<size_t>(1, size_t(a.m) * n) * sizeof(float)));
+    MB_CHECK(cudaMalloc(&d_flush_, kFlushBytes));
+    ref_.assign(size_t(a.m) * n, 0.0);
+    scale_.assign(size_t(a.m) * n, 0.0);
+    for (int i = 0; i < a.m; i += 7)
+      for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+        for (int64_t j = 0; j < n; ++j) {
+          const double t = double(a.w[p]) * b_[size_t(a.col[p]) * n + j];
+          ref_[size_t(i) * n + j] += t, scale_[size_t(i) * n + j] += std::fabs(t);
+        }
+  }
+  ~CsrStudy() {
+    cudaFree(d_c_);
+    cudaFree(d_flush_);
+  }
+  CsrStudy(const CsrStudy&) = delete;
+  CsrStudy& operator=(const CsrStudy&) = delete;
+
+  const std::vector<float>& b() const { return b_; }
+  float* c() const { return d_c_; }
+  int failures() const { return failures_; }
+
+  Result measure(const std::function<void()>& launch) {
+    Result r;
+    r.us = 1000.0 * mb::median_ms(o_, launch, [&](int i) { MB_CHECK(cudaMemsetAsync(d_flush_, i & 0x7f, kFlushBytes)); });
+    std::vector<float> hc(size_t(a_.m) * n_);
+    MB_CHECK(cudaMemset(d_c_, 0, std::max<size_t>(1, hc.size()) * sizeof(float)));
+    launch();
+    MB_CHECK_LAUNCH();
+    MB_CHECK(cudaMemcpy(hc.data(), d_c_, hc.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < a_.m; i += 7)
+      for (int64_t j = 0; j < n_; ++j) {
+        const size_t at = size_t(i) * n_ + j;
+        r.error = std::max(r.error, std::fabs(hc[at] - ref_[at]) / std::max(scale_[at], 1e-30));
+      }
+    if (first_.empty()) first_ = hc, first_us_ = r.us;
+    else r.equal = std::memcmp(first_.data(), hc.data(), hc.size() * sizeof(float)) == 0;
+    r.first_us = first_us_;
+    if (!r.equal || r.error > 1e-5) ++failures_;
+    return r;
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = size_t(128) << 20;
+  const Csr& a_;
+  int64_t n_;
+  const mb::Options& o_;
+  std::vector<float> b_;
+  std::vector<double> ref_, scale_;
+  std::vector<float> first_;
+  double first_us_ = 0;
+  int failures_ = 0;
+  float* d_c_ = nullptr;
+  unsigned char* d_flush_ = nullptr;
 };
 
 }  // namespace
