@@ -15,6 +15,7 @@
 #include "codegen/embedded_templates.h"
 #include "codegen/fill_template.h"
 #include "codegen/generic_launch.h"
+#include "codegen/families/balanced/print_balanced.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tensor_core.h"
 #include "codegen/print_tile_ptx.h"
@@ -111,6 +112,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
   SPMMC_CHECK(!(options.generic_only && options.tensor_core), "one family: generic or tensor-core");
   SPMMC_CHECK(options.generic_below_n >= 0, "generic_below_n must not be negative");
+  SPMMC_CHECK(!options.balanced || (options.generic_only && (options.dtype == DType::kFp32 || options.dtype == DType::kTf32) &&
+                                    !options.nvrtc_form),
+              "the balanced family: a generic-only file of float32 (or tf32) values, no NVRTC form");
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
@@ -225,11 +229,23 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
          return fmt::format("0x{:08x}u", bits);
        })},
   };
-  const std::string generic_code = fill_template(embedded_template("kernel_generic.cuh"), generic_values, "kernel_generic.cuh");
+  std::string generic_code;
+  if (options.balanced) {
+    const BalancedSchedule schedule = schedule_balanced(a, options.piece_length);
+    generic_code = print_balanced(a, schedule);
+    k.balanced_rows_cut = schedule.rows_cut;
+    k.balanced_blocks = schedule.blocks();
+  } else {
+    generic_code = fill_template(embedded_template("kernel_generic.cuh"), generic_values, "kernel_generic.cuh");
+  }
   const std::map<std::string, std::string> kernel_values = {
       {"HEADER_COMMENT", comment},
       {"HEADER", "\"" + options.name + ".h\""},
-      {"GENERIC_ONLY", options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
+      {"GENERIC_ONLY", options.balanced ? "// The balanced family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays, its pieces and\n"
+                                          "// the balanced kernel only; the unrolled path below is compiled out.\n"
+                                          "#define SPMMC_BALANCED 1\n"
+                                          "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
+                       : options.generic_only ? "// The generic family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays and the generic\n"
                                               "// kernel only; the unrolled path below is compiled out.\n"
                                               "#ifndef SPMMC_GENERIC_ONLY\n#define SPMMC_GENERIC_ONLY 1\n#endif\n"
                        : options.tensor_core ? "// The tensor-core family (spmmc compile chose it, docs/emitted-code.md): A's vectors and the\n"
@@ -247,7 +263,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
       {"KERNEL_POINTERS", no_unrolled ? "nullptr" : pointers},
       {"KERNEL_TILES", no_unrolled ? "0" : tile_counts},
-      {"A_FORMAT", options.tensor_core ? "vector-blocks-constants" : options.generic_only ? "csr-constants" : "unrolled-constants"},
+      {"A_FORMAT", options.tensor_core    ? "vector-blocks-constants"
+                   : options.balanced   ? "csr-pieces-constants"
+                   : options.generic_only ? "csr-constants"
+                                          : "unrolled-constants"},
       {"NAME", options.name},
       {"INFO_NAME", options.name + "_info"},
       {"K", std::to_string(a.cols)},
@@ -293,6 +312,12 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   else if (!options.generic_only)
     k.variants.push_back({"unrolled", std::max<int64_t>(below, 1), (int64_t{1} << 32) / dtype_bytes(options.dtype) - 1,
                           "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"});
+  if (options.balanced) {
+    k.variants.push_back({"balanced-v4", 128, any_n, "n % 4 == 0; B and C aligned to 16 bytes"});
+    k.variants.push_back({"balanced-v2", 64, any_n, "n % 2 == 0; B and C aligned to 8 bytes"});
+    k.variants.push_back({"balanced-v1", 1, any_n, ""});
+    return k;
+  }
   k.variants.push_back({"generic-split", 1, kGenericSplitBelow - 1, ""});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", kGenericSplitBelow, any_n, ""});

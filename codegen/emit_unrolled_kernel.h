@@ -50,6 +50,11 @@ struct EmitOptions {
   // no unrolled code: for layers whose unrolled launch leaves the GPU short of warps. Needs
   // k_parts == 1; `tile` is not used, `tiling` gives the order of the generic kernel's rows.
   bool generic_only = false;
+  // The balanced family (codegen/families/balanced, docs/design/balanced.md): with generic_only, its
+  // kernel and schedule in place of the generic kernels (a_format "csr-pieces-constants"), rows
+  // longer than piece_length products cut into pieces; float32 (and tf32's CUDA-core code) only.
+  bool balanced = false;
+  int32_t piece_length = 64;
   // The tensor-core family (docs/design/precision.md; fp16, bf16 or tf32): the file holds A's 8 x 1
   // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
   // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.
@@ -110,6 +115,9 @@ struct EmittedKernel {
     std::string needs;
   };
   std::vector<Variant> variants;
+  // The balanced family: rows cut into pieces, and the grid's blocks (zero elsewhere).
+  int32_t balanced_rows_cut = 0;
+  int32_t balanced_blocks = 0;
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the

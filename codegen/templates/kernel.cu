@@ -12,6 +12,7 @@ namespace {
 /*@*/
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
+#ifndef SPMMC_BALANCED  // (its launch asks nothing of the device)
 // What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
 // but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
 struct spmmc_device_shape {
@@ -28,9 +29,11 @@ spmmc_device_shape spmmc_current_device() {
   d.dependent_launch = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
   return d;
 }
+#endif
 
 /*@TENSOR_CORE_CODE*//*@*/
 
+#ifndef SPMMC_BALANCED  // the generic path (the balanced family has its own kernel: kernel_balanced.cuh)
 // One column per thread: the batch that fits the launch. A batch's loads in flight per warp cost
 // registers, so fewer warps stay resident: with the weights loaded with B (the unrolled files'
 // generic path, -Xptxas -O1) 128, 64 and 40 registers at 32, 16 and 8 products; with the weights a
@@ -117,6 +120,7 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   }
   return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
 }
+#endif  // SPMMC_BALANCED
 
 // Below this n the entry point takes the generic path, whatever the family (its kernels spread a
 // row's work over more threads where n is small: the split kernel up to n = 16); chosen by spmmc
@@ -130,8 +134,10 @@ constexpr int64_t spmmc_generic_below_n = /*@GENERIC_BELOW_N*/0/*@*/;
 // The variants in the order the entry point below tries them (NAME_info()->variants).
 #define SPMMC_STRINGIZE_(x) #x
 #define SPMMC_STRINGIZE(x) SPMMC_STRINGIZE_(x)
+#ifndef SPMMC_BALANCED
 constexpr const char* spmmc_generic_v4_needs = "n % 4 == 0; B and C aligned to 4 elements; below n = " SPMMC_STRINGIZE(
     SPMMC_GENERIC_V4_FROM) " only where its launch has at least 14 warps per SM";
+#endif
 constexpr int64_t spmmc_any_n = 0x7fffffffffffffff;
 const spmmc_kernel_variant spmmc_variants[] = {
 #if defined(SPMMC_TENSOR_CORE)
@@ -145,10 +151,16 @@ const spmmc_kernel_variant spmmc_variants[] = {
     {"unrolled", spmmc_generic_below_n > 1 ? spmmc_generic_below_n : 1, spmmc_max_n,
      "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"},
 #endif
+#if defined(SPMMC_BALANCED)
+    {"balanced-v4", 128, spmmc_any_n, "n % 4 == 0; B and C aligned to 16 bytes"},
+    {"balanced-v2", 64, spmmc_any_n, "n % 2 == 0; B and C aligned to 8 bytes"},
+    {"balanced-v1", 1, spmmc_any_n, ""},
+#else
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
     {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,
      spmmc_any_n, spmmc_generic_v4_needs},
     {"generic-v1", SPMMC_GENERIC_SPLIT_BELOW, spmmc_any_n, ""},
+#endif
 };
 
 const spmmc_kernel_info spmmc_info = {
@@ -362,7 +374,9 @@ cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spm
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
+#if !defined(SPMMC_BALANCED)
   void* args[] = {const_cast<spmmc_elem**>(&B), &C, &n};
+#endif
 #if defined(SPMMC_TENSOR_CORE)
   // The tensor-core kernel takes 8 columns per lane with 16-byte loads and stores.
   const auto aligned16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
@@ -386,6 +400,8 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
   }
 #endif
   return spmmc_launch_chain(args, grid_y, device.dependent_launch, stream);
+#elif defined(SPMMC_BALANCED)
+  return spmmc_launch_balanced(B, C, n, stream);
 #else
   return spmmc_launch_generic(args, B, C, n, stream);
 #endif

@@ -2,11 +2,13 @@
 # Study 10 (j): variants of the generic family's CSR kernel (tools/microbench/csr_variants.cu) on
 # the layers of a case file (default scripts/studies/csr-variants.cases); with --study row_split,
 # issue 27's rows split over warps (tools/microbench/row_split.cu; its cases:
-# scripts/studies/row-split.cases). Needs a GPU and nvcc; prints one Markdown table per case (time,
+# scripts/studies/row-split.cases); with --study graph_spmm, issue 28's kernels for graphs against
+# cuSPARSE (tools/microbench/graph_spmm.cu; its cases: scripts/studies/graph-kernels.cases, .mtx
+# files and R-MAT graphs that `spmmc gen` writes first where absent). Needs a GPU and nvcc; prints one Markdown table per case (time,
 # TFLOP/s, speed against the first variant, bit-equality, error against float64). On a lent GPU
 # machine, after scripts/pack-for-gpu.sh CASES here: the matrices come from .gpu-pack/data.tar.xz
 # when ../shared/data is absent.
-# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split]
+# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split|graph_spmm]
 #        (about a minute on an H100)
 # Exit: 0 all variants agree; 1 a variant disagreed or failed; 66 no matrices.
 set -euo pipefail
@@ -16,7 +18,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift ;;
     --study) study=$2; shift
-      case $study in csr_variants|row_split) ;; *) echo "csr-variants: --study csr_variants or row_split" >&2; exit 64 ;; esac ;;
+      case $study in csr_variants|row_split|graph_spmm) ;; *) echo "csr-variants: --study csr_variants, row_split or graph_spmm" >&2; exit 64 ;; esac ;;
     *) cases=$1 ;;
   esac
   shift
@@ -29,10 +31,17 @@ fi
 out=${SPMMC_BUILD_DIR:-build}/microbench
 mkdir -p "$out"
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-"$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/$study" "tools/microbench/$study.cu"
+libs=()
+[ "$study" = graph_spmm ] && libs=(-lcusparse)
+"$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/$study" "tools/microbench/$study.cu" "${libs[@]}"
 status=0
-grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n _; do
+grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n gen; do
   echo "### $label"
+  # A matrix the case generates (its fourth field: `spmmc gen` arguments) is written once.
+  if [ -n "$gen" ] && [ ! -f "$matrix" ]; then
+    mkdir -p "$(dirname "$matrix")"
+    "${SPMMC_BUILD_DIR:-build}/spmmc" gen $gen -o "$matrix" >/dev/null || exit 1
+  fi
   "$out/$study" "$matrix" "$n" --runs "$runs" || exit 1
 done || status=1
 exit $status

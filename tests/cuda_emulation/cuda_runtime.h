@@ -25,10 +25,11 @@
 // share one host thread and switch only at collectives). Warps are 32 consecutive threads in
 // threadIdx order (x fastest). Not emulated: __activemask and __match_*/__reduce_* (which threads
 // run together is the scheduler's choice, not the GPU's), cooperative groups, dynamic shared memory
-// (`extern __shared__` does not compile; a launch asking for it is refused), atomics.
+// (`extern __shared__` does not compile; a launch asking for it is refused), atomics other than
+// atomicAdd (which is a plain read-add-write here: threads switch only at collectives).
 //
 // For the tensor-core family's loads, stores and fragments: uint4 and int2 (with make_uint4,
-// make_int2), and __byte_perm; in tf32 float4 stores through __stwb (a plain store here). For the
+// make_int2; the balanced family's float2 and int4 likewise), and __byte_perm; in tf32 float4 stores through __stwb (a plain store here). For the
 // tests' own kernels, spmmc_emulation::launch(kernel, grid, block, args...) stands for
 // kernel<<<grid, block>>>(args...) (cudaLaunchKernel here assumes the emitted kernels' signature,
 // B, C and n).
@@ -163,6 +164,13 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) {
 }
 inline void __threadfence_block() {}
 inline void __threadfence() {}
+// atomicAdd on int, unsigned and float: the old value, then the sum stored (no other thread runs in between).
+template <class T>
+inline T atomicAdd(T* address, T value) {
+  const T old = *address;
+  *address = old + value;
+  return old;
+}
 
 // The shuffles, one overload per type as CUDA declares them (a type CUDA has no shuffle for, a
 // struct say, does not compile here either).
@@ -285,6 +293,11 @@ struct alignas(16) float4 {
   float x, y, z, w;
 };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+// Two floats (8-byte aligned), as the balanced family loads and stores two columns of B and C.
+struct alignas(8) float2 {
+  float x, y;
+};
+inline float2 make_float2(float x, float y) { return float2{x, y}; }
 
 // CUDA's vector type of two unsigned ints (8-byte aligned), as the generic path loads and stores
 // four 16-bit halves of B and C (cuda_fp16.h, cuda_bf16.h) at once.
@@ -303,6 +316,11 @@ struct alignas(8) int2 {
   int x, y;
 };
 inline int2 make_int2(int x, int y) { return int2{x, y}; }
+// Four ints (16-byte aligned): the balanced family's pieces.
+struct alignas(16) int4 {
+  int x, y, z, w;
+};
+inline int4 make_int4(int x, int y, int z, int w) { return int4{x, y, z, w}; }
 
 // PRMT's default mode: byte i of the result is byte (s >> 4i) & 7 of the eight bytes y:x (x's
 // bytes 0..3, y's 4..7).

@@ -201,7 +201,8 @@ TEST_CASE("compile cli: --family is checked", "[cli][compile]") {
     CHECK_THAT(e.err, Catch::Contains(why));
     CHECK(!fs::exists(dir.path / "p" / "k.cu"));
   };
-  usage({"--family", "csr"}, "--family csr: expected auto (default), unrolled, generic or tensor-core");
+  usage({"--family", "csr"}, "--family csr: expected auto (default), unrolled, generic, balanced or tensor-core");
+  usage({"--family", "unrolled", "--piece-length", "64"}, "--piece-length is the balanced family's");
   usage({"--family", "generic", "--tile", "16x64"}, "--family generic has no tile to fix");
   usage({"--family", "generic", "--k-parts", "2"}, "the generic family has none");
   usage({"--flush-l2", "--no-flush-l2"}, "give --flush-l2 or --no-flush-l2, not both");

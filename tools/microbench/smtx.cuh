@@ -1,6 +1,6 @@
-// Shared by the CSR studies (csr_variants.cu, row_split.cu): a DLMC .smtx file's pattern with
-// seeded weights, a vector's copy in device memory, and the checks and timing every variant of a
-// study gets (CsrStudy). Exits 64 on a file that cannot be read.
+// Shared by the CSR studies (csr_variants.cu, row_split.cu, graph_spmm.cu): a DLMC .smtx file's or a
+// Matrix Market file's pattern with seeded weights, a vector's copy in device memory, and the checks
+// and timing every variant of a study gets (CsrStudy). Exits 64 on a file that cannot be read.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common.cuh"
@@ -26,6 +27,13 @@ struct Csr {
   std::vector<int> row_ptr, col;
   std::vector<float> w;
 };
+
+// Weights in [-1, 1) from a fixed seed (the studies time patterns; the values only need checking).
+void seed_weights(Csr& a) {
+  uint32_t s = 12345;
+  a.w.resize(a.col.size());
+  for (float& v : a.w) v = (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f;
+}
 
 Csr read_smtx(const std::string& path) {
   std::ifstream in(path);
@@ -48,11 +56,50 @@ Csr read_smtx(const std::string& path) {
     std::fprintf(stderr, "%s: not a DLMC .smtx file\n", path.c_str());
     std::exit(mb::kExitUsage);
   }
-  uint32_t s = 12345;
-  auto next = [&] { return (s = s * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f; };
-  a.w.resize(nnz);
-  for (float& v : a.w) v = next();
+  seed_weights(a);
   return a;
+}
+
+// A Matrix Market coordinate file's pattern (general or symmetric, both triangles then; duplicates
+// kept as separate products), rows sorted by column, weights seeded as for .smtx.
+Csr read_matrix_market(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line.rfind("%%MatrixMarket matrix coordinate", 0) != 0) {
+    std::fprintf(stderr, "%s: not a Matrix Market coordinate file\n", path.c_str());
+    std::exit(mb::kExitUsage);
+  }
+  const bool symmetric = line.find("symmetric") != std::string::npos;
+  const bool pattern = line.find("pattern") != std::string::npos;
+  while (std::getline(in, line) && (line.empty() || line[0] == '%')) {
+  }
+  Csr a;
+  long entries = 0;
+  std::istringstream(line) >> a.m >> a.k >> entries;
+  std::vector<std::pair<int, int>> at;
+  for (long e = 0; e < entries; ++e) {
+    long i = 0, j = 0;
+    double v = 0;
+    if (!(in >> i >> j) || (!pattern && !(in >> v)) || i < 1 || j < 1 || i > a.m || j > a.k) {
+      std::fprintf(stderr, "%s: entry %ld unreadable or out of range\n", path.c_str(), e + 1);
+      std::exit(mb::kExitUsage);
+    }
+    std::getline(in, line);  // an imaginary part or trailing text
+    at.push_back({int(i - 1), int(j - 1)});
+    if (symmetric && i != j) at.push_back({int(j - 1), int(i - 1)});
+  }
+  std::sort(at.begin(), at.end());
+  a.row_ptr.assign(a.m + 1, 0);
+  for (const auto& [i, j] : at) ++a.row_ptr[i + 1], a.col.push_back(j);
+  for (int i = 0; i < a.m; ++i) a.row_ptr[i + 1] += a.row_ptr[i];
+  seed_weights(a);
+  return a;
+}
+
+// By extension: .mtx Matrix Market, anything else DLMC .smtx.
+Csr read_matrix(const std::string& path) {
+  const bool mtx = path.size() > 4 && path.compare(path.size() - 4, 4, ".mtx") == 0;
+  return mtx ? read_matrix_market(path) : read_smtx(path);
 }
 
 // A vector's copy in device memory, freed with it.
@@ -75,8 +122,9 @@ class DeviceArray {
 // What a study runs every variant with: B seeded (K x n, row-major), C on the device, a float64
 // reference of every 7th row with the scale of its error, and a buffer flushed before every timed
 // run (L2 cold). measure() times a launch, then runs it once more and checks C: bit for bit against
-// the first variant measured (same sums in the same order) and within 1e-5 of float64; a variant
-// failing either counts in failures().
+// the first variant measured with `same_order` (same sums in the same order; a variant that sums in
+// another order passes false and is not compared) and within 1e-5 of float64; a variant failing
+// either counts in failures().
 class CsrStudy {
  public:
   struct Result {
@@ -111,7 +159,7 @@ class CsrStudy {
   float* c() const { return d_c_; }
   int failures() const { return failures_; }
 
-  Result measure(const std::function<void()>& launch) {
+  Result measure(const std::function<void()>& launch, bool same_order = true) {
     Result r;
     r.us = 1000.0 * mb::median_ms(o_, launch, [&](int i) { MB_CHECK(cudaMemsetAsync(d_flush_, i & 0x7f, kFlushBytes)); });
     std::vector<float> hc(size_t(a_.m) * n_);
@@ -124,10 +172,11 @@ class CsrStudy {
         const size_t at = size_t(i) * n_ + j;
         r.error = std::max(r.error, std::fabs(hc[at] - ref_[at]) / std::max(scale_[at], 1e-30));
       }
-    if (first_.empty()) first_ = hc, first_us_ = r.us;
+    if (!same_order) r.equal = false;
+    else if (first_.empty()) first_ = hc, first_us_ = r.us;
     else r.equal = std::memcmp(first_.data(), hc.data(), hc.size() * sizeof(float)) == 0;
     r.first_us = first_us_;
-    if (!r.equal || r.error > 1e-5) ++failures_;
+    if ((same_order && !r.equal) || r.error > 1e-5) ++failures_;
     return r;
   }
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/emit_unrolled_kernel.h"
+#include "codegen/families/balanced/balanced_schedule.h"
 #include "codegen/generic_launch.h"
 #include "codegen/print_tensor_core.h"
 #include "codegen/size_guard.h"
@@ -102,9 +103,16 @@ int run_compile(const Args& args) {
   const auto out_dir = args.get("--output");
   if (!out_dir) fail_usage("spmmc compile needs -o DIR (where NAME.cu, NAME.h, NAME.json and NAME.nvcc-options go)");
   const Target target = target_from(args);
-  const std::string family = args.get_or("--family", "auto");
-  if (family != "auto" && family != "unrolled" && family != "generic" && family != "tensor-core")
-    fail_usage("--family {}: expected auto (default), unrolled, generic or tensor-core", family);
+  // --family balanced is the generic family's file with the balanced kernel (codegen/families/balanced): every
+  // rule of --family generic applies to it.
+  const std::string family_arg = args.get_or("--family", "auto");
+  if (family_arg != "auto" && family_arg != "unrolled" && family_arg != "generic" && family_arg != "balanced" &&
+      family_arg != "tensor-core")
+    fail_usage("--family {}: expected auto (default), unrolled, generic, balanced or tensor-core", family_arg);
+  const bool balanced_asked = family_arg == "balanced";
+  const std::string family = balanced_asked ? "generic" : family_arg;
+  if (args.has("--piece-length") && !balanced_asked && family != "auto")
+    fail_usage("--piece-length is the balanced family's; give --family balanced or auto");
   // B's and C's elements (docs/design/precision.md); A's values are rounded to it after reading.
   DType dtype = DType::kFp32;
   if (!parse_dtype(args.get_or("--dtype", "fp32"), dtype))
@@ -493,7 +501,23 @@ int run_compile(const Args& args) {
   const int32_t window_rows = windows.m1;
   // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
   const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
-  const std::string family_name = tensor_core ? "tensor-core" : generic ? "generic" : "unrolled";
+  // The balanced family replaces the generic kernel where asked, or by its rule where the rules chose the
+  // generic family in float32 (codegen/families/balanced/balanced_schedule.h; not timed against it).
+  bool balanced = false;
+  if (generic && !tensor_core && (dtype == DType::kFp32 || tf32)) {
+    std::string rule_why;
+    if (balanced_asked) {
+      balanced = true;
+      family_why = "--family balanced";
+    } else if (family_auto && balanced_by_rule(m.csr, rule_why)) {
+      balanced = true;
+      family_why += "; the balanced family's kernel by its rule: " + rule_why;
+    }
+  } else if (balanced_asked) {
+    fail_usage("--family balanced takes float32 or tf32 (--dtype {})", dtype_name(dtype));
+  }
+  const int32_t piece_length = static_cast<int32_t>(args.get_int("--piece-length", default_piece_length(m.csr), 1, 1 << 30));
+  const std::string family_name = tensor_core ? "tensor-core" : balanced ? "balanced" : generic ? "generic" : "unrolled";
   // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
   // the two kernels' times where the search measured both, else half of --n; the tensor-core family
   // only with --generic-below.
@@ -536,6 +560,8 @@ int run_compile(const Args& args) {
   emit.fmas_per_kernel = fmas_per_kernel;
   emit.k_parts = static_cast<int32_t>(k_parts);
   emit.generic_only = generic;
+  emit.balanced = balanced;
+  emit.piece_length = piece_length;
   emit.tensor_core = tensor_core;
   emit.loads_ahead = loads_ahead;
   emit.dtype = dtype;
@@ -634,6 +660,11 @@ int run_compile(const Args& args) {
         {"size_limit", {{"max_nvcc_seconds", limits.max_nvcc_seconds}}}}},
       {"build", {{"nvcc_options", kernel.nvcc_options}, {"options_file", *name + ".nvcc-options"}}},
   };
+  if (balanced)
+    report["kernel"]["balanced"] = {{"piece_length", piece_length},
+                                    {"warps_per_block", kBalancedWarps},
+                                    {"blocks", kernel.balanced_blocks},
+                                    {"rows_cut", kernel.balanced_rows_cut}};
   if (tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
     report["kernel"]["tensor_core"] = {{"mma", tf32 ? "m16n8k4.tf32" : dtype == DType::kFp16 ? "m16n8k8.f16" : "m16n8k8.bf16"},
                                        {"k", kernel.tensor_core.k},
@@ -708,6 +739,12 @@ int run_compile(const Args& args) {
                    static_cast<double>(m.csr.nnz()) / static_cast<double>(kernel.tensor_core.vectors),
                    kernel.tensor_core.chunk_rows > 0 ? fmt::format("; B staged in shared memory from n = {}", kernel.tensor_core.staged_from_n).c_str() : "",
                    static_cast<double>(kernel.cu.size()) / 1e6);
+    else if (balanced)
+      std::fprintf(stderr,
+                   "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, balanced family (A as CSR constants, "
+                   "%d rows cut into pieces of at most %d products; %s), %.1f MB of CUDA\n",
+                   base.string().c_str(), m.csr.rows, m.csr.cols, static_cast<long long>(m.csr.nnz()), kernel.balanced_rows_cut,
+                   piece_length, family_why.c_str(), static_cast<double>(kernel.cu.size()) / 1e6);
     else if (generic)
       std::fprintf(stderr,
                    "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, generic family (A as CSR constants; %s), "
@@ -779,7 +816,13 @@ Command compile_command() {
        "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts) or tensor-core (--dtype "
        "fp16|bf16|tf32 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default "
        "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and for --dtype tf32 "
-       "where a GPU timed it faster than the CUDA-core families; docs/design/precision.md)"},
+       "where a GPU timed it faster than the CUDA-core families; docs/design/precision.md) or balanced (float32 and tf32: "
+       "the generic family's file with rows longer than --piece-length cut into pieces that warps of one block sum, "
+       "summed in piece order: for graphs and other matrices of uneven rows; what auto takes instead of the generic "
+       "family where the rows' coefficient of variation is at least 1.3 and the longest row holds two pieces; "
+       "docs/design/balanced.md)"},
+      {"--piece-length", "P", "the balanced family's: rows of more than P products are cut into pieces (at most 16 per "
+       "row; default 64, 256 where a row has more than 2048 products)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
        "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed and the faster "

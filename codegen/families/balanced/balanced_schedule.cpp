@@ -1,0 +1,69 @@
+#include "codegen/families/balanced/balanced_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "compiler/common/diagnostics.h"
+
+namespace spmmc {
+
+namespace {
+
+int32_t row_length(const Csr& a, int32_t r) {
+  return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)];
+}
+
+int32_t longest_row(const Csr& a) {
+  int32_t longest = 0;
+  for (int32_t r = 0; r < a.rows; ++r) longest = std::max(longest, row_length(a, r));
+  return longest;
+}
+
+}  // namespace
+
+int32_t default_piece_length(const Csr& a) { return longest_row(a) > 2048 ? 256 : 64; }
+
+BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps) {
+  SPMMC_CHECK(piece_length >= 1 && warps >= 1 && warps <= 32, "balanced schedule: piece length >= 1, 1..32 warps");
+  BalancedSchedule s;
+  s.warps = warps;
+  s.piece_length = piece_length;
+  std::vector<int32_t> order(static_cast<size_t>(a.rows));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return row_length(a, x) > row_length(a, y); });
+  const auto pad_block = [&] {
+    while (s.slots.size() % static_cast<size_t>(warps) != 0) s.slots.push_back(BalancedPiece{});
+  };
+  for (const int32_t r : order) {
+    const int32_t len = row_length(a, r), begin = a.row_ptr[static_cast<size_t>(r)];
+    const int32_t pieces = len > piece_length ? std::min<int32_t>(warps, (len + piece_length - 1) / piece_length) : 1;
+    if (static_cast<int32_t>(s.slots.size() % static_cast<size_t>(warps)) + pieces > warps) pad_block();
+    const int32_t first = static_cast<int32_t>(s.slots.size() % static_cast<size_t>(warps));
+    const int32_t size = pieces == 1 ? len : (len + pieces - 1) / pieces;
+    for (int32_t q = 0; q < pieces; ++q) {
+      const int32_t lo = std::min(len, q * size), hi = std::min(len, (q + 1) * size);
+      s.slots.push_back({r, begin + lo, begin + hi, first, pieces});
+      s.longest_piece = std::max(s.longest_piece, hi - lo);
+    }
+    s.rows_cut += pieces > 1;
+  }
+  if (s.slots.empty()) s.slots.push_back(BalancedPiece{});
+  pad_block();
+  return s;
+}
+
+bool balanced_by_rule(const Csr& a, std::string& why) {
+  const int32_t longest = longest_row(a), length = default_piece_length(a);
+  double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0, var = 0.0;
+  for (int32_t r = 0; r < a.rows; ++r) var += (row_length(a, r) - mean) * (row_length(a, r) - mean);
+  const double cov = mean > 0 ? std::sqrt(var / a.rows) / mean : 0.0;
+  const bool skewed = cov >= kBalancedMinCov, cut = longest > 2 * length;
+  why = fmt::format("rows' coefficient of variation {:.2f} ({} {}), longest row {} products ({} 2 x {})", cov,
+                    skewed ? ">=" : "<", kBalancedMinCov, longest, cut ? ">" : "<=", length);
+  return skewed && cut;
+}
+
+}  // namespace spmmc

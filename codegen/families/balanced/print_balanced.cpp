@@ -1,0 +1,51 @@
+#include "codegen/families/balanced/print_balanced.h"
+
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "codegen/embedded_templates.h"
+#include "codegen/fill_template.h"
+
+namespace spmmc {
+
+namespace {
+
+template <class T, class F>
+std::string joined(const std::vector<T>& values, F&& print) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += i % 16 == 0 ? ",\n" : ", ";
+    out += print(values[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string print_balanced(const Csr& a, const BalancedSchedule& schedule) {
+  const auto number = [](int32_t x) { return std::to_string(x); };
+  return fill_template(
+      embedded_template("kernel_balanced.cuh"),
+      {{"HEADER_COMMENT", ""},
+       {"M", std::to_string(a.rows)},
+       {"WARPS", std::to_string(schedule.warps)},
+       {"BLOCKS", std::to_string(schedule.blocks())},
+       {"PIECE_LENGTH", std::to_string(schedule.piece_length)},
+       {"ROW_PTR", joined(a.row_ptr, number)},
+       // an empty A: one unused entry (CUDA has no arrays of zero elements)
+       {"COL_IDX", a.col_idx.empty() ? "0" : joined(a.col_idx, number)},
+       {"WEIGHT_BITS", a.values.empty() ? "0u" : joined(a.values, [](float x) {
+          uint32_t bits = 0;
+          std::memcpy(&bits, &x, sizeof bits);
+          return fmt::format("0x{:08x}u", bits);
+        })},
+       {"PIECES", joined(schedule.slots, [&](const BalancedPiece& p) {
+          return fmt::format("{{{}, {}, {}, {}}}", p.row, p.begin, p.end, p.first + schedule.warps * p.pieces);
+        })}},
+      "kernel_balanced.cuh");
+}
+
+}  // namespace spmmc

@@ -1,0 +1,245 @@
+// The balanced family (codegen/families/balanced, docs/design/balanced.md): its schedule, its rule,
+// and its emitted file run on the CPU through tests/cuda_emulation at every vector width, against a
+// reference that sums in the schedule's piece order (bit for bit) and against float64.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/families/balanced/balanced_schedule.h"
+#include "compiler/common/csr.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/formats/write_matrix.h"
+#include "runtime/reference_spmm.h"
+#include "tests/codegen/emitted_kernel_util.h"
+#include "tests/test_util.h"
+
+namespace fs = std::filesystem;
+using namespace spmmc;
+
+namespace {
+
+// Rows of the given lengths over `cols` columns (distinct seeded columns, sorted; values in [-2, 2],
+// never zero).
+Csr rows_of_lengths(const std::vector<int32_t>& lengths, int32_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Csr a;
+  a.rows = static_cast<int32_t>(lengths.size());
+  a.cols = cols;
+  a.row_ptr.push_back(0);
+  std::vector<int32_t> all(static_cast<size_t>(cols));
+  for (int32_t c = 0; c < cols; ++c) all[static_cast<size_t>(c)] = c;
+  std::uniform_real_distribution<float> value(0.25f, 2.0f);
+  for (const int32_t len : lengths) {
+    std::shuffle(all.begin(), all.end(), rng);
+    std::vector<int32_t> picked(all.begin(), all.begin() + len);
+    std::sort(picked.begin(), picked.end());
+    for (const int32_t c : picked) {
+      a.col_idx.push_back(c);
+      a.values.push_back(rng() % 2 ? value(rng) : -value(rng));
+    }
+    a.row_ptr.push_back(static_cast<int32_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+// C = A * B as the balanced kernel sums it: each piece's products in column order by fmaf from +0;
+// a whole row's sum is its piece's; a cut row's, +0 plus its pieces' sums in piece order.
+std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
+  std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
+  std::map<int32_t, std::vector<const BalancedPiece*>> pieces;
+  for (const BalancedPiece& p : s.slots)
+    if (p.row >= 0) pieces[p.row].push_back(&p);
+  for (const auto& [row, list] : pieces)
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<float> sums;
+      for (const BalancedPiece* p : list) {
+        float acc = 0.0f;
+        for (int32_t q = p->begin; q < p->end; ++q)
+          acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
+        sums.push_back(acc);
+      }
+      float total = sums[0];
+      if (sums.size() > 1) {
+        total = 0.0f;
+        for (const float x : sums) total += x;
+      }
+      c[static_cast<size_t>(row) * n + j] = total;
+    }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("balanced schedule: every product once, a row's pieces in one block, longest first", "[codegen][balanced]") {
+  // Lengths around the piece length and the block: empty, short, 64, 65 (two pieces), 200 (four),
+  // 1100 (more than 16 x 64: sixteen pieces of 69), and enough short rows to fill several blocks.
+  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17};
+  for (int i = 0; i < 30; ++i) lengths.push_back(i % 7);
+  const Csr a = rows_of_lengths(lengths, 1200, 7);
+  const BalancedSchedule s = schedule_balanced(a, 64, 16);
+  REQUIRE(s.slots.size() % 16 == 0);
+  CHECK(s.blocks() == static_cast<int32_t>(s.slots.size()) / 16);
+  std::vector<int32_t> covered(static_cast<size_t>(a.nnz()), 0);
+  std::map<int32_t, int32_t> pieces_seen;
+  int32_t previous_length = std::numeric_limits<int32_t>::max();
+  for (size_t w = 0; w < s.slots.size(); ++w) {
+    const BalancedPiece& p = s.slots[w];
+    if (p.row < 0) continue;
+    const int32_t len = a.row_ptr[static_cast<size_t>(p.row) + 1] - a.row_ptr[static_cast<size_t>(p.row)];
+    for (int32_t q = p.begin; q < p.end; ++q) ++covered[static_cast<size_t>(q)];
+    CHECK(p.begin >= a.row_ptr[static_cast<size_t>(p.row)]);
+    CHECK(p.end <= a.row_ptr[static_cast<size_t>(p.row) + 1]);
+    // the row's pieces: consecutive warps of one block, from `first`, in product order
+    const int32_t index = static_cast<int32_t>(w % 16) - p.first;
+    CHECK(index >= 0);
+    CHECK(index < p.pieces);
+    CHECK(p.first + p.pieces <= 16);
+    if (index == 0) {
+      CHECK(p.begin == a.row_ptr[static_cast<size_t>(p.row)]);
+      CHECK(len <= previous_length);  // longest rows first
+      previous_length = len;
+    } else {
+      CHECK(s.slots[w - 1].row == p.row);
+      CHECK(s.slots[w - 1].end == p.begin);
+    }
+    ++pieces_seen[p.row];
+    CHECK(p.pieces == (len > 64 ? std::min(16, (len + 63) / 64) : 1));
+  }
+  CHECK(std::all_of(covered.begin(), covered.end(), [](int32_t x) { return x == 1; }));
+  CHECK(pieces_seen.size() == lengths.size());  // empty rows too: their warps store zeros
+  CHECK(pieces_seen[5] == 16);                  // 1100 products: sixteen pieces of 69
+  CHECK(s.longest_piece == 69);
+  CHECK(s.rows_cut == 4);  // 65, 129, 200, 1100
+  // An empty matrix still launches one (idle) block.
+  const BalancedSchedule none = schedule_balanced(rows_of_lengths({}, 4, 1), 64, 16);
+  CHECK(none.blocks() == 1);
+  CHECK(none.slots[0].row == -1);
+}
+
+TEST_CASE("balanced rule: uneven rows with a long one, not even or short ones", "[codegen][balanced]") {
+  std::string why;
+  std::vector<int32_t> skewed(200, 2);
+  skewed[3] = 400;
+  CHECK(balanced_by_rule(rows_of_lengths(skewed, 500, 1), why));
+  CHECK(why.find(">= 1.3") != std::string::npos);
+  CHECK_FALSE(balanced_by_rule(rows_of_lengths(std::vector<int32_t>(200, 40), 500, 2), why));  // even rows
+  std::vector<int32_t> short_skewed(200, 1);
+  short_skewed[0] = 100;  // uneven, but the longest row holds fewer than two pieces of 64
+  CHECK_FALSE(balanced_by_rule(rows_of_lengths(short_skewed, 500, 3), why));
+  CHECK(default_piece_length(rows_of_lengths({3000, 1}, 3100, 4)) == 256);
+  CHECK(default_piece_length(rows_of_lengths({2000, 1}, 3100, 4)) == 64);
+}
+
+TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation][balanced]") {
+  test::TempDir dir;
+  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33};
+  for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
+  const Csr a = rows_of_lengths(lengths, 1200, 11);
+  const fs::path matrix = dir.path / "skewed.mtx";
+  write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
+  REQUIRE(read_matrix_file(matrix.string(), ReadOptions{}).csr == a);
+  const fs::path out = dir.path / "out";
+  // auto takes it by its rule for these rows (the generic family's rule first: A is small)
+  const auto r = test::run_spmmc({"compile", matrix.string(), "--n", "64", "--name", "skewed", "-o", out.string(),
+                                  "--quiet", "--reproducible", "--tune", "none", "--family", "balanced", "--piece-length", "64"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(test::read_file(out / "skewed.json"));
+  CHECK(report["choice"]["family"] == "balanced");
+  CHECK(report["kernel"]["balanced"]["rows_cut"] == 4);
+  CHECK(report["kernel"]["variants"][0]["kernel"] == "balanced-v4");
+  std::string log;
+  const fs::path so = out / "libskewed.so";
+  const int built = test::build_emulated({out / "skewed.cu"}, so, log);
+  INFO(log);
+  REQUIRE(built == 0);
+  std::string error;
+  const auto kernel = test::EmulatedKernel::load(so, "skewed", error);
+  INFO(error);
+  REQUIRE(kernel);
+  const spmmc_kernel_info& info = *kernel->info();
+  CHECK(std::string(info.a_format) == "csr-pieces-constants");
+  CHECK(info.m == a.rows);
+  CHECK(info.nnz == a.nnz());
+  CHECK(info.variant_count == 3);
+  CHECK(std::string(info.variants[0].kernel) == "balanced-v4");
+  const BalancedSchedule schedule = schedule_balanced(a, 64, kBalancedWarps);
+  // n: one column, a few (lanes idle), two blocks of columns and a ragged third; B and C aligned to
+  // 16 bytes (V = 4 where n allows), offset by two floats (V = 2 for even n) and by one (V = 1).
+  for (const int64_t n : {1, 2, 3, 4, 6, 33, 63, 64, 66, 127, 128, 130, 260}) {
+    for (const size_t offset : {size_t{0}, size_t{2}, size_t{1}}) {
+      INFO("n = " << n << ", B and C offset by " << offset << " floats");
+      const std::vector<float> b = test::seeded_b(a.cols, n, static_cast<uint64_t>(n));
+      std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) * n + 8, std::nanf(""));
+      float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
+      float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data()) + 15) / 16 * 16) + offset;
+      std::copy(b.begin(), b.end(), b_at);
+      REQUIRE(kernel->entry(b_at, c_at, n, nullptr) == 0);
+      const std::vector<float> c(c_at, c_at + static_cast<size_t>(a.rows) * n);
+      const std::vector<float> expected = piece_order_spmm(a, schedule, b, n);
+      CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
+      const std::vector<double> exact = reference_spmm(a, b, n);
+      double err = 0, norm = 0;
+      for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
+      CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+      // rows without a cut sum in column order: the same bits as every other family's kernels
+      const std::vector<float> ordered = test::fmaf_spmm(a, b, n);
+      for (int32_t row = 0; row < a.rows; ++row) {
+        const int32_t len = a.row_ptr[static_cast<size_t>(row) + 1] - a.row_ptr[static_cast<size_t>(row)];
+        if (len <= 64)
+          CHECK(std::memcmp(&c[static_cast<size_t>(row) * n], &ordered[static_cast<size_t>(row) * n], n * sizeof(float)) == 0);
+      }
+    }
+  }
+  // Refused without touching C: null B, null C, n < 1.
+  std::vector<float> b(static_cast<size_t>(a.cols)), c(static_cast<size_t>(a.rows), 7.0f);
+  CHECK(kernel->entry(nullptr, c.data(), 1, nullptr) != 0);
+  CHECK(kernel->entry(b.data(), nullptr, 1, nullptr) != 0);
+  CHECK(kernel->entry(b.data(), c.data(), 0, nullptr) != 0);
+  CHECK(std::all_of(c.begin(), c.end(), [](float x) { return x == 7.0f; }));
+  // fp16 has no balanced kernel: a usage error.
+  const auto half = test::run_spmmc({"compile", matrix.string(), "--n", "64", "--name", "h", "-o", out.string(), "--quiet",
+                                     "--family", "balanced", "--dtype", "fp16"});
+  CHECK(half.exit_code == 64);
+  CHECK(half.err.find("--family balanced takes float32 or tf32") != std::string::npos);
+}
+
+TEST_CASE("compile: --family auto takes the balanced family for uneven rows, the generic one for even rows",
+          "[codegen][balanced]") {
+  test::TempDir dir;
+  // 600 rows of 4 products with every 20th row of 1500 (47 280 non-zeros): the unrolled launch is
+  // short of warps (the generic family's rule), and the rows vary (the balanced rule).
+  std::vector<int32_t> lengths(600, 4);
+  for (size_t r = 0; r < lengths.size(); r += 20) lengths[r] = 1500;
+  const fs::path skewed = dir.path / "skewed.mtx", even = dir.path / "even.mtx";
+  write_matrix(rows_of_lengths(lengths, 2000, 5), skewed.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
+  write_matrix(rows_of_lengths(std::vector<int32_t>(600, 80), 2000, 6), even.string(), MatrixFormat::kMatrixMarket,
+               "balanced_family_test");
+  for (const auto& [matrix, family] : {std::pair{skewed, "balanced"}, std::pair{even, "generic"}}) {
+    const fs::path out = dir.path / family;
+    const auto r = test::run_spmmc({"compile", matrix.string(), "--n", "32", "--name", "k", "-o", out.string(), "--quiet",
+                                    "--tune", "none"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(test::read_file(out / "k.json"));
+    CHECK(report["choice"]["family"] == family);
+    CHECK(report["kernel"].contains("balanced") == (std::string(family) == "balanced"));
+    if (std::string(family) == "balanced") {
+      CHECK(report["choice"]["family_why"].get<std::string>().find("coefficient of variation") != std::string::npos);
+      CHECK(report["kernel"]["balanced"]["piece_length"] == 64);
+      CHECK(report["kernel"]["balanced"]["rows_cut"] == 30);
+      CHECK(test::read_file(out / "k.cu").find("#define SPMMC_BALANCED 1") != std::string::npos);
+    }
+  }
+}

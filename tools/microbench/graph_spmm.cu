@@ -1,0 +1,474 @@
+// Issue 28: kernels for irregular matrices and graphs, before any of them is emitted. DA-SpMM's
+// design space (row balance or element balance, sequential or parallel reduction; B and C are
+// row-major in spmmc's ABI, so its column-major axis is not studied) and dgSPARSE's coalesced row
+// caching, on one matrix's pattern (seeded weights and B, L2 flushed before every run), against
+// cuSPARSE's SpMM algorithms in the same process (their preprocessing untimed):
+//   rb-sr         a warp per row and 32*V columns (V = 4, 2 or 1 floats per lane, vector loads of
+//                 B): the row's column indices and weights loaded 32 at a time by the warp, one per
+//                 lane, and handed to every lane by shuffles (coalesced row caching), eight loads
+//                 of B in flight; the sum in column order. Rows in their order, or (`lpt`) longest
+//                 first, as an ahead-of-time schedule can order them.
+//   rb-pr G       a warp per row and 32*V/G columns, G groups of lanes taking every G-th product,
+//                 the G partial sums added by shuffles (DA-SpMM's RB+RM+PR)
+//   eb-sr P       a warp per P products (element balance, DA-SpMM's EB+RM+SR): each run of a row
+//                 inside the warp's products summed in order and added to C with atomicAdd (C
+//                 zeroed in the timed launch)
+//   split L       rows longer than L products cut into pieces of L (ahead of time, from A only),
+//                 a warp per piece, longest first; a row's pieces written to a workspace and summed
+//                 in piece order by the warp that finishes last (a counter per row and column
+//                 block): deterministic, the same sums at every n
+//   split L atomic the same pieces added to C with atomicAdd (C zeroed in the timed launch)
+//   block W L     the pieces of a row (at most W, longer pieces where a row has more than W * L
+//                 products) placed in one block of W warps and summed in piece order from shared
+//                 memory by the row's last warp to finish: no workspace, deterministic
+// Variants that sum in column order must agree bit for bit with rb-sr; every variant within 1e-5
+// of a float64 reference of sampled rows. One Markdown table on stdout, each time also against the
+// best cuSPARSE algorithm.
+//
+// usage: graph_spmm FILE.{smtx,mtx} N [--runs R] [--warmup W]     N a multiple of 32
+//        exit 0, 1 mismatch, 64, 69, 70
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "smtx.cuh"
+
+namespace {
+
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kWarpsPerBlock = 4;
+constexpr int kAhead = 8;  // loads of B in flight per lane
+
+template <int V>
+__device__ __forceinline__ void load_b(const float* p, float (&r)[V]) {
+  if constexpr (V == 4) {
+    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
+  } else if constexpr (V == 2) {
+    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
+    r[0] = t.x, r[1] = t.y;
+  } else {
+    r[0] = __ldg(p);
+  }
+}
+
+template <int V>
+__device__ __forceinline__ void store_c(float* p, const float (&r)[V]) {
+  if constexpr (V == 4) *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
+  else if constexpr (V == 2) *reinterpret_cast<float2*>(p) = make_float2(r[0], r[1]);
+  else p[0] = r[0];
+}
+
+// Products [p, end) of one row for a lane's V columns (`at`: B + its first column), added to acc in
+// order: every G-th product from the group's first (G = 1: all). The warp loads 32 products' column
+// and weight at a time, lane j product j, and shuffles them to every lane; kAhead loads of B are in
+// flight per lane. Every lane of the warp must call it with the same p and end.
+template <int V, int G>
+__device__ __forceinline__ void sum_products(const int* __restrict__ cols, const float* __restrict__ ws, int p, int end,
+                                             const float* __restrict__ at, int64_t n, int group, float (&acc)[V]) {
+  const int lane = threadIdx.x & 31;
+  for (; p < end; p += 32) {
+    const int count = min(32, end - p);
+    const int my_col = lane < count ? __ldg(&cols[p + lane]) : 0;
+    const float my_w = lane < count ? __ldg(&ws[p + lane]) : 0.0f;
+    // Whole rounds of G * kAhead products (the same trip count in every lane: shuffles need the
+    // whole warp), each group its kAhead of them; then the rest, G at a time.
+    int j = 0;
+    for (; j + G * kAhead <= count; j += G * kAhead) {
+      float b[kAhead][V], w[kAhead];
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) {
+        const int k = __shfl_sync(kFull, my_col, j + G * u + group);
+        w[u] = __shfl_sync(kFull, my_w, j + G * u + group);
+        load_b<V>(at + int64_t(k) * n, b[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u)
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
+    }
+    for (; j < count; j += G) {
+      const int q = min(j + group, 31);
+      const int k = __shfl_sync(kFull, my_col, q);
+      const float w = __shfl_sync(kFull, my_w, q);
+      if (j + group < count) {
+        float b[V];
+        load_b<V>(at + int64_t(k) * n, b);
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+      }
+    }
+  }
+}
+
+// ---- row balance ---------------------------------------------------------------------------------
+// A warp per row (rows[warp], or warp itself without `rows`) and 32*V/G columns (blockIdx.y).
+template <int V, int G>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock) row_balance(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                               const float* __restrict__ ws, const int* __restrict__ rows, int m,
+                                                               const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  constexpr int kLanes = 32 / G;  // lanes of a group: they cover the warp's columns
+  const int warp = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (warp >= m) return;
+  const int row = rows ? rows[warp] : warp;
+  const int lane = threadIdx.x & 31, group = lane / kLanes;
+  const int64_t col = int64_t(blockIdx.y) * kLanes * V + (lane % kLanes) * V;
+  float acc[V] = {};
+  sum_products<V, G>(cols, ws, row_ptr[row], row_ptr[row + 1], B + col, n, group, acc);
+#pragma unroll
+  for (int off = kLanes; off < 32; off *= 2)
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] += __shfl_xor_sync(kFull, acc[v], off);
+  if (group == 0) store_c<V>(C + int64_t(row) * n + col, acc);
+}
+
+// ---- element balance ------------------------------------------------------------------------------
+// A warp per `chunk` products from warp * chunk (its first row: first_row[warp]), 32*V columns; each
+// run of a row added to C with atomicAdd.
+template <int V>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock) element_balance(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                                   const float* __restrict__ ws, const int* __restrict__ first_row,
+                                                                   int warps, int chunk, int nnz, const float* __restrict__ B,
+                                                                   float* __restrict__ C, int64_t n) {
+  const int warp = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (warp >= warps) return;
+  const int lane = threadIdx.x & 31;
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  const int begin = warp * chunk, end = min(nnz, begin + chunk);
+  for (int row = first_row[warp], p = begin; p < end; ++row) {
+    const int stop = min(end, row_ptr[row + 1]);
+    if (stop <= p) continue;
+    float acc[V] = {};
+    sum_products<V, 1>(cols, ws, p, stop, B + col, n, 0, acc);
+#pragma unroll
+    for (int v = 0; v < V; ++v) atomicAdd(&C[int64_t(row) * n + col + v], acc[v]);
+    p = stop;
+  }
+}
+
+// ---- rows split into pieces ahead of time ----------------------------------------------------------
+struct Piece {
+  int row, begin, end;
+  int split;       // -1: the whole row; else the row's index among the split rows
+  int first_slot;  // the workspace row of the row's first piece (its pieces: consecutive slots)
+  int index;       // this piece's index among the row's
+  int pieces;      // the row's pieces
+};
+
+// A warp per piece (longest first) and 32*V columns; kAtomic: pieces of split rows added to C with
+// atomicAdd; else written to the workspace, and the last of a row's pieces to finish (per column
+// block) sums them in piece order into C and resets the row's counter for the next launch.
+template <int V, bool kAtomic>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock) split_rows(const int* __restrict__ cols, const float* __restrict__ ws,
+                                                              const Piece* __restrict__ pieces, int count,
+                                                              float* __restrict__ work, unsigned* __restrict__ arrived,
+                                                              const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  const int warp = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (warp >= count) return;
+  const Piece piece = pieces[warp];
+  const int lane = threadIdx.x & 31;
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  float acc[V] = {};
+  sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
+  if (piece.split < 0) {
+    store_c<V>(C + int64_t(piece.row) * n + col, acc);
+    return;
+  }
+  if constexpr (kAtomic) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) atomicAdd(&C[int64_t(piece.row) * n + col + v], acc[v]);
+  } else {
+    store_c<V>(work + int64_t(piece.first_slot + piece.index) * n + col, acc);
+    __threadfence();
+    __syncwarp();
+    unsigned before = 0;
+    unsigned* counter = &arrived[int64_t(piece.split) * gridDim.y + blockIdx.y];
+    if (lane == 0) before = atomicAdd(counter, 1u);
+    before = __shfl_sync(kFull, before, 0);
+    if (before + 1 != unsigned(piece.pieces)) return;
+    __threadfence();
+    float sum[V] = {};
+    for (int q = 0; q < piece.pieces; ++q) {
+      const float* at = work + int64_t(piece.first_slot + q) * n + col;
+#pragma unroll
+      for (int v = 0; v < V; ++v) sum[v] += __ldcg(at + v);
+    }
+    store_c<V>(C + int64_t(piece.row) * n + col, sum);
+    if (lane == 0) *counter = 0;
+  }
+}
+
+// The pieces of rows cut at `length` products, longest first (ties by row); `slots` gets the
+// workspace rows needed, `split` the rows cut.
+std::vector<Piece> cut_rows(const Csr& a, int length, int& slots, int& split) {
+  std::vector<Piece> out;
+  slots = split = 0;
+  for (int r = 0; r < a.m; ++r) {
+    const int begin = a.row_ptr[r], end = a.row_ptr[r + 1];
+    if (end - begin <= length) {
+      out.push_back({r, begin, end, -1, 0, 0, 1});
+      continue;
+    }
+    const int pieces = (end - begin + length - 1) / length;
+    for (int q = 0; q < pieces; ++q) out.push_back({r, begin + q * length, std::min(end, begin + (q + 1) * length), split, slots, q, pieces});
+    slots += pieces, ++split;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Piece& x, const Piece& y) { return x.end - x.begin > y.end - y.begin; });
+  return out;
+}
+
+// ---- a row's pieces in one block, combined in shared memory ------------------------------------------
+// The same pieces, placed so that a row's pieces are warps of one block of W warps (rows longer than
+// W * L cut into W pieces): each piece's sum goes to the block's shared memory, and the row's last
+// warp to finish adds them in piece order (a shared counter per row): no workspace in global memory,
+// no global atomics, deterministic. warp_piece[block * W + w]: the piece of warp w (row -1: idle).
+struct BlockPiece {
+  int row, begin, end;
+  int first;   // the warp (in its block) of the row's first piece
+  int pieces;  // the row's pieces
+};
+
+template <int V, int W>
+__global__ void __launch_bounds__(32 * W) block_pieces(const int* __restrict__ cols, const float* __restrict__ ws,
+                                                      const BlockPiece* __restrict__ warp_piece, const float* __restrict__ B,
+                                                      float* __restrict__ C, int64_t n) {
+  __shared__ float partial[W][32 * V];
+  __shared__ unsigned arrived[W];
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) arrived[w] = 0;
+  __syncthreads();
+  const BlockPiece piece = warp_piece[blockIdx.x * W + w];
+  if (piece.row < 0) return;
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  float acc[V] = {};
+  sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
+  if (piece.pieces == 1) {
+    store_c<V>(C + int64_t(piece.row) * n + col, acc);
+    return;
+  }
+#pragma unroll
+  for (int v = 0; v < V; ++v) partial[w][lane * V + v] = acc[v];
+  __threadfence_block();
+  __syncwarp();
+  unsigned before = 0;
+  if (lane == 0) before = atomicAdd(&arrived[piece.first], 1u);
+  before = __shfl_sync(kFull, before, 0);
+  if (before + 1 != unsigned(piece.pieces)) return;
+  __threadfence_block();
+  float sum[V] = {};
+  for (int q = 0; q < piece.pieces; ++q)
+#pragma unroll
+    for (int v = 0; v < V; ++v) sum[v] += *static_cast<volatile float*>(&partial[piece.first + q][lane * V + v]);
+  store_c<V>(C + int64_t(piece.row) * n + col, sum);
+}
+
+// Rows longest first; a row longer than `length` cut into min(W, ceil(len / length)) pieces of equal
+// size, all in one block (a block closed, its rest idle, where they do not fit).
+std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut) {
+  std::vector<int> order(a.m);
+  std::iota(order.begin(), order.end(), 0);
+  auto len = [&](int r) { return a.row_ptr[r + 1] - a.row_ptr[r]; };
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return len(x) > len(y); });
+  std::vector<BlockPiece> out;
+  cut = 0;
+  for (int r : order) {
+    const int l = len(r);
+    const int pieces = l > length ? std::min(W, (l + length - 1) / length) : 1;
+    const int used = int(out.size() % W);
+    if (used + pieces > W)
+      while (out.size() % W) out.push_back({-1, 0, 0, 0, 0});
+    const int first = int(out.size() % W), size = (l + pieces - 1) / pieces;
+    for (int q = 0; q < pieces; ++q)
+      out.push_back({r, a.row_ptr[r] + std::min(l, q * size), a.row_ptr[r] + std::min(l, (q + 1) * size), first, pieces});
+    cut += pieces > 1;
+  }
+  while (out.size() % W) out.push_back({-1, 0, 0, 0, 0});
+  return out;
+}
+
+#define CUSPARSE_CHECK(call)                                                                               \
+  do {                                                                                                     \
+    const cusparseStatus_t s_ = (call);                                                                    \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cusparseGetErrorString(s_)); \
+      std::exit(mb::kExitCuda);                                                                            \
+    }                                                                                                      \
+  } while (0)
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mb::Options o = mb::parse_options(argc, argv, " FILE.{smtx,mtx} N");
+  if (o.rest.size() != 2) {
+    std::fprintf(stderr, "usage: %s FILE.{smtx,mtx} N [--runs R] [--warmup W]\n", argv[0]);
+    return mb::kExitUsage;
+  }
+  const long long n_arg = std::atoll(o.rest[1].c_str());
+  if (n_arg < 32 || n_arg > 8192 || n_arg % 32) {
+    std::fprintf(stderr, "N must be a multiple of 32 in 32..8192\n");
+    return mb::kExitUsage;
+  }
+  const Csr a = read_matrix(o.rest[0]);
+  const int n = int(n_arg);
+  mb::require_gpu(argv[0]);
+  const int nnz = int(a.col.size());
+  int longest = 0;
+  double mean = double(nnz) / std::max(1, a.m), var = 0;
+  for (int i = 0; i < a.m; ++i) {
+    const int len = a.row_ptr[i + 1] - a.row_ptr[i];
+    longest = std::max(longest, len);
+    var += (len - mean) * (len - mean);
+  }
+  const double cov = mean > 0 ? std::sqrt(var / std::max(1, a.m)) / mean : 0;
+
+  CsrStudy study(a, n, o);
+  const DeviceArray d_row_ptr(a.row_ptr), d_col(a.col);
+  const DeviceArray d_w(a.w), d_b(study.b());
+  float* const d_c = study.c();
+  const int64_t c_bytes = int64_t(a.m) * n * sizeof(float);
+
+  struct Row {
+    std::string name;
+    CsrStudy::Result r;
+    bool ordered;
+  };
+  std::vector<Row> rows;
+  double best_cusparse = 0;
+  std::string best_cusparse_name;
+  auto measure = [&](const std::string& name, bool ordered, const std::function<void()>& launch) {
+    rows.push_back({name, study.measure(launch, ordered), ordered});
+    std::fflush(stdout);
+  };
+
+  // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
+  cusparseHandle_t handle;
+  CUSPARSE_CHECK(cusparseCreate(&handle));
+  cusparseSpMatDescr_t sa;
+  cusparseDnMatDescr_t sb, sc;
+  CUSPARSE_CHECK(cusparseCreateCsr(&sa, a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), CUSPARSE_INDEX_32I,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&sb, a.k, n, n, d_b.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&sc, a.m, n, n, d_c, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  const float one = 1.0f, zero = 0.0f;
+  const std::pair<cusparseSpMMAlg_t, const char*> algs[] = {{CUSPARSE_SPMM_ALG_DEFAULT, "cuSPARSE default"},
+                                                           {CUSPARSE_SPMM_CSR_ALG1, "cuSPARSE CSR_ALG1"},
+                                                           {CUSPARSE_SPMM_CSR_ALG2, "cuSPARSE CSR_ALG2"},
+                                                           {CUSPARSE_SPMM_CSR_ALG3, "cuSPARSE CSR_ALG3"}};
+  std::vector<void*> buffers;
+  for (const auto& [alg, name] : algs) {
+    size_t bytes = 0;
+    if (cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
+                                &zero, sc, CUDA_R_32F, alg, &bytes) != CUSPARSE_STATUS_SUCCESS)
+      continue;
+    void* buffer = nullptr;
+    MB_CHECK(cudaMalloc(&buffer, std::max<size_t>(bytes, 16)));
+    buffers.push_back(buffer);
+    if (cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
+                                &zero, sc, CUDA_R_32F, alg, buffer) != CUSPARSE_STATUS_SUCCESS)
+      continue;
+    measure(name, false, [&, alg = alg, buffer] {
+      CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
+                                  &zero, sc, CUDA_R_32F, alg, buffer));
+    });
+    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = name;
+  }
+
+  // Our kernels: V floats per lane, 32*V columns per warp (the vector that divides n).
+  const int v = n % 128 == 0 ? 4 : n % 64 == 0 ? 2 : 1;
+  auto blocks = [](int warps) { return unsigned((warps + kWarpsPerBlock - 1) / kWarpsPerBlock); };
+  std::vector<int> by_length(a.m);
+  std::iota(by_length.begin(), by_length.end(), 0);
+  std::stable_sort(by_length.begin(), by_length.end(), [&](int x, int y) {
+    return a.row_ptr[x + 1] - a.row_ptr[x] > a.row_ptr[y + 1] - a.row_ptr[y];
+  });
+  const DeviceArray d_by_length(by_length);
+  auto rb = [&](auto kernel, int g, const std::string& name, const int* order, bool ordered) {
+    const dim3 grid{blocks(a.m), unsigned(n / (32 * v / g))};
+    measure(name, ordered, [&, kernel, grid, order] {
+      kernel<<<grid, 32 * kWarpsPerBlock>>>(d_row_ptr.get(), d_col.get(), d_w.get(), order, a.m, d_b.get(), d_c, n);
+    });
+  };
+  auto by_v = [&](auto run) {
+    if (v == 4) run(std::integral_constant<int, 4>{});
+    else if (v == 2) run(std::integral_constant<int, 2>{});
+    else run(std::integral_constant<int, 1>{});
+  };
+  by_v([&](auto vv) {
+    constexpr int V = decltype(vv)::value;
+    rb(row_balance<V, 1>, 1, "rb-sr", nullptr, true);
+    rb(row_balance<V, 1>, 1, "rb-sr lpt", d_by_length.get(), true);
+    rb(row_balance<V, 2>, 2, "rb-pr 2 lpt", d_by_length.get(), false);
+    rb(row_balance<V, 4>, 4, "rb-pr 4 lpt", d_by_length.get(), false);
+    for (int chunk : {32, 128, 512}) {
+      const int warps = (nnz + chunk - 1) / chunk;
+      std::vector<int> first_row(std::max(1, warps));
+      for (int w = 0; w < warps; ++w)
+        first_row[w] = int(std::upper_bound(a.row_ptr.begin(), a.row_ptr.end(), w * chunk) - a.row_ptr.begin()) - 1;
+      const DeviceArray d_first(first_row);
+      const dim3 grid{blocks(warps), unsigned(n / (32 * V))};
+      measure(mb::format("eb-sr %d", chunk), false, [&, grid, warps, chunk] {
+        MB_CHECK(cudaMemsetAsync(d_c, 0, c_bytes));
+        element_balance<V><<<grid, 32 * kWarpsPerBlock>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_first.get(), warps,
+                                                          chunk, nnz, d_b.get(), d_c, n);
+      });
+    }
+    for (int length : {64, 256, 1024}) {
+      int slots = 0, split = 0;
+      const std::vector<Piece> pieces = cut_rows(a, length, slots, split);
+      if (split == 0) continue;
+      const DeviceArray d_pieces(pieces);
+      const DeviceArray d_work(std::vector<float>(size_t(slots) * n));
+      const DeviceArray d_arrived(std::vector<unsigned>(size_t(split) * (n / (32 * V))));
+      const dim3 grid{blocks(int(pieces.size())), unsigned(n / (32 * V))};
+      const int count = int(pieces.size());
+      measure(mb::format("split %d (%d rows cut)", length, split), false, [&, grid, count] {
+        split_rows<V, false><<<grid, 32 * kWarpsPerBlock>>>(d_col.get(), d_w.get(), d_pieces.get(), count, d_work.get(),
+                                                            d_arrived.get(), d_b.get(), d_c, n);
+      });
+      measure(mb::format("split %d atomic", length), false, [&, grid, count] {
+        MB_CHECK(cudaMemsetAsync(d_c, 0, c_bytes));
+        split_rows<V, true><<<grid, 32 * kWarpsPerBlock>>>(d_col.get(), d_w.get(), d_pieces.get(), count, nullptr, nullptr,
+                                                           d_b.get(), d_c, n);
+      });
+    }
+    auto blocked = [&](auto kernel, int w, int length) {
+      int cut = 0;
+      const std::vector<BlockPiece> placed = place_pieces(a, length, w, cut);
+      const DeviceArray d_placed(placed);
+      const dim3 grid{unsigned(placed.size() / w), unsigned(n / (32 * V))};
+      measure(mb::format("block %d warps, pieces of %d (%d rows cut)", w, length, cut), false, [&, kernel, grid, w] {
+        kernel<<<grid, 32 * w>>>(d_col.get(), d_w.get(), d_placed.get(), d_b.get(), d_c, n);
+      });
+    };
+    for (int length : {64, 256}) {
+      blocked(block_pieces<V, 8>, 8, length);
+      blocked(block_pieces<V, 16>, 16, length);
+      blocked(block_pieces<V, 32>, 32, length);
+    }
+  });
+
+  std::printf("## %s, n = %d (%d x %d, %d non-zeros, rows: mean %.1f, longest %d, COV %.2f)\n\n", o.rest[0].c_str(), n,
+              a.m, a.k, nnz, mean, longest, cov);
+  std::printf("| variant | µs | TFLOP/s | × best cuSPARSE (%s) | bit-equal to rb-sr | max rel error |\n|---|--:|--:|--:|---|--:|\n",
+              best_cusparse_name.c_str());
+  for (const Row& row : rows)
+    std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", row.name.c_str(), row.r.us, 2.0 * nnz * n / (row.r.us * 1e6),
+                best_cusparse > 0 ? best_cusparse / row.r.us : 0.0, row.ordered ? (row.r.equal ? "yes" : "NO") : "—", row.r.error);
+  for (void* b : buffers) cudaFree(b);
+  cusparseDestroyDnMat(sb);
+  cusparseDestroyDnMat(sc);
+  cusparseDestroySpMat(sa);
+  cusparseDestroy(handle);
+  std::printf("\ngraph_spmm: %s\n", study.failures() ? "MISMATCH (a variant differs from rb-sr or from float64)" : "all agree");
+  return study.failures() ? 1 : 0;
+}
