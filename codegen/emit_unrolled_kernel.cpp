@@ -15,6 +15,7 @@
 #include "codegen/embedded_templates.h"
 #include "codegen/fill_template.h"
 #include "codegen/generic_launch.h"
+#include "codegen/families/balanced/balanced_launch.h"
 #include "codegen/families/balanced/print_balanced.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tensor_core.h"
@@ -112,9 +113,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   SPMMC_CHECK(is_c_identifier(options.name), "the kernel name must be a C identifier");
   SPMMC_CHECK(!(options.generic_only && options.tensor_core), "one family: generic or tensor-core");
   SPMMC_CHECK(options.generic_below_n >= 0, "generic_below_n must not be negative");
-  SPMMC_CHECK(!options.balanced || (options.generic_only && (options.dtype == DType::kFp32 || options.dtype == DType::kTf32) &&
-                                    !options.nvrtc_form),
-              "the balanced family: a generic-only file of float32 (or tf32) values, no NVRTC form");
+  SPMMC_CHECK(!options.balanced || (options.generic_only && (options.dtype == DType::kFp32 || options.dtype == DType::kTf32)),
+              "the balanced family: a generic-only file of float32 (or tf32) values");
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
@@ -201,41 +201,41 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   // B's and C's element type and the generic path's loads and stores of it (templates/dtype_*.cuh).
   const std::string dtype_template = fmt::format("dtype_{}.cuh", dtype_name(code_dtype));
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
-  // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
-  // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.
-  const std::vector<int32_t> generic_order = generic_row_order(a, tiling);
-  std::vector<int32_t> generic_span;  // the products of each slot's row: begin, end
-  generic_span.reserve(2 * generic_order.size());
-  for (const int32_t row : generic_order) {
-    generic_span.push_back(a.row_ptr[static_cast<size_t>(row)]);
-    generic_span.push_back(a.row_ptr[static_cast<size_t>(row) + 1]);
-  }
-  const std::map<std::string, std::string> generic_values = {
-      {"HEADER_COMMENT", ""},
-      {"M", std::to_string(a.rows)},
-      {"NNZ", std::to_string(a.nnz())},
-      {"K_PARTS", std::to_string(k_part_begin.size() - 1)},
-      {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
-      {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
-      {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
-      {"GENERIC_ORDER", joined(generic_order, [](int32_t x) { return std::to_string(x); })},
-      {"GENERIC_SPAN", joined(generic_span, [](int32_t x) { return std::to_string(x); })},
-      // the generic family builds at nvcc's default level, the unrolled files' generic path at -O1
-      // (templates/kernel_generic.cuh says what each measured)
-      {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
-      {"WEIGHT_BITS", joined(a.values, [](float x) {
-         uint32_t bits = 0;
-         std::memcpy(&bits, &x, sizeof bits);
-         return fmt::format("0x{:08x}u", bits);
-       })},
-  };
   std::string generic_code;
   if (options.balanced) {
-    const BalancedSchedule schedule = schedule_balanced(a, options.piece_length);
+    const BalancedSchedule schedule = schedule_balanced(a, options.piece_length, kBalancedWarps, options.balanced_groups);
     generic_code = print_balanced(a, schedule);
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
   } else {
+    // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
+    // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.
+    const std::vector<int32_t> generic_order = generic_row_order(a, tiling);
+    std::vector<int32_t> generic_span;  // the products of each slot's row: begin, end
+    generic_span.reserve(2 * generic_order.size());
+    for (const int32_t row : generic_order) {
+      generic_span.push_back(a.row_ptr[static_cast<size_t>(row)]);
+      generic_span.push_back(a.row_ptr[static_cast<size_t>(row) + 1]);
+    }
+    const std::map<std::string, std::string> generic_values = {
+        {"HEADER_COMMENT", ""},
+        {"M", std::to_string(a.rows)},
+        {"NNZ", std::to_string(a.nnz())},
+        {"K_PARTS", std::to_string(k_part_begin.size() - 1)},
+        {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
+        {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
+        {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
+        {"GENERIC_ORDER", joined(generic_order, [](int32_t x) { return std::to_string(x); })},
+        {"GENERIC_SPAN", joined(generic_span, [](int32_t x) { return std::to_string(x); })},
+        // the generic family builds at nvcc's default level, the unrolled files' generic path at -O1
+        // (templates/kernel_generic.cuh says what each measured)
+        {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
+        {"WEIGHT_BITS", joined(a.values, [](float x) {
+           uint32_t bits = 0;
+           std::memcpy(&bits, &x, sizeof bits);
+           return fmt::format("0x{:08x}u", bits);
+         })},
+    };
     generic_code = fill_template(embedded_template("kernel_generic.cuh"), generic_values, "kernel_generic.cuh");
   }
   const std::map<std::string, std::string> kernel_values = {
@@ -278,10 +278,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"GENERIC_BELOW_N", std::to_string(options.generic_only ? 0 : options.generic_below_n)},
   };
   if (options.nvrtc_form) {
-    // The kernels the tuner looks up by name: the generic family's, or the tensor-core family's (the
-    // staged one where the file has its tables).
+    // The kernels the tuner looks up by name: the generic or balanced family's, or the tensor-core
+    // family's (the staged one where the file has its tables).
     std::vector<const char*> symbols;
-    if (options.generic_only) symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
+    if (options.balanced) symbols.assign(std::begin(kBalancedKernels), std::end(kBalancedKernels));
+    else if (options.generic_only) symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
     if (options.tensor_core) symbols.push_back(kTensorCoreKernel);
     if (options.tensor_core && tc.chunk_rows > 0) symbols.push_back(kTensorCoreStagedKernel);
     for (const char* symbol : symbols)
@@ -313,8 +314,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     k.variants.push_back({"unrolled", std::max<int64_t>(below, 1), (int64_t{1} << 32) / dtype_bytes(options.dtype) - 1,
                           "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"});
   if (options.balanced) {
-    k.variants.push_back({"balanced-v4", 128, any_n, "n % 4 == 0; B and C aligned to 16 bytes"});
-    k.variants.push_back({"balanced-v2", 64, any_n, "n % 2 == 0; B and C aligned to 8 bytes"});
+    const int64_t lanes = 32 / options.balanced_groups;  // the template's spmmc_balanced_lanes
+    k.variants.push_back({"balanced-v4", 4 * lanes, any_n, "n % 4 == 0; B and C aligned to 16 bytes"});
+    k.variants.push_back({"balanced-v2", 2 * lanes, any_n, "n % 2 == 0; B and C aligned to 8 bytes"});
     k.variants.push_back({"balanced-v1", 1, any_n, ""});
     return k;
   }

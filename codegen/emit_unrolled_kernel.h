@@ -52,9 +52,11 @@ struct EmitOptions {
   bool generic_only = false;
   // The balanced family (codegen/families/balanced, docs/design/balanced.md): with generic_only, its
   // kernel and schedule in place of the generic kernels (a_format "csr-pieces-constants"), rows
-  // longer than piece_length products cut into pieces; float32 (and tf32's CUDA-core code) only.
+  // longer than piece_length products cut into pieces (the tiling is not used); float32 (and tf32's
+  // CUDA-core code) only.
   bool balanced = false;
   int32_t piece_length = 64;
+  int32_t balanced_groups = 1;  // pieces per warp: 1, 2 or 4 (schedule_balanced)
   // The tensor-core family (docs/design/precision.md; fp16, bf16 or tf32): the file holds A's 8 x 1
   // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
   // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.

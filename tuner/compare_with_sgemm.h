@@ -26,12 +26,15 @@ struct SgemmComparison {
   std::string note;
 };
 
-// Compares result.sgemm with the emitted kernel's measured median time: the generic family's
-// kernel (result.generic, real in both modes) when `generic_emitted`, else the chosen candidate's
+// Compares result.sgemm with the emitted kernel's measured median time: the balanced family's kernel
+// (result.balanced) when `balanced_emitted`, the generic family's kernel (result.generic, real in
+// both modes) when `generic_emitted`, else the chosen candidate's
 // real kernel when `use_real` (--tune exhaustive) or when it was timed anyway (--tune proxy's
 // finalists, TuningOptions::real_finalists). Otherwise (--tune proxy with no finalists, unrolled)
 // it only reports SGEMM's time: a proxy is a reduced kernel whose time ranks the candidates but is
-// not the emitted kernel's. "compared_with" says which: "real kernel" or "generic kernel".
-SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bool generic_emitted = false);
+// not the emitted kernel's. "compared_with" says which: "real kernel", "generic kernel" or
+// "balanced kernel".
+SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bool generic_emitted = false,
+                                   bool balanced_emitted = false);
 
 }  // namespace spmmc

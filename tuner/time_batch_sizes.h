@@ -15,12 +15,13 @@
 
 namespace spmmc {
 
-// For each n of `sizes`: `tile`'s real kernel, emitted and split as tune_exhaustively emits it
-// (options.fmas_per_kernel), and the generic family's kernel with its rows in the order of
-// *options.generic_tiling (required), each checked against the float64 product at that n and timed
-// (options.timing, in a worker where options.worker is set). The real kernel's cubin comes from
-// options.cache where the search compiled it. One entry per size, in order.
-std::vector<BatchSizeMeasurement> time_batch_sizes(const Csr& a, const Plan& plan, const TileCandidate& tile,
+// For each n of `sizes`: `tile`'s real kernel (none: the generic family is emitted, not timed), emitted
+// and split as tune_exhaustively emits it (options.fmas_per_kernel), the generic family's kernel with
+// its rows in the order of *options.generic_tiling (required) and, where
+// options.balanced_piece_length asks, the balanced family's (options.balanced_groups), each checked against the float64
+// product at that n and timed (options.timing, in a worker where options.worker is set). The real
+// kernel's cubin comes from options.cache where the search compiled it. One entry per size, in order.
+std::vector<BatchSizeMeasurement> time_batch_sizes(const Csr& a, const Plan& plan, const TileCandidate* tile,
                                                    const std::vector<int64_t>& sizes, const GpuContext& gpu,
                                                    const TuningOptions& options);
 

@@ -102,6 +102,11 @@ struct TuningOptions {
   // Also time the generic family's kernel (tuner/time_generic_kernel.h), its rows in the order of
   // this tiling's A-tiles, once, after the candidates: TuningResult::generic. None: not timed.
   const RowTiling* generic_tiling = nullptr;
+  // Also time the balanced family's kernel (tuner/time_balanced_kernel.h) with rows cut at this many
+  // products, once the search has decided, and at the other batch sizes: TuningResult::balanced and
+  // BatchSizeMeasurement::balanced, with this many pieces per warp at the batch sizes. 0: not timed.
+  int32_t balanced_piece_length = 0;
+  int32_t balanced_groups = 1;
   // --tune proxy: the real kernels of this many candidates with the fastest proxies are compiled,
   // checked and timed, and the fastest real kernel wins (docs/design/proxies.md, "The finalists");
   // 0: the fastest proxy wins.
@@ -116,10 +121,12 @@ struct TuningOptions {
   double max_real_compile_seconds = kMaxRealCompileSeconds;
 };
 
-// The emitted kernel and the generic family's kernel at one batch size.
+// The emitted kernel, the generic family's and the balanced family's at one batch size (NotRun
+// where not timed: `family` where the search emits the generic family, `balanced` where
+// TuningOptions::balanced_piece_length is 0).
 struct BatchSizeMeasurement {
   int64_t n = 0;
-  Measurement family, generic;
+  Measurement family, generic, balanced;
 };
 
 struct TuningResult {
@@ -139,11 +146,17 @@ struct TuningResult {
   // TuningOptions::generic_tiling is none. (With it, --tune proxy may also time its pick's real
   // kernel: candidates[chosen].real, kRealCheckRatio.)
   std::optional<Measurement> generic;
+  // The balanced family's kernel at n, timed after the decision where TuningOptions::
+  // balanced_piece_length asks (then also at each batch size): the fastest of its pieces per warp
+  // timed (balanced_tried); absent otherwise.
+  std::optional<Measurement> balanced;
+  int32_t balanced_groups = 1;  // its pieces per warp: the fastest of those timed
+  std::vector<std::pair<int32_t, Measurement>> balanced_tried;  // each number of pieces per warp timed
   // With TuningOptions::heuristic: what to emit, decided real kernel against real kernel.
   std::optional<Decision> decision;
-  // A file compiled for several batch sizes (spmmc compile --n LIST or LO:HI): the emitted kernel
-  // and the generic family's kernel timed at each of the other sizes (tuner/time_batch_sizes.h);
-  // empty where not asked or not measured.
+  // A file compiled for several batch sizes (spmmc compile --n LIST or LO:HI): the emitted kernel,
+  // the generic family's kernel and the balanced one timed at each of the other sizes
+  // (tuner/time_batch_sizes.h); empty where not asked or not measured.
   std::vector<BatchSizeMeasurement> batch_sizes;
 };
 

@@ -152,8 +152,8 @@ const spmmc_kernel_variant spmmc_variants[] = {
      "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"},
 #endif
 #if defined(SPMMC_BALANCED)
-    {"balanced-v4", 128, spmmc_any_n, "n % 4 == 0; B and C aligned to 16 bytes"},
-    {"balanced-v2", 64, spmmc_any_n, "n % 2 == 0; B and C aligned to 8 bytes"},
+    {"balanced-v4", 4 * spmmc_balanced_lanes, spmmc_any_n, "n % 4 == 0; B and C aligned to 16 bytes"},
+    {"balanced-v2", 2 * spmmc_balanced_lanes, spmmc_any_n, "n % 2 == 0; B and C aligned to 8 bytes"},
     {"balanced-v1", 1, spmmc_any_n, ""},
 #else
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},

@@ -9,17 +9,23 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/families/balanced/balanced_launch.h"
 #include "codegen/families/balanced/balanced_schedule.h"
 #include "compiler/common/csr.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/formats/write_matrix.h"
+#include "runtime/nvrtc_compile.h"
 #include "runtime/reference_spmm.h"
 #include "tests/codegen/emitted_kernel_util.h"
 #include "tests/test_util.h"
@@ -28,6 +34,13 @@ namespace fs = std::filesystem;
 using namespace spmmc;
 
 namespace {
+
+// How many times `what` occurs in `text`.
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
 
 // Rows of the given lengths over `cols` columns (distinct seeded columns, sorted; values in [-2, 2],
 // never zero).
@@ -125,6 +138,41 @@ TEST_CASE("balanced schedule: every product once, a row's pieces in one block, l
   const BalancedSchedule none = schedule_balanced(rows_of_lengths({}, 4, 1), 64, 16);
   CHECK(none.blocks() == 1);
   CHECK(none.slots[0].row == -1);
+  // 2 or 4 pieces per warp: the same pieces (so the same sums), blocks of 32 or 64 slots, a row's
+  // pieces still in one block and at most 16 of them.
+  const auto pieces_of = [](const BalancedSchedule& x) {
+    std::set<std::tuple<int32_t, int32_t, int32_t, int32_t>> out;
+    for (const BalancedPiece& p : x.slots)
+      if (p.row >= 0) out.emplace(p.row, p.begin, p.end, p.pieces);
+    return out;
+  };
+  for (const int32_t groups : {2, 4}) {
+    INFO(groups << " pieces per warp");
+    const BalancedSchedule g = schedule_balanced(a, 64, 16, groups);
+    CHECK(g.groups == groups);
+    CHECK(g.slots_per_block() == 16 * groups);
+    REQUIRE(g.slots.size() % static_cast<size_t>(16 * groups) == 0);
+    CHECK(pieces_of(g) == pieces_of(s));
+    CHECK(g.blocks() < s.blocks());
+    for (size_t w = 0; w < g.slots.size(); ++w)
+      if (g.slots[w].row >= 0) {
+        CHECK(g.slots[w].first <= static_cast<int32_t>(w % static_cast<size_t>(16 * groups)));
+        CHECK(g.slots[w].first + g.slots[w].pieces <= 16 * groups);
+      }
+  }
+}
+
+TEST_CASE("balanced groups: 4 pieces per warp for short even rows, 2 for many rows, below n = 128", "[codegen][balanced]") {
+  const Csr mesh = rows_of_lengths(std::vector<int32_t>(9000, 4), 100, 1);
+  CHECK(default_balanced_groups(mesh, 32) == 4);
+  CHECK(default_balanced_groups(mesh, 64) == 4);
+  CHECK(default_balanced_groups(mesh, 128) == 1);
+  CHECK(default_balanced_groups(rows_of_lengths(std::vector<int32_t>(5000, 4), 100, 1), 32) == 1);  // too few rows
+  std::vector<int32_t> skewed(61000, 2);
+  for (size_t r = 0; r < skewed.size(); r += 100) skewed[r] = 300;
+  CHECK(default_balanced_groups(rows_of_lengths(skewed, 400, 2), 32) == 2);
+  skewed.resize(20000);
+  CHECK(default_balanced_groups(rows_of_lengths(skewed, 400, 2), 32) == 1);
 }
 
 TEST_CASE("balanced rule: uneven rows with a long one, not even or short ones", "[codegen][balanced]") {
@@ -150,55 +198,82 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
   write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
   REQUIRE(read_matrix_file(matrix.string(), ReadOptions{}).csr == a);
   const fs::path out = dir.path / "out";
-  // auto takes it by its rule for these rows (the generic family's rule first: A is small)
-  const auto r = test::run_spmmc({"compile", matrix.string(), "--n", "64", "--name", "skewed", "-o", out.string(),
-                                  "--quiet", "--reproducible", "--tune", "none", "--family", "balanced", "--piece-length", "64"});
-  INFO(r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto report = nlohmann::json::parse(test::read_file(out / "skewed.json"));
-  CHECK(report["choice"]["family"] == "balanced");
-  CHECK(report["kernel"]["balanced"]["rows_cut"] == 4);
-  CHECK(report["kernel"]["variants"][0]["kernel"] == "balanced-v4");
-  std::string log;
-  const fs::path so = out / "libskewed.so";
-  const int built = test::build_emulated({out / "skewed.cu"}, so, log);
-  INFO(log);
-  REQUIRE(built == 0);
-  std::string error;
-  const auto kernel = test::EmulatedKernel::load(so, "skewed", error);
-  INFO(error);
-  REQUIRE(kernel);
-  const spmmc_kernel_info& info = *kernel->info();
-  CHECK(std::string(info.a_format) == "csr-pieces-constants");
-  CHECK(info.m == a.rows);
-  CHECK(info.nnz == a.nnz());
-  CHECK(info.variant_count == 3);
-  CHECK(std::string(info.variants[0].kernel) == "balanced-v4");
-  const BalancedSchedule schedule = schedule_balanced(a, 64, kBalancedWarps);
-  // n: one column, a few (lanes idle), two blocks of columns and a ragged third; B and C aligned to
-  // 16 bytes (V = 4 where n allows), offset by two floats (V = 2 for even n) and by one (V = 1).
-  for (const int64_t n : {1, 2, 3, 4, 6, 33, 63, 64, 66, 127, 128, 130, 260}) {
-    for (const size_t offset : {size_t{0}, size_t{2}, size_t{1}}) {
-      INFO("n = " << n << ", B and C offset by " << offset << " floats");
-      const std::vector<float> b = test::seeded_b(a.cols, n, static_cast<uint64_t>(n));
-      std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) * n + 8, std::nanf(""));
-      float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
-      float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data()) + 15) / 16 * 16) + offset;
-      std::copy(b.begin(), b.end(), b_at);
-      REQUIRE(kernel->entry(b_at, c_at, n, nullptr) == 0);
-      const std::vector<float> c(c_at, c_at + static_cast<size_t>(a.rows) * n);
-      const std::vector<float> expected = piece_order_spmm(a, schedule, b, n);
-      CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
-      const std::vector<double> exact = reference_spmm(a, b, n);
-      double err = 0, norm = 0;
-      for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
-      CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
-      // rows without a cut sum in column order: the same bits as every other family's kernels
-      const std::vector<float> ordered = test::fmaf_spmm(a, b, n);
-      for (int32_t row = 0; row < a.rows; ++row) {
-        const int32_t len = a.row_ptr[static_cast<size_t>(row) + 1] - a.row_ptr[static_cast<size_t>(row)];
-        if (len <= 64)
-          CHECK(std::memcmp(&c[static_cast<size_t>(row) * n], &ordered[static_cast<size_t>(row) * n], n * sizeof(float)) == 0);
+  std::unique_ptr<test::EmulatedKernel> kernel;
+  // 1, 2 and 4 pieces per warp: the same sums (the cuts do not depend on it), lanes of 32, 16 and 8.
+  for (const int32_t groups : {1, 2, 4}) {
+    INFO(groups << " pieces per warp");
+    const std::string name = "skewed" + std::to_string(groups);
+    const auto r = test::run_spmmc({"compile", matrix.string(), "--n", "64", "--name", name, "-o", out.string(), "--quiet",
+                                    "--reproducible", "--tune", "none", "--family", "balanced", "--piece-length", "64",
+                                    "--balanced-groups", std::to_string(groups)});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(test::read_file(out / (name + ".json")));
+    CHECK(report["choice"]["family"] == "balanced");
+    CHECK(report["kernel"]["balanced"]["rows_cut"] == 4);
+    CHECK(report["kernel"]["balanced"]["pieces_per_warp"] == groups);
+    CHECK(report["kernel"]["variants"][0]["kernel"] == "balanced-v4");
+    CHECK(report["kernel"]["variants"][0]["n_min"] == 4 * 32 / groups);
+    std::string log;
+    const fs::path so = out / ("lib" + name + ".so");
+    const int built = test::build_emulated({out / (name + ".cu")}, so, log);
+    INFO(log);
+    REQUIRE(built == 0);
+    std::string error;
+    kernel = test::EmulatedKernel::load(so, name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    const spmmc_kernel_info& info = *kernel->info();
+    CHECK(std::string(info.a_format) == "csr-pieces-constants");
+    CHECK(info.m == a.rows);
+    CHECK(info.nnz == a.nnz());
+    CHECK(info.variant_count == 3);
+    CHECK(std::string(info.variants[0].kernel) == "balanced-v4");
+    CHECK(info.variants[0].n_min == 4 * 32 / groups);
+    const BalancedSchedule schedule = schedule_balanced(a, 64, kBalancedWarps, groups);
+    // n: one column, a few (lanes idle), two blocks of columns and a ragged third; B and C aligned to
+    // 16 bytes (V = 4 where n allows), offset by two floats (V = 2 for even n) and by one (V = 1).
+    const std::vector<int64_t> sizes = groups == 1 ? std::vector<int64_t>{1, 2, 3, 4, 6, 33, 63, 64, 66, 127, 128, 130, 260}
+                                                   : std::vector<int64_t>{1, 7, 8, 17, 32, 40, 64, 100, 130};
+    for (const int64_t n : sizes) {
+      for (const size_t offset : {size_t{0}, size_t{2}, size_t{1}}) {
+        INFO("n = " << n << ", B and C offset by " << offset << " floats");
+        const std::vector<float> b = test::seeded_b(a.cols, n, static_cast<uint64_t>(n));
+        std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) * n + 8, std::nanf(""));
+        float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
+        float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data()) + 15) / 16 * 16) + offset;
+        std::copy(b.begin(), b.end(), b_at);
+        REQUIRE(kernel->entry(b_at, c_at, n, nullptr) == 0);
+        // The launch the tuner makes (codegen/families/balanced/balanced_launch.h) is the entry point's:
+        // the same grid and block, the same kernel for the same symbol.
+        unsigned grid[3], block[3];
+        unsigned long long launches = 0, chain[4] = {}, runs = 0;
+        kernel->last_launch(grid, block, &launches, chain, &runs);
+        const BalancedLaunch l =
+            balanced_launch(n, offset == 0 ? 16 : offset == 2 ? 8 : 4, schedule.blocks(), kBalancedWarps, groups);
+        CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
+              std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
+        CHECK(int64_t{l.grid_y} * l.grid_z * (32 / groups) * l.cols_per_lane >= n);
+        const void* const func = kernel->last_kernel();
+        for (const auto& [symbol, seen] : kernel->generic_kernels) {
+          INFO(symbol << " ran before; now " << l.symbol);
+          CHECK((symbol == l.symbol) == (seen == func));
+        }
+        kernel->generic_kernels.emplace(l.symbol, func);
+        const std::vector<float> c(c_at, c_at + static_cast<size_t>(a.rows) * n);
+        const std::vector<float> expected = piece_order_spmm(a, schedule, b, n);
+        CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
+        const std::vector<double> exact = reference_spmm(a, b, n);
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
+        CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+        // rows without a cut sum in column order: the same bits as every other family's kernels
+        const std::vector<float> ordered = test::fmaf_spmm(a, b, n);
+        for (int32_t row = 0; row < a.rows; ++row) {
+          const int32_t len = a.row_ptr[static_cast<size_t>(row) + 1] - a.row_ptr[static_cast<size_t>(row)];
+          if (len <= 64)
+            CHECK(std::memcmp(&c[static_cast<size_t>(row) * n], &ordered[static_cast<size_t>(row) * n], n * sizeof(float)) == 0);
+        }
       }
     }
   }
@@ -213,6 +288,57 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
                                      "--family", "balanced", "--dtype", "fp16"});
   CHECK(half.exit_code == 64);
   CHECK(half.err.find("--family balanced takes float32 or tf32") != std::string::npos);
+}
+
+TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with C linkage, and NVRTC builds it",
+          "[codegen][emit][nvrtc][balanced]") {
+  // The tuner times the balanced family from this form (tuner/time_balanced_kernel.h); NVRTC needs no GPU.
+  const Csr a = rows_of_lengths({0, 3, 200, 1, 70}, 300, 5);
+  EmitOptions options;
+  options.name = "k";
+  options.nvrtc_form = true;
+  options.generic_only = true;
+  options.balanced = true;
+  options.piece_length = 64;
+  for (const int32_t groups : {1, 2, 4}) {
+    INFO(groups << " pieces per warp");
+    options.balanced_groups = groups;
+    const EmittedKernel k = emit_unrolled_kernel(a, RowTiling{}, TileCandidate{}, options);
+    CHECK(k.balanced_blocks == schedule_balanced(a, 64, kBalancedWarps, groups).blocks());
+    CHECK(k.balanced_rows_cut == 2);
+    for (const char* symbol : kBalancedKernels) {
+      CHECK(occurrences(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
+      CHECK(occurrences(k.cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 0);  // NAME.cu keeps them internal
+    }
+    CHECK(occurrences(k.nvrtc_cu, "spmmc_launch_balanced") == 1);  // defined only outside NVRTC (#ifndef __CUDACC_RTC__)
+    CHECK(occurrences(k.nvrtc_cu, "spmmc_generic_kernel") == 0);
+    NvrtcOptions nvrtc;
+    nvrtc.arch = "sm_90";
+    nvrtc.flags = {"--ptxas-options=-v"};
+    const Cubin cubin = compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc);
+    for (const char* symbol : kBalancedKernels) CHECK(cubin.image.find(symbol) != std::string::npos);
+    // Every kernel fits 64 registers, so that two blocks of 16 warps share an SM: at 82 (the piece read
+    // with __ldg) one block fitted and the kernel ran 1.4x slower on an H200 (docs/design/balanced.md).
+    // One piece per warp spills nothing; with several, ptxas spills a few bytes for the 64 the launch
+    // bounds ask (unasked it took up to 91).
+    INFO(cubin.log);
+    int kernels = 0;
+    for (size_t at = cubin.log.find("Compiling entry function '"); at != std::string::npos;
+         at = cubin.log.find("Compiling entry function '", at + 1)) {
+      const size_t used = cubin.log.find("Used ", at);
+      REQUIRE(used != std::string::npos);
+      const int registers = std::stoi(cubin.log.substr(used + 5));
+      CHECK(registers <= 65536 / (2 * 32 * kBalancedWarps));
+      const std::string entry = cubin.log.substr(at, cubin.log.find("Compiling entry function '", at + 1) - at);
+      const size_t spill = entry.find(" bytes spill stores");
+      if (spill != std::string::npos) {
+        const size_t digits = entry.find_last_not_of("0123456789", spill - 1) + 1;
+        CHECK(std::stoi(entry.substr(digits, spill - digits)) <= (groups == 1 ? 0 : 32));
+      }
+      ++kernels;
+    }
+    CHECK(kernels == 3);
+  }
 }
 
 TEST_CASE("compile: --family auto takes the balanced family for uneven rows, the generic one for even rows",

@@ -128,5 +128,19 @@ TEST_CASE("compare_with_sgemm: the generic family emitted is compared by its rea
   CHECK(compare_with_sgemm(r, false, true).json["compared_with"].is_null());
 }
 
+TEST_CASE("compare_with_sgemm: the balanced family emitted is compared by its kernel's time", "[tuner][sgemm][balanced]") {
+  TuningResult r = tuned(timed(0.2));
+  r.generic = ok(0.3);
+  r.balanced = ok(0.25);
+  const SgemmComparison c = compare_with_sgemm(r, false, true, true);
+  CHECK(c.json["compared_with"] == "balanced kernel");
+  CHECK(c.json["chosen_ms"] == 0.25);
+  CHECK_THAT(c.note, Catch::Contains("the chosen sparse kernel 0.25 ms"));
+  // Not measured: the proxy's time is never compared, nor the generic kernel's in its place.
+  r.balanced = std::nullopt;
+  r.candidates[1].real = Measurement{};
+  CHECK(compare_with_sgemm(r, false, true, true).json["compared_with"].is_null());
+}
+
 }  // namespace
 }  // namespace spmmc

@@ -21,6 +21,8 @@
 //   block W L     the pieces of a row (at most W, longer pieces where a row has more than W * L
 //                 products) placed in one block of W warps and summed in piece order from shared
 //                 memory by the row's last warp to finish: no workspace, deterministic
+//   grouped G x L the same with G pieces per warp, each taken by L = 32 / G lanes of V columns
+//                 (16 warps, pieces of 64, at most 16 per row): for small n (dgSPARSE's VDL)
 // Variants that sum in column order must agree bit for bit with rb-sr; every variant within 1e-5
 // of a float64 reference of sampled rows. One Markdown table on stdout, each time also against the
 // best cuSPARSE algorithm.
@@ -272,9 +274,81 @@ __global__ void __launch_bounds__(32 * W) block_pieces(const int* __restrict__ c
   store_c<V>(C + int64_t(piece.row) * n + col, sum);
 }
 
+// ---- several pieces per warp (small n) -----------------------------------------------------------
+// The same placement with G pieces per warp: the warp's lanes in G groups of L = 32 / G, each group a
+// piece and L * V columns (dgSPARSE's vector-type dense-row loading for small n: at n = 32 a piece
+// of a warp per row leaves most of its loads of B idle where V = 1, while 4 groups of 8 lanes take
+// float4s). A block of W warps holds W * G pieces (warp_piece[block * W * G + slot]); each group
+// shuffles its products within itself (width L), so groups run their own trip counts.
+template <int V, int W, int G>
+__global__ void __launch_bounds__(32 * W) grouped_pieces(const int* __restrict__ cols, const float* __restrict__ ws,
+                                                        const BlockPiece* __restrict__ warp_piece, const float* __restrict__ B,
+                                                        float* __restrict__ C, int64_t n) {
+  constexpr int S = W * G, L = 32 / G;
+  __shared__ float partial[S][L * V];
+  __shared__ unsigned arrived[S];
+  const int lane = threadIdx.x & 31, group = lane / L, gl = lane % L;
+  const int slot = (threadIdx.x >> 5) * G + group;
+  const unsigned mask = G == 1 ? kFull : ((1u << L) - 1) << (group * L);
+  if (gl == 0) arrived[slot] = 0;
+  __syncthreads();
+  const BlockPiece piece = warp_piece[blockIdx.x * S + slot];
+  if (piece.row < 0) return;
+  const int64_t col = int64_t(blockIdx.y) * L * V + gl * V;
+  const float* const at = B + col;
+  float acc[V] = {};
+  for (int p = piece.begin; p < piece.end; p += L) {
+    const int count = min(L, piece.end - p);
+    const int my_col = gl < count ? __ldg(&cols[p + gl]) : 0;
+    const float my_w = gl < count ? __ldg(&ws[p + gl]) : 0.0f;
+    int j = 0;
+    for (; j + kAhead <= count; j += kAhead) {
+      float b[kAhead][V], w[kAhead];
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) {
+        const int k = __shfl_sync(mask, my_col, j + u, L);
+        w[u] = __shfl_sync(mask, my_w, j + u, L);
+        load_b<V>(at + int64_t(k) * n, b[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u)
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
+    }
+    for (; j < count; ++j) {
+      const int k = __shfl_sync(mask, my_col, j, L);
+      const float w = __shfl_sync(mask, my_w, j, L);
+      float b[V];
+      load_b<V>(at + int64_t(k) * n, b);
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+    }
+  }
+  if (piece.pieces == 1) {
+    store_c<V>(C + int64_t(piece.row) * n + col, acc);
+    return;
+  }
+#pragma unroll
+  for (int v = 0; v < V; ++v) partial[slot][gl * V + v] = acc[v];
+  __threadfence_block();
+  __syncwarp(mask);
+  unsigned before = 0;
+  if (gl == 0) before = atomicAdd(&arrived[piece.first], 1u);
+  before = __shfl_sync(mask, before, 0, L);
+  if (before + 1 != unsigned(piece.pieces)) return;
+  __threadfence_block();
+  float sum[V] = {};
+  for (int q = 0; q < piece.pieces; ++q)
+#pragma unroll
+    for (int v = 0; v < V; ++v) sum[v] += *static_cast<volatile float*>(&partial[piece.first + q][gl * V + v]);
+  store_c<V>(C + int64_t(piece.row) * n + col, sum);
+}
+
 // Rows longest first; a row longer than `length` cut into min(W, ceil(len / length)) pieces of equal
 // size, all in one block (a block closed, its rest idle, where they do not fit).
-std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut) {
+// `max_pieces` (default W): at most this many pieces per row, W slots per block.
+std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, int max_pieces = 0) {
+  if (max_pieces <= 0) max_pieces = W;
   std::vector<int> order(a.m);
   std::iota(order.begin(), order.end(), 0);
   auto len = [&](int r) { return a.row_ptr[r + 1] - a.row_ptr[r]; };
@@ -283,7 +357,7 @@ std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut) 
   cut = 0;
   for (int r : order) {
     const int l = len(r);
-    const int pieces = l > length ? std::min(W, (l + length - 1) / length) : 1;
+    const int pieces = l > length ? std::min(max_pieces, (l + length - 1) / length) : 1;
     const int used = int(out.size() % W);
     if (used + pieces > W)
       while (out.size() % W) out.push_back({-1, 0, 0, 0, 0});
@@ -456,6 +530,22 @@ int main(int argc, char** argv) {
       blocked(block_pieces<V, 32>, 32, length);
     }
   });
+  // Several pieces per warp: G groups of 32 / G lanes, each L * V columns (where they divide n), pieces
+  // of 64 and at most 16 per row as in the family, 16 warps per block.
+  auto grouped = [&](auto kernel, int vv, int g) {
+    const int cols = 32 / g * vv;
+    if (n % cols) return;
+    int cut = 0;
+    const std::vector<BlockPiece> placed = place_pieces(a, 64, 16 * g, cut, 16);
+    const DeviceArray d_placed(placed);
+    const dim3 grid{unsigned(placed.size() / (16 * g)), unsigned(n / cols)};
+    measure(mb::format("grouped %d x %d lanes, V = %d, pieces of 64 (%d rows cut)", g, 32 / g, vv, cut), false,
+            [&, kernel, grid] { kernel<<<grid, 32 * 16>>>(d_col.get(), d_w.get(), d_placed.get(), d_b.get(), d_c, n); });
+  };
+  grouped(grouped_pieces<4, 16, 4>, 4, 4);
+  grouped(grouped_pieces<2, 16, 2>, 2, 2);
+  grouped(grouped_pieces<4, 16, 2>, 4, 2);
+  grouped(grouped_pieces<4, 16, 1>, 4, 1);
 
   std::printf("## %s, n = %d (%d x %d, %d non-zeros, rows: mean %.1f, longest %d, COV %.2f)\n\n", o.rest[0].c_str(), n,
               a.m, a.k, nnz, mean, longest, cov);

@@ -33,6 +33,7 @@
 #include "tuner/choose_by_model.h"
 #include "tuner/compare_with_heuristic.h"
 #include "tuner/compare_with_sgemm.h"
+#include "tuner/decide_balanced.h"
 #include "tuner/generic_candidate.h"
 
 namespace spmmc::cli {
@@ -113,6 +114,11 @@ int run_compile(const Args& args) {
   const std::string family = balanced_asked ? "generic" : family_arg;
   if (args.has("--piece-length") && !balanced_asked && family != "auto")
     fail_usage("--piece-length is the balanced family's; give --family balanced or auto");
+  if (args.has("--balanced-groups") && !balanced_asked && family != "auto")
+    fail_usage("--balanced-groups is the balanced family's; give --family balanced or auto");
+  const std::optional<std::string> groups_arg = args.get("--balanced-groups");
+  if (groups_arg && *groups_arg != "1" && *groups_arg != "2" && *groups_arg != "4")
+    fail_usage("--balanced-groups {}: expected 1, 2 or 4", *groups_arg);
   // B's and C's elements (docs/design/precision.md); A's values are rounded to it after reading.
   DType dtype = DType::kFp32;
   if (!parse_dtype(args.get_or("--dtype", "fp32"), dtype))
@@ -289,6 +295,11 @@ int run_compile(const Args& args) {
   std::string heuristic_why, heuristic_family_why;
   const PlannedCandidate* heuristic = args.has("--tile") ? nullptr : choose_tile_by_heuristic(plan, target, fits_size_guard, heuristic_why);
   const bool heuristic_generic = heuristic && family_auto && family_by_rule(*heuristic, heuristic_family_why);
+  // The balanced family's piece length (codegen/families/balanced/balanced_schedule.h).
+  const int32_t piece_length = static_cast<int32_t>(args.get_int("--piece-length", default_piece_length(m.csr), 1, 1 << 30));
+  // and its pieces per warp: as given, else (below) the fastest timed, else its rule for --n
+  const std::optional<int32_t> groups_given =
+      groups_arg ? std::optional<int32_t>(std::stoi(*groups_arg)) : std::nullopt;
   Json tuning;
   std::optional<TuningResult> tuned;  // with --tune rank|proxy|exhaustive
   std::optional<Decision> decision;   // what the timed search or the model decided against the heuristic
@@ -306,6 +317,8 @@ int run_compile(const Args& args) {
     request.n = plan_options.n;
     request.fmas_per_kernel = fmas_per_kernel;
     request.time_generic = family == "auto";  // the generic family's kernel is a contender
+    request.balanced_piece_length = family_auto ? piece_length : 0;  // and the balanced family's, after the decision
+    if (groups_given) request.balanced_groups = {*groups_given};
     request.quiet = args.has("--quiet");
     request.ranker = ranker ? &*ranker : nullptr;
     request.top_k = top_k;
@@ -382,9 +395,27 @@ int run_compile(const Args& args) {
                                                                  kTensorCoreMinWarpsPerSm, target.sm_count)
                            : tensor_core_asked     ? "--family tensor-core"
                                                    : "";
+  // The balanced family where the search timed its kernel faster than the decided one at every size
+  // (tuner/decide_balanced.h); without that measurement, its rule below.
+  bool balanced = false;
+  std::optional<BalancedDecision> balanced_timed;
   if (tuned && decision && family_auto) {
     generic = decision->generic;
     family_why = decision->why;
+    if (tuned->balanced) {
+      balanced_timed = decide_balanced(*tuned, tune);
+      balanced = generic = balanced_timed->balanced;
+      family_why = balanced ? balanced_timed->why : family_why + "; not the balanced family: " + balanced_timed->why;
+      if (tuning.contains("decision")) {
+        tuning["decision"]["balanced"] = {{"emitted", balanced}, {"why", balanced_timed->why}};
+        if (balanced) tuning["decision"]["emitted"] = "balanced family";
+      }
+      if (balanced) {  // what versus_heuristic reports: the balanced kernel is the one emitted
+        decision->heuristic_kept = false;
+        decision->emitted_ms = tuned->balanced->time.median_ms;
+        decision->why = balanced_timed->why;
+      }
+    }
   } else if (family_auto && model_generic) {
     generic = true;
     family_why = "auto: --tune model ranked the generic family's kernel first";
@@ -432,7 +463,7 @@ int run_compile(const Args& args) {
                              chosen->tile.label(), estimate.nvcc_seconds, limits.max_nvcc_seconds);
     unrolled = false;
   }
-  const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic) : SgemmComparison{};
+  const SgemmComparison sgemm = tuned ? compare_with_sgemm(*tuned, tune == "exhaustive", generic, balanced) : SgemmComparison{};
   // The tensor-core family's windows: --reorder's method, by default the one that makes the fewest
   // vectors (grow: docs/design/precision.md).
   const ReorderMethod window_method = args.has("--reorder") ? plan_options.reorder : ReorderMethod::kGrow;
@@ -501,22 +532,23 @@ int run_compile(const Args& args) {
   const int32_t window_rows = windows.m1;
   // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
   const M1Plan& rows_plan = generic ? plan.for_generic(kGenericRowsPerBlock) : m1_plan;
-  // The balanced family replaces the generic kernel where asked, or by its rule where the rules chose the
-  // generic family in float32 (codegen/families/balanced/balanced_schedule.h; not timed against it).
-  bool balanced = false;
+  // The balanced family where asked, or, where the search did not time it, by its rule where the rules
+  // chose the generic family in float32 (codegen/families/balanced/balanced_schedule.h).
   if (generic && !tensor_core && (dtype == DType::kFp32 || tf32)) {
     std::string rule_why;
     if (balanced_asked) {
       balanced = true;
       family_why = "--family balanced";
-    } else if (family_auto && balanced_by_rule(m.csr, rule_why)) {
+    } else if (family_auto && !balanced_timed && balanced_by_rule(m.csr, rule_why)) {
       balanced = true;
       family_why += "; the balanced family's kernel by its rule: " + rule_why;
     }
   } else if (balanced_asked) {
     fail_usage("--family balanced takes float32 or tf32 (--dtype {})", dtype_name(dtype));
   }
-  const int32_t piece_length = static_cast<int32_t>(args.get_int("--piece-length", default_piece_length(m.csr), 1, 1 << 30));
+  const int32_t balanced_groups = groups_given                               ? *groups_given
+                                  : tuned && tuned->balanced && balanced_timed ? tuned->balanced_groups
+                                                                             : default_balanced_groups(m.csr, plan_options.n);
   const std::string family_name = tensor_core ? "tensor-core" : balanced ? "balanced" : generic ? "generic" : "unrolled";
   // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
   // the two kernels' times where the search measured both, else half of --n; the tensor-core family
@@ -562,6 +594,7 @@ int run_compile(const Args& args) {
   emit.generic_only = generic;
   emit.balanced = balanced;
   emit.piece_length = piece_length;
+  emit.balanced_groups = balanced_groups;
   emit.tensor_core = tensor_core;
   emit.loads_ahead = loads_ahead;
   emit.dtype = dtype;
@@ -663,6 +696,7 @@ int run_compile(const Args& args) {
   if (balanced)
     report["kernel"]["balanced"] = {{"piece_length", piece_length},
                                     {"warps_per_block", kBalancedWarps},
+                                    {"pieces_per_warp", balanced_groups},
                                     {"blocks", kernel.balanced_blocks},
                                     {"rows_cut", kernel.balanced_rows_cut}};
   if (tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
@@ -823,6 +857,9 @@ Command compile_command() {
        "docs/design/balanced.md)"},
       {"--piece-length", "P", "the balanced family's: rows of more than P products are cut into pieces (at most 16 per "
        "row; default 64, 256 where a row has more than 2048 products)"},
+      {"--balanced-groups", "G", "the balanced family's pieces per warp, each on 32 / G lanes: 1, 2 or 4 (default: with a "
+       "GPU the fastest of the three timed at --n; else 4 below n = 128 for short even rows, 2 for 60 000 rows or more, 1 "
+       "otherwise; docs/design/balanced.md)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
        "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed and the faster "

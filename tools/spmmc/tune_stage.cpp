@@ -18,6 +18,8 @@
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/decide_against_heuristic.h"
+#include "tuner/decide_balanced.h"
+#include "tuner/time_balanced_kernel.h"
 #include "tuner/time_batch_sizes.h"
 #include "tuner/tune_exhaustively.h"
 #include "tuner/tune_with_proxies.h"
@@ -176,14 +178,32 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
     result.decision = decide_against_heuristic(result, options.heuristic, request.time_generic, request.mode);
     result.chosen = result.decision->chosen;  // what is emitted (its tile, where the family is unrolled)
   }
-  // --n LIST or LO:HI: the emitted kernel and the generic kernel at the other sizes, where both were
-  // measured at n (an unrolled kernel beyond the compile budget is kept unmeasured: the rule decides).
+  // The balanced family's kernel at n, once the search has decided (tuner/decide_balanced.h).
   const Decision* decision = result.decision ? &*result.decision : nullptr;
-  if (!request.batch_sizes.empty() && decision && !decision->generic && decision->chosen >= 0 && decision->emitted_ms &&
-      result.generic && result.generic->outcome == Outcome::kOk) {
+  if (request.balanced_piece_length > 0 && decision && !request.balanced_groups.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    result.batch_sizes = time_batch_sizes(a, plan, result.candidates[static_cast<size_t>(decision->chosen)].tile,
-                                          request.batch_sizes, gpu, options);
+    const std::vector<Measurement> timed =
+        time_balanced_kernels(a, request.balanced_piece_length, request.balanced_groups, gpu, options);
+    for (size_t i = 0; i < timed.size(); ++i) {
+      result.balanced_tried.emplace_back(request.balanced_groups[i], timed[i]);
+      const bool ok = timed[i].outcome == Outcome::kOk;
+      if (!result.balanced || (ok && (result.balanced->outcome != Outcome::kOk ||
+                                      timed[i].time.median_ms < result.balanced->time.median_ms)))
+        result.balanced = timed[i], result.balanced_groups = request.balanced_groups[i];
+    }
+    result.seconds.emplace_back("balanced", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  // --n LIST or LO:HI: the emitted kernel, the generic kernel and (where it won at n) the balanced
+  // kernel at the other sizes, where the kernels were measured at n (an unrolled kernel beyond the
+  // compile budget is kept unmeasured: the rule decides).
+  const bool balanced_won = result.balanced && decide_balanced(result, request.mode).balanced;
+  if (!request.batch_sizes.empty() && decision && decision->chosen >= 0 && decision->emitted_ms && result.generic &&
+      result.generic->outcome == Outcome::kOk && (!decision->generic || balanced_won)) {
+    const auto start = std::chrono::steady_clock::now();
+    options.balanced_piece_length = balanced_won ? request.balanced_piece_length : 0;
+    options.balanced_groups = result.balanced_groups;
+    const TileCandidate* tile = decision->generic ? nullptr : &result.candidates[static_cast<size_t>(decision->chosen)].tile;
+    result.batch_sizes = time_batch_sizes(a, plan, tile, request.batch_sizes, gpu, options);
     result.seconds.emplace_back("batch_sizes",
                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
@@ -211,10 +231,24 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
               {"chosen", result.chosen},
               {"candidates", candidates}};
   if (result.generic) out["generic"] = measurement_json(*result.generic);
+  if (result.balanced) {
+    out["balanced"] = measurement_json(*result.balanced);
+    out["balanced"]["groups"] = result.balanced_groups;
+    Json tried = Json::array();
+    for (const auto& [groups, m] : result.balanced_tried) {
+      Json one = measurement_json(m);
+      one["groups"] = groups;
+      tried.push_back(one);
+    }
+    out["balanced"]["tried"] = tried;
+  }
   if (!result.batch_sizes.empty()) {
     Json sizes = Json::array();
-    for (const BatchSizeMeasurement& m : result.batch_sizes)
-      sizes.push_back({{"n", m.n}, {"kernel", measurement_json(m.family)}, {"generic", measurement_json(m.generic)}});
+    for (const BatchSizeMeasurement& m : result.batch_sizes) {
+      Json size = {{"n", m.n}, {"kernel", measurement_json(m.family)}, {"generic", measurement_json(m.generic)}};
+      if (m.balanced.outcome != Outcome::kNotRun) size["balanced"] = measurement_json(m.balanced);
+      sizes.push_back(size);
+    }
     out["batch_sizes"] = sizes;
   }
   if (result.decision) {

@@ -58,6 +58,10 @@ struct TuneRequest {
   int64_t n = 0;
   int64_t fmas_per_kernel = 0;   // exhaustive and real kernels: the split spmmc compile emits (0: one kernel)
   bool time_generic = false;     // --family auto: the generic family's kernel is a contender too
+  // --family auto in float32: the balanced family's kernel with rows cut at this many products is
+  // timed after the decision (and at the batch sizes where it won at n); 0: not timed.
+  int32_t balanced_piece_length = 0;
+  std::vector<int32_t> balanced_groups = {1, 2, 4};  // pieces per warp timed; the fastest is kept
   bool quiet = false;            // no progress on the terminal
   const RankerModel* ranker = nullptr;  // --tune rank: only its first top_k candidates are tuned
   size_t top_k = 0;
@@ -77,14 +81,16 @@ struct TuneRequest {
 // `candidates` receives the candidates in the result's order. Exhaustive tuning splits each real
 // candidate into kernels of at most `fmas_per_kernel` FMAs, as the compile that tunes will emit it.
 // With `time_generic` the generic family's kernel is timed too, its rows ordered by
-// plan.for_generic(kGenericRowsPerBlock) as spmmc compile emits it. Progress is shown on a terminal
-// unless `quiet`.
+// plan.for_generic(kGenericRowsPerBlock) as spmmc compile emits it, and with balanced_piece_length
+// the balanced family's (tuner/decide_balanced.h says when it replaces the decision). Progress is
+// shown on a terminal unless `quiet`.
 TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& plan, const Target& target,
                         const GpuContext& gpu, const TuningSettings& settings,
                         std::vector<const PlannedCandidate*>& candidates);
 
 // The "tuning" section of NAME.json: device, per-stage seconds, every candidate with its outcome,
-// proxy time and real time where measured, and the generic family's kernel where it was timed.
+// proxy time and real time where measured, and the generic and balanced families' kernels where they
+// were timed.
 nlohmann::ordered_json tuning_json(const std::string& mode, const TuningResult& result, const GpuContext& gpu);
 
 // --dtype fp16|bf16 with a GPU (--tune auto or exhaustive): the families of `request` compiled,

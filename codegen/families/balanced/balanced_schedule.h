@@ -12,8 +12,9 @@ namespace spmmc {
 
 constexpr int32_t kBalancedWarps = 16;  // warps per block (16 ran best of 8, 16 and 32: docs/benchmarks.md, issue 28)
 
-// One warp's work: products [begin, end) of `row` (row -1: an idle warp that pads a block), its
-// row's `pieces`, the first of them the block's warp `first`.
+// One slot's work (a warp's, or a lane group's where a warp takes several pieces): products [begin,
+// end) of `row` (row -1: an idle slot that pads a block), its row's `pieces`, the first of them the
+// block's slot `first`.
 struct BalancedPiece {
   int32_t row = -1, begin = 0, end = 0;
   int32_t first = 0, pieces = 1;
@@ -24,11 +25,13 @@ struct BalancedPiece {
 
 struct BalancedSchedule {
   int32_t warps = kBalancedWarps;    // per block
+  int32_t groups = 1;                // pieces per warp (1, 2 or 4), each on 32 / groups lanes
   int32_t piece_length = 0;          // rows of more products are cut
-  std::vector<BalancedPiece> slots;  // warp b * warps + w of the grid; a whole number of blocks (at least one)
+  std::vector<BalancedPiece> slots;  // slot b * slots_per_block() + s of the grid; whole blocks (at least one)
   int32_t rows_cut = 0;              // rows of more than one piece
   int32_t longest_piece = 0;         // products
-  int32_t blocks() const { return static_cast<int32_t>(slots.size()) / warps; }
+  int32_t slots_per_block() const { return warps * groups; }
+  int32_t blocks() const { return static_cast<int32_t>(slots.size()) / slots_per_block(); }
 };
 
 // The piece length of the measured rule: 64 products, 256 where a row has more than 2048 (there the
@@ -38,10 +41,17 @@ int32_t default_piece_length(const Csr& a);
 
 // Rows longest first (ties: lower row first); a row of more than piece_length products becomes
 // min(warps, ceil(len / piece_length)) pieces of ceil(len / pieces) products (the last shorter),
-// every other row one piece (empty rows too: their warps store zeros). Pieces fill blocks of `warps`
-// warps in that order; where a row's pieces do not fit in what is left of a block, the block's rest
-// is idle and they start the next one. Deterministic.
-BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps = kBalancedWarps);
+// every other row one piece (empty rows too: their slots store zeros). The cuts do not depend on
+// `groups`, so neither do the sums. Pieces fill blocks of warps x groups slots in that order; where a
+// row's pieces do not fit in what is left of a block, the block's rest is idle and they start the
+// next one. Deterministic.
+BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps = kBalancedWarps, int32_t groups = 1);
+
+// The pieces per warp of the measured rule for a file tuned for n (docs/design/balanced.md): at n below
+// 128, 4 (groups of 8 lanes, four columns each) where the rows are short and even (mean at most 8
+// products, coefficient of variation below 0.5) and at least 8192, 2 where A has at least 60 000 rows,
+// else 1; at n of 128 and more, 1.
+int32_t default_balanced_groups(const Csr& a, int64_t n);
 
 // The family rule (docs/design/balanced.md): the balanced family instead of the generic one where A's
 // row lengths vary (coefficient of variation at least kBalancedMinCov) and its longest row is cut into
@@ -49,7 +59,6 @@ BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t w
 // graphs and 3 DNN layers at n = 32 and 128 (H100, docs/benchmarks.md, issue 28): at 1.0 a ResNet-50
 // layer (1.02) ran 0.81x its generic kernel.
 constexpr double kBalancedMinCov = 1.3;
-bool balanced_by_rule(const Csr& a, std::string& why);
 bool balanced_by_rule(const Csr& a, std::string& why);
 
 }  // namespace spmmc

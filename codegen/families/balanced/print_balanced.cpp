@@ -32,6 +32,10 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule) {
       {{"HEADER_COMMENT", ""},
        {"M", std::to_string(a.rows)},
        {"WARPS", std::to_string(schedule.warps)},
+       {"GROUPS", std::to_string(schedule.groups)},
+       // two blocks per SM asked only with several pieces per warp (kernel_balanced.cuh says why)
+       {"BOUNDS", schedule.groups > 1 ? "__launch_bounds__(32 * spmmc_balanced_warps, 2)"
+                                      : "__launch_bounds__(32 * spmmc_balanced_warps)"},
        {"BLOCKS", std::to_string(schedule.blocks())},
        {"PIECE_LENGTH", std::to_string(schedule.piece_length)},
        {"ROW_PTR", joined(a.row_ptr, number)},
@@ -43,7 +47,7 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule) {
           return fmt::format("0x{:08x}u", bits);
         })},
        {"PIECES", joined(schedule.slots, [&](const BalancedPiece& p) {
-          return fmt::format("{{{}, {}, {}, {}}}", p.row, p.begin, p.end, p.first + schedule.warps * p.pieces);
+          return fmt::format("{{{}, {}, {}, {}}}", p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces);
         })}},
       "kernel_balanced.cuh");
 }

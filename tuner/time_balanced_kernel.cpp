@@ -1,0 +1,59 @@
+#include "tuner/time_balanced_kernel.h"
+
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/families/balanced/balanced_launch.h"
+#include "codegen/families/balanced/balanced_schedule.h"
+
+namespace spmmc {
+
+std::vector<Measurement> time_balanced_kernels(const Csr& a, int32_t piece_length, const std::vector<int32_t>& groups,
+                                               const GpuContext& gpu, const TuningOptions& options,
+                                               const ReferenceProduct* reference) {
+  std::vector<EmittedKernel> emitted;
+  std::vector<CompileJob> jobs;
+  for (const int32_t g : groups) {
+    EmitOptions emit;
+    emit.name = "balanced_family";
+    emit.arch = gpu.device().arch();
+    emit.nvrtc_form = true;
+    emit.generic_only = true;
+    emit.balanced = true;
+    emit.piece_length = piece_length;
+    emit.balanced_groups = g;
+    // No tiling: the balanced family's schedule orders its pieces itself.
+    emitted.push_back(emit_unrolled_kernel(a, RowTiling{}, TileCandidate{}, emit));
+    jobs.push_back({{emit.name + ".cu", emitted.back().nvrtc_cu}, {emit.arch, emitted.back().nvrtc_options}});
+  }
+  const std::vector<CompileOutcome> compiled = compile_in_parallel(jobs, options.pool, options.cache, {});
+  std::vector<Measurement> out(groups.size());
+  std::vector<RealKernel> kernels;
+  std::vector<size_t> index;  // of each compiled kernel in `out`
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (!compiled[i].ok()) {
+      out[i].outcome = Outcome::kCompileFailed;
+      out[i].detail = compiled[i].error;
+      continue;
+    }
+    // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
+    const BalancedLaunch launch = balanced_launch(options.n, 256, emitted[i].balanced_blocks, kBalancedWarps, groups[i]);
+    RealKernel kernel;
+    kernel.tile.m1 = 1;
+    kernel.tile.cols_per_thread = launch.cols_per_lane;
+    kernel.tile.n1 = 32 / groups[i] * launch.cols_per_lane;
+    kernel.tile.min_blocks_per_sm = 1;
+    kernel.cubin = &*compiled[i].cubin;
+    kernel.launches.push_back({launch.symbol, 0});
+    LaunchShape shape;
+    shape.grid_x = launch.grid_x, shape.grid_y = launch.grid_y, shape.grid_z = launch.grid_z;
+    shape.block_x = launch.block_x;
+    kernel.shape = shape;
+    kernels.push_back(kernel);
+    index.push_back(i);
+  }
+  if (kernels.empty()) return out;
+  const std::vector<Measurement> timed = check_and_time_real_kernels(a, kernels, gpu, options, reference);
+  for (size_t j = 0; j < timed.size(); ++j) out[index[j]] = timed[j];
+  return out;
+}
+
+}  // namespace spmmc
