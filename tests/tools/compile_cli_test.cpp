@@ -205,6 +205,7 @@ TEST_CASE("compile cli: --family is checked", "[cli][compile]") {
   usage({"--family", "unrolled", "--piece-length", "64"}, "--piece-length is the balanced family's");
   usage({"--family", "generic", "--balanced-groups", "2"}, "--balanced-groups is the balanced family's");
   usage({"--family", "balanced", "--balanced-groups", "3"}, "--balanced-groups 3: expected 1, 2 or 4");
+  usage({"--family", "balanced", "--tune", "model"}, "--family balanced has no tile to tune");
   usage({"--family", "generic", "--tile", "16x64"}, "--family generic has no tile to fix");
   usage({"--family", "generic", "--k-parts", "2"}, "the generic family has none");
   usage({"--flush-l2", "--no-flush-l2"}, "give --flush-l2 or --no-flush-l2, not both");

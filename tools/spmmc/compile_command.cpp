@@ -201,7 +201,7 @@ int run_compile(const Args& args) {
   const auto top_k = static_cast<size_t>(args.get_int("--top-k", 10, 1, 1 << 20));
   if (args.has("--tile") && tune != "none") fail_usage("--tile fixes the tile; it cannot be combined with --tune {}", tune);
   if ((family == "generic" || tensor_core_asked) && (args.has("--tile") || (tune != "none" && !timed_families)))
-    fail_usage("--family {} has no tile to {}: it cannot be combined with {}", family, args.has("--tile") ? "fix" : "tune",
+    fail_usage("--family {} has no tile to {}: it cannot be combined with {}", family_arg, args.has("--tile") ? "fix" : "tune",
                args.has("--tile") ? "--tile" : "--tune " + tune);
   PlanOptions plan_options = planning_options_from(args);
   // --n N, N1,N2,... or LO:HI: tuned for the largest; the others place the small-n dispatch.
@@ -857,9 +857,9 @@ Command compile_command() {
        "docs/design/balanced.md)"},
       {"--piece-length", "P", "the balanced family's: rows of more than P products are cut into pieces (at most 16 per "
        "row; default 64, 256 where a row has more than 2048 products)"},
-      {"--balanced-groups", "G", "the balanced family's pieces per warp, each on 32 / G lanes: 1, 2 or 4 (default: with a "
-       "GPU the fastest of the three timed at --n; else 4 below n = 128 for short even rows, 2 for 60 000 rows or more, 1 "
-       "otherwise; docs/design/balanced.md)"},
+      {"--balanced-groups", "G", "the balanced family's pieces per warp, each on 32 / G lanes: 1, 2 or 4 (default: where "
+       "--family auto times the family on a GPU, the fastest of the three at --n; else 4 below n = 128 for short even "
+       "rows, 2 for 60 000 rows or more, 1 otherwise; docs/design/balanced.md)"},
       {"--window-rows", "R", "the tensor-core family's rows of A per warp: 8, 16 (fp16, bf16: each fragment of B feeds "
        "two MMAs, fewer blocks of 8 vectors per row) or auto (default: 16 where the staged kernel, B in shared memory, "
        "runs on them at --n and they fill 3/4 of its warps; else 8, and for tf32; with a GPU, both timed and the faster "
