@@ -208,6 +208,21 @@ struct TensorCorePath {
   std::vector<MmaStatement> tf32_conversions;  // every asm statement whose PTX is a cvt to .tf32
 };
 
+// The balanced family's data (a_format "csr-pieces-constants", codegen/families/balanced/
+// kernel_balanced.cuh): A's CSR arrays (GenericPath: row_ptr, col_idx, weight_bits) and the schedule
+// of pieces its kernels run: spmmc_balanced_blocks blocks (grid.x) of spmmc_balanced_slots slots, slot
+// s of block b running spmmc_piece[b * slots + s], an int4 {row (-1: idle), begin, end, first + slots x
+// pieces} whose products [begin, end) it sums; a row cut into several pieces has them in consecutive
+// slots first, first + 1, ... of one block, and its sum is theirs added in that order.
+struct BalancedPath {
+  IntegerConstant warps;   // spmmc_balanced_warps: warps per block
+  IntegerConstant groups;  // spmmc_balanced_groups: pieces per warp (1, 2 or 4)
+  IntegerConstant slots;   // spmmc_balanced_slots: pieces per block (warps x groups)
+  IntegerConstant blocks;  // spmmc_balanced_blocks: the launch's grid.x
+  // spmmc_piece flattened: element i's x, y, z, w at 4i .. 4i + 3, each with its own place.
+  IntegerArray pieces;
+};
+
 // How a thread of an unrolled kernel finds its columns, read from the kernel and its launch:
 // for (bt = blockIdx.y; bt < (n + b_tile_columns - 1) / b_tile_columns; bt += gridDim.y) with
 // col = bt * n1 + threadIdx.x * cols_per_thread, B + col and C + col passed to the tiles; the
@@ -274,6 +289,10 @@ struct EmittedKernelAnalysis {
   // not take) and the info object are what is checked; its __global__ functions must be the
   // tensor-core kernel and the generic kernels, its MMAs of the file's dtype.
   bool tensor_core = false;
+  // The balanced family (a_format "csr-pieces-constants"): no unrolled code; its CSR arrays, its
+  // pieces (each row's products covered once, in order, by pieces of one block) and the info object
+  // are what is checked; its __global__ functions must be its three kernels (V = 4, 2, 1).
+  bool balanced = false;
   // B's and C's elements (spmmc compile --dtype): float, __half or __nv_bfloat16, and how they are
   // multiplied. The info object's dtype when it names one of the four ("float32", "float16",
   // "bfloat16", "tfloat32": float elements multiplied as tf32; dtype_from_info), else the element
@@ -300,6 +319,7 @@ struct EmittedKernelAnalysis {
   KernelInfoFields info;
   GenericPath generic;
   TensorCorePath tc;
+  BalancedPath balanced_path;
   int64_t source_bytes = 0;
   double parse_seconds = 0.0;          // Clang (preprocess, parse, semantic analysis)
   double analyze_seconds = 0.0;        // the walk of the AST and the PTX
@@ -314,7 +334,8 @@ struct EmittedKernelAnalysis {
 // FMAs with an immediate weight, stores of C rows, lane by lane), the spmmc_kernel_info
 // initialiser and the generic path's arrays; in a file of the tensor-core family (a_format
 // "vector-blocks-constants") its arrays, constants, __global__ functions and the opcodes of its
-// inline-PTX MMAs instead of unrolled kernels. Never throws for bad content: parse errors and
+// inline-PTX MMAs instead of unrolled kernels; in a file of the balanced family (a_format
+// "csr-pieces-constants") its constants, piece table and __global__ functions. Never throws for bad content: parse errors and
 // unrecognised constructs come back in `errors`. A missing or unreadable file is a UserError
 // (ExitCode::kNoInput).
 EmittedKernelAnalysis analyze_emitted_kernel(const std::string& cu_path);

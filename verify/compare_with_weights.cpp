@@ -107,6 +107,13 @@ class Comparison {
       out_.match = out_.total_differences == 0;
       return;
     }
+    if (code_.balanced) {  // the balanced family: the info object, the CSR arrays and the pieces its kernels run
+      check_info();
+      check_generic_path();
+      check_balanced();
+      out_.match = out_.total_differences == 0;
+      return;
+    }
     if (code_.generic_only) {  // the generic family: the info object and the arrays the generic kernel reads
       check_info();
       check_generic_path();
@@ -201,8 +208,9 @@ class Comparison {
       check_count(info.n1, "n1", kTcColsPerWarp, "a warp of the tensor-core kernel computes 64 columns of C");
       check_count(info.cols_per_thread, "cols_per_thread", kTcColsPerLane,
                   "each lane of the tensor-core kernel stores 8 adjacent columns of its rows");
-    } else if (code_.generic_only) {
-      check_count(info.a_tiles, "a_tiles", 0, "the generic family has no A-tiles");
+    } else if (code_.generic_only || code_.balanced) {
+      check_count(info.a_tiles, "a_tiles", 0,
+                  code_.balanced ? "the balanced family has no A-tiles" : "the generic family has no A-tiles");
     } else {
       check_count(info.a_tiles, "a_tiles", code_.grid_x,
                   fmt::format("the launches have {} blocks along x in all", code_.grid_x));
@@ -238,7 +246,10 @@ class Comparison {
     const char* dtype = dtype_info_name(code_.dtype);
     const std::pair<const InfoField<std::string>*, std::pair<const char*, const char*>> described[] = {
         {&info.a_format,
-         {"a_format", code_.tensor_core ? "vector-blocks-constants" : code_.generic_only ? "csr-constants" : "unrolled-constants"}},
+         {"a_format", code_.tensor_core    ? "vector-blocks-constants"
+                      : code_.balanced     ? "csr-pieces-constants"
+                      : code_.generic_only ? "csr-constants"
+                                           : "unrolled-constants"}},
         {&info.b_layout, {"b_layout", "row-major"}},
         {&info.c_layout, {"c_layout", "row-major"}},
         {&info.dtype, {"dtype", dtype}}};
@@ -252,6 +263,7 @@ class Comparison {
                                          what.first, *field->value, what.second,
                                          code_.tensor_core    ? fmt::format("{} x 1 vector blocks",
                                                                             tc_rows_constant().value_or(kTcHalfRows))
+                                         : code_.balanced     ? "CSR arrays cut into pieces"
                                          : code_.generic_only ? "CSR arrays"
                                                               : "immediates",
                                          dtype,
@@ -497,6 +509,173 @@ class Comparison {
       std::memcpy(&f, &word, sizeof f);
       return fmt::format("0x{:08x} ({})", word, hex_float(f));
     });
+  }
+
+  // ---- the balanced family ---------------------------------------------------------------------
+
+  // A constant of the balanced family, reported where it is missing or cannot be evaluated.
+  std::optional<int64_t> balanced_constant(const IntegerConstant& c, const char* name) {
+    if (!c.found) {
+      report(whole_file(), fmt::format("no {} (a constant of the balanced family) in the code", name));
+      return std::nullopt;
+    }
+    if (!c.field.value) report(c.field.where, fmt::format("cannot evaluate {}", name));
+    return c.field.value;
+  }
+
+  // The balanced family's schedule (kernel_balanced.cuh): slot s of block b runs spmmc_piece[b S + s] =
+  // {row, begin, end, first + S pieces} (S = spmmc_balanced_slots): it sums products [begin, end) of
+  // the CSR arrays (checked against the weights by check_generic_path) for row `row` of C, and a row of
+  // several pieces is the sum of slots first .. first + pieces - 1 of its block, added in that order
+  // in the block's shared memory. So S = warps x groups (1, 2 or 4 groups), the table is blocks x S
+  // long (the launch's grid.x), every row of A (an empty one too: it stores +0) has pieces in exactly
+  // one block, in consecutive slots from `first`, each saying the same first and count, and together
+  // its products [row_ptr[r], row_ptr[r + 1]) in order, each once; a slot of row -1 is idle.
+  void check_balanced() {
+    const BalancedPath& b = code_.balanced_path;
+    const std::optional<int64_t> warps = balanced_constant(b.warps, "spmmc_balanced_warps");
+    const std::optional<int64_t> groups = balanced_constant(b.groups, "spmmc_balanced_groups");
+    const std::optional<int64_t> slots = balanced_constant(b.slots, "spmmc_balanced_slots");
+    const std::optional<int64_t> blocks = balanced_constant(b.blocks, "spmmc_balanced_blocks");
+    if (!warps || !groups || !slots || !blocks) return;
+    bool valid = true;
+    const auto refuse = [&](const CodeLocation& at, std::string message) {
+      report(at, std::move(message));
+      valid = false;
+    };
+    if (*groups != 1 && *groups != 2 && *groups != 4)
+      refuse(b.groups.field.where, fmt::format("spmmc_balanced_groups is {}, but a warp runs 1, 2 or 4 pieces (lane "
+                                               "groups of 32, 16 or 8 lanes)", *groups));
+    if (*warps < 1 || *warps > 32)
+      refuse(b.warps.field.where, fmt::format("spmmc_balanced_warps is {}, but a block has 1 to 32 warps", *warps));
+    if (valid && *slots != *warps * *groups)
+      refuse(b.slots.field.where, fmt::format("spmmc_balanced_slots is {}, but {} warps of {} piece{} each run {}: the "
+                                              "kernel would read the pieces of other slots",
+                                              *slots, *warps, *groups, *groups == 1 ? "" : "s", *warps * *groups));
+    if (*blocks < 1) refuse(b.blocks.field.where, fmt::format("spmmc_balanced_blocks is {}: no block would run", *blocks));
+    if (!b.pieces.found) {
+      report(whole_file(), "no spmmc_piece (the balanced family's pieces) in the code");
+      return;
+    }
+    if (!valid) return;
+    const auto S = static_cast<size_t>(*slots);
+    const size_t count = b.pieces.values.size() / 4;
+    if (count != static_cast<size_t>(*blocks) * S) {
+      report(b.pieces.where, fmt::format("spmmc_piece has {} elements, but the kernels run {} blocks of {} slots "
+                                         "(spmmc_balanced_blocks x spmmc_balanced_slots = {}): {}",
+                                         count, *blocks, S, *blocks * *slots,
+                                         count < static_cast<size_t>(*blocks) * S ? "slots past its end would read beyond it"
+                                                                                  : "the pieces past the last block never run"));
+      return;
+    }
+    const std::vector<int64_t>& v = b.pieces.values;
+    const auto at = [&](size_t piece, size_t member) { return element_at(b.pieces, 4 * piece + member); };
+    std::vector<std::vector<size_t>> of_row(static_cast<size_t>(w_.rows));
+    for (size_t i = 0; i < count; ++i) {
+      const int64_t row = v[4 * i], begin = v[4 * i + 1], end = v[4 * i + 2], w = v[4 * i + 3];
+      if (row == -1) continue;
+      if (row < 0 || row >= w_.rows) {
+        report(at(i, 0), fmt::format("spmmc_piece[{}] is a piece of row {}, but {} has rows 0 to {} (-1: an idle slot)", i,
+                                     row, options_.weights_name, w_.rows - 1));
+        continue;
+      }
+      const int64_t lo = w_.row_ptr[static_cast<size_t>(row)], hi = w_.row_ptr[static_cast<size_t>(row) + 1];
+      if (begin < lo || end > hi || begin > end) {
+        report(at(i, 1), fmt::format("spmmc_piece[{}] sums products [{}, {}) into row {} of C, but row {} of A is products "
+                                     "[{}, {}) in {}",
+                                     i, begin, end, row, row, lo, hi, options_.weights_name));
+        continue;
+      }
+      if (w < *slots) {
+        report(at(i, 3), fmt::format("spmmc_piece[{}].w is {}: first + {} x pieces with no pieces (a row has at least one)",
+                                     i, w, S));
+        continue;
+      }
+      of_row[static_cast<size_t>(row)].push_back(i);
+    }
+    for (int32_t r = 0; r < w_.rows; ++r) {
+      const std::vector<size_t>& list = of_row[static_cast<size_t>(r)];
+      const int64_t lo = w_.row_ptr[static_cast<size_t>(r)], hi = w_.row_ptr[static_cast<size_t>(r) + 1];
+      if (list.empty()) {
+        report(b.pieces.where, fmt::format("row {} of A ({} products in {}) is in no piece of spmmc_piece: row {} of C is "
+                                           "never written",
+                                           r, hi - lo, options_.weights_name, r));
+        continue;
+      }
+      const size_t head = list.front(), block = head / S;
+      const int64_t w = v[4 * head + 3];
+      const auto first = static_cast<size_t>(w % *slots), pieces = static_cast<size_t>(w / *slots);
+      bool same = true;
+      for (const size_t i : list) {
+        if (i / S != block) {
+          report(at(i, 0), fmt::format("spmmc_piece[{}] is a piece of row {} in block {}, but spmmc_piece[{}], another, is "
+                                       "in block {}: a row's pieces are added in the shared memory of one block",
+                                       i, r, i / S, head, block));
+          same = false;
+          break;
+        }
+        if (v[4 * i + 3] != w) {
+          report(at(i, 3), fmt::format("spmmc_piece[{}] says its row {} has {} pieces from slot {}, but spmmc_piece[{}] "
+                                       "says {} from slot {}",
+                                       i, r, v[4 * i + 3] / *slots, v[4 * i + 3] % *slots, head, pieces, first));
+          same = false;
+          break;
+        }
+      }
+      if (!same) continue;
+      if (list.size() != pieces) {
+        report(at(head, 3), fmt::format("row {} of A has {} pieces in spmmc_piece, but they say {} (spmmc_piece[{}].w = "
+                                        "{}): {}",
+                                        r, list.size(), pieces, head, w,
+                                        list.size() > pieces ? "the sum of the last to finish would leave some out, or "
+                                                               "the row would be stored twice"
+                                                             : "the last piece never arrives and the row is never stored"));
+        continue;
+      }
+      bool placed = first + pieces <= S;
+      for (size_t q = 0; placed && q < pieces; ++q)
+        if (list[q] != block * S + first + q) {
+          report(at(list[q], 0), fmt::format("spmmc_piece[{}] is piece {} of row {}, but it is slot {} of block {}, not "
+                                             "slot {} (the row's sum adds slots {} to {} in order)",
+                                             list[q], q, r, list[q] % S, block, first + q, first, first + pieces - 1));
+          placed = false;
+        }
+      if (!placed) {
+        if (first + pieces > S)
+          report(at(head, 3), fmt::format("spmmc_piece[{}] says row {} has {} pieces from slot {}, but a block has {} slots",
+                                          head, r, pieces, first, S));
+        continue;
+      }
+      int64_t next = lo;
+      bool covered = true;
+      for (size_t q = 0; covered && q < pieces; ++q) {
+        const size_t i = list[q];
+        if (v[4 * i + 1] != next) {
+          report(at(i, 1), fmt::format("spmmc_piece[{}], piece {} of row {}, begins at product {}, but the row's {} at {}: "
+                                       "{}",
+                                       i, q, r, v[4 * i + 1], q == 0 ? "first product is" : "piece before it ends",
+                                       next,
+                                       v[4 * i + 1] > next ? fmt::format("products [{}, {}) are never multiplied", next,
+                                                                         v[4 * i + 1])
+                                                           : fmt::format("products [{}, {}) are multiplied twice",
+                                                                         v[4 * i + 1], next)));
+          covered = false;
+        }
+        next = v[4 * i + 2];
+      }
+      if (covered && next != hi) {
+        report(at(list.back(), 2), fmt::format("row {}'s last piece, spmmc_piece[{}], ends at product {}, but row {} of A "
+                                               "ends at {} in {}: products [{}, {}) are never multiplied",
+                                               r, list.back(), next, r, hi, options_.weights_name, next, hi));
+        covered = false;
+      }
+      if (!covered) continue;
+      out_.code_nnz += hi - lo;
+      ++out_.rows_written;
+      ++out_.balanced_rows;
+      out_.balanced_pieces += static_cast<int64_t>(pieces);
+      if (pieces > 1) ++out_.balanced_cut_rows;
+    }
   }
 
   // ---- the tensor-core family ------------------------------------------------------------------

@@ -14,7 +14,9 @@
 // blocks, columns and values (each value decoded from its 16 bits as the dtype's) against the
 // weights, every row of A in exactly one window, the staged form's chunks (every block in its
 // chunk's rows, no window with more blocks in a chunk than spmmc_tc_chunk_blocks), and the generic
-// path's arrays and the info object as above.
+// path's arrays and the info object as above. For the balanced family (EmittedKernelAnalysis::
+// balanced), the CSR arrays and the info object as above, and its pieces: each row's products
+// covered once, in order, by consecutive slots of one block (check_balanced says exactly what).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,9 @@ struct WeightsComparison {
   // vectors (tc_rows x 1) with a non-zero value and padding vectors (all values zero); tc_rows is
   // spmmc_tc_rows, the rows per window (8 or 16; 0 where it is missing or not one of those).
   int64_t tc_windows = 0, tc_blocks = 0, tc_vectors = 0, tc_padding = 0, tc_rows = 0;
+  // The balanced family: the rows whose pieces cover them as they must, those pieces, and the rows
+  // among them cut into several.
+  int64_t balanced_rows = 0, balanced_pieces = 0, balanced_cut_rows = 0;
 };
 
 // Compares `code` with `weights` (the canonical CSR read_matrix_file gives: sorted columns, no

@@ -39,6 +39,11 @@ constexpr const char* kVectorBlocksFormat = "vector-blocks-constants";
 constexpr const char* kTensorCoreKernel = "spmmc_tc_kernel";
 constexpr const char* kStagedTensorCoreKernel = "spmmc_tc_staged_kernel";
 
+// The balanced family (codegen/families/balanced/kernel_balanced.cuh): its a_format and its three
+// __global__ functions (V = 4, 2 and 1 columns per lane), the only ones its file has.
+constexpr const char* kPiecesFormat = "csr-pieces-constants";
+constexpr const char* kBalancedKernels[] = {"spmmc_balanced_v4", "spmmc_balanced_v2", "spmmc_balanced_v1"};
+
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
  public:
@@ -126,9 +131,14 @@ class KernelWalker {
     read_generic_path(top.variables);
     choose_dtype(top.functions);
     read_tensor_core_path(top.variables);
+    read_balanced_path(top.variables);
     if (!check_element_types(top.functions)) return;
     if (out_.info.a_format.value && *out_.info.a_format.value == "csr-constants") {
       read_generic_only(top.functions);
+      return;
+    }
+    if (out_.info.a_format.value && *out_.info.a_format.value == kPiecesFormat) {
+      read_balanced_only(top.functions);
       return;
     }
     if (out_.info.a_format.value && *out_.info.a_format.value == kVectorBlocksFormat) {
@@ -254,6 +264,37 @@ class KernelWalker {
         error({}, fmt::format("the info object says a_format = 'csr-constants' (the generic family), but the file has {} "
                               "__global__ {} (expected one)",
                               count, name));
+  }
+
+  // A file of the balanced family (a_format "csr-pieces-constants"): float32 (or tf32, its weights
+  // rounded); its __global__ functions are its three kernels, one each, which read the CSR arrays and
+  // the pieces read_generic_path and read_balanced_path took; any other would run unchecked.
+  void read_balanced_only(const std::vector<clang::FunctionDecl*>& functions) {
+    out_.balanced = true;
+    if (dtype_is_half(out_.dtype)) {
+      const CodeLocation& at = out_.info.a_format.where;
+      out_.errors.push_back({at.file.empty() ? out_.info.where : at,
+                             fmt::format("the info object says a_format = '{}' (the balanced family), but {}: its "
+                                         "kernels take float elements, not {}",
+                                         kPiecesFormat, dtype_origin_, dtype_info_name(out_.dtype))});
+      return;
+    }
+    std::map<std::string, int> expected;
+    for (const char* symbol : kBalancedKernels) expected[symbol] = 0;
+    for (const clang::FunctionDecl* f : functions) {
+      if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
+      const auto found = expected.find(f->getNameAsString());
+      if (found != expected.end()) ++found->second;
+      else
+        error(f->getLocation(), fmt::format("the info object says a_format = '{}' (the balanced family), but the file has "
+                                            "the __global__ function {} besides the balanced kernels",
+                                            kPiecesFormat, f->getNameAsString()));
+    }
+    for (const auto& [name, count] : expected)
+      if (count != 1)
+        error({}, fmt::format("the info object says a_format = '{}' (the balanced family), but the file has {} __global__ "
+                              "{} (expected one)",
+                              kPiecesFormat, count, name));
   }
 
   // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision or tf32;
@@ -898,20 +939,7 @@ class KernelWalker {
     for (const clang::VarDecl* v : variables) {
       const std::string name = v->getNameAsString();
       if (const auto c = constants.find(name); c != constants.end()) {
-        IntegerConstant& constant = *c->second;
-        if (constant.found) {
-          error(v->getLocation(), fmt::format("a second {}", name));
-          continue;
-        }
-        constant.found = true;
-        constant.where = locator_.at(v->getLocation());
-        constant.field.where = constant.where;
-        if (!v->hasInit() || !v->getType().isConstQualified() || !v->getType()->isIntegerType()) {
-          error(v->getLocation(), fmt::format("{} is not an integer constant", name));
-          continue;
-        }
-        constant.field.where = locator_.at(v->getInit()->getBeginLoc());
-        constant.field.value = integer_constant(v->getInit(), ctx_);
+        read_integer_constant(*v, name, *c->second);
       } else if (const auto a = arrays.find(name); a != arrays.end()) {
         if (!read_integer_array(*v, name, *a->second) || name != "spmmc_tc_a") continue;
         const auto* type = ctx_.getAsConstantArrayType(v->getType());
@@ -928,7 +956,7 @@ class KernelWalker {
         const auto* type = ctx_.getAsConstantArrayType(v->getType());
         if (out_.dtype != DType::kTf32) {
           tc.cols_are_pairs = true;
-          read_pair_array(*v, name, tc.cols);
+          read_vector_array(*v, name, "int2", 2, tc.cols);
         } else if (type && type->getElementType()->isIntegerType()) {
           read_integer_array(*v, name, tc.cols);
         } else {
@@ -940,6 +968,39 @@ class KernelWalker {
         }
       }
     }
+  }
+
+  // The balanced family's constants and its pieces (whatever the a_format: compare_with_weights reads
+  // them only in that family). spmmc_piece must hold int4 {row, begin, end, first + slots x pieces}.
+  void read_balanced_path(const std::vector<clang::VarDecl*>& variables) {
+    BalancedPath& b = out_.balanced_path;
+    const std::map<std::string, IntegerConstant*> constants = {{"spmmc_balanced_warps", &b.warps},
+                                                               {"spmmc_balanced_groups", &b.groups},
+                                                               {"spmmc_balanced_slots", &b.slots},
+                                                               {"spmmc_balanced_blocks", &b.blocks}};
+    for (const clang::VarDecl* v : variables) {
+      const std::string name = v->getNameAsString();
+      if (const auto c = constants.find(name); c != constants.end()) read_integer_constant(*v, name, *c->second);
+      else if (name == "spmmc_piece") read_vector_array(*v, name, "int4", 4, b.pieces);
+    }
+  }
+
+  // `v`, a file-scope integer constant, into `constant` (an error at `v` where it was read before or
+  // is not a const integer with an initialiser; its value none where that is not a constant).
+  void read_integer_constant(const clang::VarDecl& v, const std::string& name, IntegerConstant& constant) {
+    if (constant.found) {
+      error(v.getLocation(), fmt::format("a second {}", name));
+      return;
+    }
+    constant.found = true;
+    constant.where = locator_.at(v.getLocation());
+    constant.field.where = constant.where;
+    if (!v.hasInit() || !v.getType().isConstQualified() || !v.getType()->isIntegerType()) {
+      error(v.getLocation(), fmt::format("{} is not an integer constant", name));
+      return;
+    }
+    constant.field.where = locator_.at(v.getInit()->getBeginLoc());
+    constant.field.value = integer_constant(v.getInit(), ctx_);
   }
 
   // The start of reading `v` into `array`: false, with an error at `v`, where `array` was read
@@ -982,37 +1043,41 @@ class KernelWalker {
     return true;
   }
 
-  // `v`, a const array of int2 ({x, y} pairs of integer constants), flattened into `array`: element
-  // i's x at 2i, its y at 2i + 1, each with its own place.
-  bool read_pair_array(const clang::VarDecl& v, const std::string& name, IntegerArray& array) {
+  // `v`, a const array of CUDA's `vector` type (int2: {x, y}; int4: {x, y, z, w}; `fields` integer
+  // members) flattened into `array`: element i's members at fields x i .. fields x i + fields - 1,
+  // each with its own place.
+  bool read_vector_array(const clang::VarDecl& v, const std::string& name, const char* vector, unsigned fields,
+                         IntegerArray& array) {
+    static constexpr const char* kMembers[] = {"x", "y", "z", "w"};
     const clang::InitListExpr* list = nullptr;
     if (!start_array(v, name, array, list)) return false;
     const auto* type = ctx_.getAsConstantArrayType(v.getType());
-    const clang::RecordDecl* pair = type ? type->getElementType()->getAsRecordDecl() : nullptr;
-    std::vector<const clang::FieldDecl*> fields;
-    if (pair)
-      for (const clang::FieldDecl* f : pair->fields()) fields.push_back(f);
-    const bool int2 = pair && pair->getName() == "int2" && fields.size() == 2 && fields[0]->getName() == "x" &&
-                      fields[1]->getName() == "y" && fields[0]->getType()->isIntegerType() &&
-                      fields[1]->getType()->isIntegerType();
-    if (!list || !int2 || !v.getType().isConstQualified()) {
-      error(v.getLocation(), fmt::format("{} is not a const array of int2 constants", name));
+    const clang::RecordDecl* record = type ? type->getElementType()->getAsRecordDecl() : nullptr;
+    std::vector<const clang::FieldDecl*> members;
+    if (record)
+      for (const clang::FieldDecl* f : record->fields()) members.push_back(f);
+    bool shaped = record && record->getName() == vector && members.size() == fields;
+    for (unsigned m = 0; shaped && m < fields; ++m)
+      shaped = members[m]->getName() == kMembers[m] && members[m]->getType()->isIntegerType();
+    if (!list || !shaped || !v.getType().isConstQualified()) {
+      error(v.getLocation(), fmt::format("{} is not a const array of {} constants", name, vector));
       return false;
     }
     const uint64_t size = type->getSize().getZExtValue();
     for (uint64_t i = 0; i < size; ++i) {
       const clang::Expr* init = i < list->getNumInits() ? list->getInit(static_cast<unsigned>(i)) : nullptr;
-      if (init && llvm::isa<clang::ImplicitValueInitExpr>(init)) init = nullptr;  // {0, 0}, as C++ initialises it
-      const auto* members = init ? llvm::dyn_cast<clang::InitListExpr>(init->IgnoreImplicit()) : nullptr;
-      if (init && !members) {
-        error(init->getBeginLoc(), fmt::format("cannot evaluate element {} of {} (expected {{x, y}})", i, name));
+      if (init && llvm::isa<clang::ImplicitValueInitExpr>(init)) init = nullptr;  // zeros, as C++ initialises them
+      const auto* values = init ? llvm::dyn_cast<clang::InitListExpr>(init->IgnoreImplicit()) : nullptr;
+      if (init && !values) {
+        error(init->getBeginLoc(), fmt::format("cannot evaluate element {} of {} (expected {{{}}})", i, name,
+                                               fields == 2 ? "x, y" : "x, y, z, w"));
         return false;
       }
-      for (unsigned m = 0; m < 2; ++m) {
-        const clang::Expr* member = members && m < members->getNumInits() ? members->getInit(m) : nullptr;
+      for (unsigned m = 0; m < fields; ++m) {
+        const clang::Expr* member = values && m < values->getNumInits() ? values->getInit(m) : nullptr;
         const std::optional<int64_t> value = member ? integer_constant(member, ctx_) : std::optional<int64_t>(0);
         if (!value) {
-          error(member->getBeginLoc(), fmt::format("cannot evaluate element {}.{} of {}", i, m ? "y" : "x", name));
+          error(member->getBeginLoc(), fmt::format("cannot evaluate element {}.{} of {}", i, kMembers[m], name));
           return false;
         }
         const CodeLocation at = locator_.at(member ? member->getBeginLoc() : init ? init->getBeginLoc() : v.getLocation());

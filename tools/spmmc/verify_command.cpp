@@ -108,7 +108,7 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
       {"parsed", code.parsed},
       {"analyzed", code.analyzed},
       {"dtype", dtype_name(code.dtype)},
-      {"family", code.tensor_core ? "tensor-core" : code.generic_only ? "generic" : "unrolled"},
+      {"family", code.tensor_core ? "tensor-core" : code.balanced ? "balanced" : code.generic_only ? "generic" : "unrolled"},
       // The weights as compared: rounded to the code's dtype (compare_with_weights).
       {"weights_shape", {{"rows", a.rows}, {"cols", a.cols}, {"nnz", result.weights_nnz}, {"sha256", result.weights_sha256}}},
       {"kernel", code.kernel},  // the first kernel launched (compatibility: see "kernels")
@@ -124,6 +124,14 @@ Json verify_json(const std::string& cu, const std::string& weights, const Csr& a
        {{"row_ptr", code.generic.row_ptr.values.size()},
         {"col_idx", code.generic.col_idx.values.size()},
         {"weight_bits", code.generic.weight_bits.values.size()}}},
+      // The balanced family's pieces as checked (null for the other families): the rows they cover as
+      // they must, the pieces of those rows, the rows cut into several, and the launch's blocks and slots.
+      {"balanced", code.balanced ? Json{{"rows", result.balanced_rows},
+                                        {"pieces", result.balanced_pieces},
+                                        {"cut_rows", result.balanced_cut_rows},
+                                        {"blocks", code.balanced_path.blocks.field.value.value_or(0)},
+                                        {"slots", code.balanced_path.slots.field.value.value_or(0)}}
+                                 : Json(nullptr)},
       // The tensor-core family's A as rebuilt from its arrays (null for the other families).
       {"tensor_core", code.tensor_core ? Json{{"k", code.dtype == DType::kTf32 ? 4 : 8},
                                               {"windows", result.tc_windows},
@@ -215,6 +223,12 @@ int run_verify(const Args& args) {
                               ? fmt::format(", the staged kernel's {} chunk{} of B's rows", *code.tc.chunks.field.value,
                                             *code.tc.chunks.field.value == 1 ? "" : "s")
                               : std::string())
+        : code.analyzed && code.balanced
+            ? fmt::format("; the balanced family (A's CSR arrays and its {} pieces in {} blocks of {} slots, {} row{} cut; "
+                          "checked element by element)",
+                          result.balanced_pieces, code.balanced_path.blocks.field.value.value_or(0),
+                          code.balanced_path.slots.field.value.value_or(0), result.balanced_cut_rows,
+                          result.balanced_cut_rows == 1 ? "" : "s")
         : code.analyzed && code.generic_only ? std::string("; the generic family (A's CSR arrays, checked element by element)")
         : code.analyzed ? fmt::format("; {} tile functions, {} column{} per thread, {}, {}, {}", tiles,
                                     code.columns.cols_per_thread, code.columns.cols_per_thread == 1 ? "" : "s",

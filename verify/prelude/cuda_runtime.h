@@ -94,6 +94,15 @@ struct __attribute__((aligned(16))) uint4 {
 };
 __host__ __device__ uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w);
 __host__ __device__ int2 make_int2(int x, int y);
+/* The balanced family (codegen/families/balanced/kernel_balanced.cuh): its pieces as int4 (row, begin,
+   end, first slot + slots x pieces), two columns of B and C per lane as float2. */
+struct __attribute__((aligned(16))) int4 {
+  int x, y, z, w;
+};
+struct __attribute__((aligned(8))) float2 {
+  float x, y;
+};
+__host__ __device__ float2 make_float2(float x, float y);
 
 /* Device functions emitted code calls. */
 __device__ float __ldg(const float* p);
@@ -103,6 +112,7 @@ __device__ unsigned __ldg(const unsigned* p);
 __device__ uint2 __ldg(const uint2* p);
 __device__ int2 __ldg(const int2* p);
 __device__ uint4 __ldg(const uint4* p);
+__device__ float2 __ldg(const float2* p);
 __device__ unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s);
 __device__ size_t __cvta_generic_to_shared(const void* ptr);
 __device__ void __syncthreads();
@@ -114,5 +124,9 @@ __device__ float __uint_as_float(unsigned int x);
 __device__ float __shfl_sync(unsigned mask, float var, int src_lane, int width = 32);
 __device__ int __shfl_sync(unsigned mask, int var, int src_lane, int width = 32);
 __device__ void __syncwarp(unsigned mask = 0xffffffffu);
+/* The balanced family: a cut row's pieces counted in shared memory, their sums fenced before. */
+__device__ unsigned __shfl_sync(unsigned mask, unsigned var, int src_lane, int width = 32);
+__device__ unsigned atomicAdd(unsigned* address, unsigned value);
+__device__ void __threadfence_block();
 
 #endif
