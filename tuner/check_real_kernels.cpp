@@ -67,6 +67,16 @@ std::string RealKernel::describe() const {
   return fmt::format("{} .. {} ({} kernels)", launches.front().symbol, launches.back().symbol, launches.size());
 }
 
+RealKernel family_kernel(const Cubin& cubin, std::string symbol, const LaunchShape& shape, TileCandidate tile) {
+  RealKernel kernel;
+  kernel.tile = tile;
+  kernel.tile.min_blocks_per_sm = 1;
+  kernel.cubin = &cubin;
+  kernel.launches.push_back({std::move(symbol), 0});
+  kernel.shape = shape;
+  return kernel;
+}
+
 std::vector<RealKernel::Launch> unrolled_launches(const EmittedKernel& k) {
   SPMMC_CHECK(!k.kernel_symbols.empty() && k.kernel_symbols.size() == k.kernel_tiles.size(),
               fmt::format("{} kernel symbols for {} kernels' tiles", k.kernel_symbols.size(), k.kernel_tiles.size()));

@@ -41,6 +41,11 @@ struct RealKernel {
   std::string describe() const;
 };
 
+// A kernel of a family with a launch of its own (generic, balanced, tensor-core): `symbol` of `cubin`,
+// launched once with `shape`. `tile` says for messages and the worker what a block computes (rows,
+// columns, columns per thread); the minimum of blocks per SM is 1.
+RealKernel family_kernel(const Cubin& cubin, std::string symbol, const LaunchShape& shape, TileCandidate tile = {});
+
 // The launches of an emitted file of the unrolled family, in launch order: each of its kernels
 // (EmittedKernel::kernel_symbols) over its A-tiles (kernel_tiles).
 std::vector<RealKernel::Launch> unrolled_launches(const EmittedKernel& k);

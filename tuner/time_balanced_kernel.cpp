@@ -36,18 +36,14 @@ std::vector<Measurement> time_balanced_kernels(const Csr& a, int32_t piece_lengt
     }
     // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
     const BalancedLaunch launch = balanced_launch(options.n, 256, emitted[i].balanced_blocks, kBalancedWarps, groups[i]);
-    RealKernel kernel;
-    kernel.tile.m1 = 1;
-    kernel.tile.cols_per_thread = launch.cols_per_lane;
-    kernel.tile.n1 = 32 / groups[i] * launch.cols_per_lane;
-    kernel.tile.min_blocks_per_sm = 1;
-    kernel.cubin = &*compiled[i].cubin;
-    kernel.launches.push_back({launch.symbol, 0});
     LaunchShape shape;
     shape.grid_x = launch.grid_x, shape.grid_y = launch.grid_y, shape.grid_z = launch.grid_z;
     shape.block_x = launch.block_x;
-    kernel.shape = shape;
-    kernels.push_back(kernel);
+    TileCandidate group;  // what one lane group computes: a piece's row for its lanes' columns
+    group.m1 = 1;
+    group.cols_per_thread = launch.cols_per_lane;
+    group.n1 = 32 / groups[i] * launch.cols_per_lane;
+    kernels.push_back(family_kernel(*compiled[i].cubin, launch.symbol, shape, group));
     index.push_back(i);
   }
   if (kernels.empty()) return out;

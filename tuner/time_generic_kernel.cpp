@@ -26,17 +26,14 @@ Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const Gpu
   }
   // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
   const GenericLaunch launch = generic_launch({a.rows, a.nnz(), gpu.device().sm_count, /*weights_ahead=*/true}, options.n, true);
-  RealKernel kernel;
-  kernel.tile.m1 = kGenericRowsPerBlock;
-  kernel.tile.cols_per_thread = launch.cols_per_thread;
-  kernel.tile.n1 = static_cast<int32_t>(launch.block_x) * launch.cols_per_thread;
-  kernel.tile.min_blocks_per_sm = 1;
-  kernel.cubin = &*compiled.front().cubin;
-  kernel.launches.push_back({launch.symbol, 0});
   LaunchShape shape;
   shape.grid_x = launch.grid_x, shape.grid_y = launch.grid_y;
   shape.block_x = launch.block_x, shape.block_y = launch.block_y;
-  kernel.shape = shape;
+  TileCandidate block;
+  block.m1 = kGenericRowsPerBlock;
+  block.cols_per_thread = launch.cols_per_thread;
+  block.n1 = static_cast<int32_t>(launch.block_x) * launch.cols_per_thread;
+  const RealKernel kernel = family_kernel(*compiled.front().cubin, launch.symbol, shape, block);
   return check_and_time_real_kernels(a, {kernel}, gpu, options, reference).front();
 }
 

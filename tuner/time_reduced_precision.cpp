@@ -27,27 +27,23 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // the unrolled family's chain of kernels over its A-tiles, or one kernel with a launch of its own.
 RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, int sm_count,
                        const Cubin& cubin) {
-  RealKernel kernel;
-  kernel.cubin = &cubin;
   if (c.family == KernelFamily::kUnrolled) {
+    RealKernel kernel;
+    kernel.cubin = &cubin;
     kernel.tile = c.tile;
     kernel.launches = unrolled_launches(k);
     return kernel;
   }
-  kernel.tile.min_blocks_per_sm = 1;
   LaunchShape shape;
   if (c.family == KernelFamily::kTensorCore) {
     const TensorCoreLaunch l = tensor_core_launch(k.tensor_core, n);
-    kernel.launches.push_back({l.symbol, 0});
     shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x;
-  } else {
-    // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
-    const GenericLaunch l = generic_launch({a.rows, a.nnz(), sm_count, /*weights_ahead=*/true}, n, true);
-    kernel.launches.push_back({l.symbol, 0});
-    shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x, shape.block_y = l.block_y;
+    return family_kernel(cubin, l.symbol, shape);
   }
-  kernel.shape = shape;
-  return kernel;
+  // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
+  const GenericLaunch l = generic_launch({a.rows, a.nnz(), sm_count, /*weights_ahead=*/true}, n, true);
+  shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x, shape.block_y = l.block_y;
+  return family_kernel(cubin, l.symbol, shape);
 }
 
 // tf32's CUDA-core kernels are float32's code: they multiply B as given (docs/design/precision.md).
