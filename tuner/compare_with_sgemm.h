@@ -27,7 +27,7 @@ struct SgemmComparison {
 };
 
 // Compares result.sgemm with the emitted kernel's measured median time: the balanced family's kernel
-// (result.balanced) when `balanced_emitted`, the generic family's kernel (result.generic, real in
+// (result.best_balanced()) when `balanced_emitted`, the generic family's kernel (result.generic, real in
 // both modes) when `generic_emitted`, else the chosen candidate's
 // real kernel when `use_real` (--tune exhaustive) or when it was timed anyway (--tune proxy's
 // finalists, TuningOptions::real_finalists). Otherwise (--tune proxy with no finalists, unrolled)

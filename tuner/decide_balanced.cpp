@@ -22,14 +22,15 @@ BalancedDecision decide_balanced(const TuningResult& result, std::string_view mo
   SPMMC_CHECK(result.decision.has_value(), "the balanced family is decided after the search's decision");
   const Decision& d = *result.decision;
   BalancedDecision out;
-  if (!result.balanced) {
+  const std::pair<int32_t, Measurement>* best = result.best_balanced();
+  if (!best) {
     out.why = "the balanced kernel was not timed";
     return out;
   }
-  const std::optional<double> balanced = ms_of(*result.balanced);
+  const std::optional<double> balanced = ms_of(best->second);
   if (!balanced) {
-    out.why = fmt::format("the balanced kernel could not be measured ({}{}{})", outcome_name(result.balanced->outcome),
-                          result.balanced->detail.empty() ? "" : ": ", result.balanced->detail);
+    out.why = fmt::format("the balanced kernel could not be measured ({}{}{})", outcome_name(best->second.outcome),
+                          best->second.detail.empty() ? "" : ": ", best->second.detail);
     return out;
   }
   const std::string decided =
@@ -69,6 +70,26 @@ BalancedDecision decide_balanced(const TuningResult& result, std::string_view mo
   out.why = fmt::format("--tune {}: the balanced kernel ran {:.4g} ms, {:.2f}x faster than {} ({:.4g} ms){}", mode, *balanced,
                         *at_n / *balanced, decided, *at_n,
                         result.batch_sizes.empty() ? "" : ", and faster at every other batch size timed");
+  return out;
+}
+
+SearchedFamily family_of_search(const TuningResult& result) {
+  SPMMC_CHECK(result.decision.has_value(), "the family of a search that decided");
+  SearchedFamily out;
+  out.decision = *result.decision;
+  out.generic = out.decision.generic;
+  out.why = out.decision.why;
+  if (!result.balanced_decision) return out;
+  const BalancedDecision& b = *result.balanced_decision;
+  if (!b.balanced) {
+    out.why += "; not the balanced family: " + b.why;
+    return out;
+  }
+  out.generic = out.balanced = true;
+  out.why = b.why;
+  out.decision.heuristic_kept = false;
+  out.decision.emitted_ms = result.best_balanced()->second.time.median_ms;
+  out.decision.why = b.why;
   return out;
 }
 

@@ -10,16 +10,24 @@
 
 namespace spmmc {
 
-struct BalancedDecision {
-  bool balanced = false;
-  std::string why;  // the times compared, or what was not measured
-};
-
-// From `result` (its decision required): result.balanced against the decided kernel at n (the generic
+// From `result` (its decision required): result.best_balanced() against the decided kernel at n (the generic
 // kernel, result.generic, where the decision is the generic family; else the emitted tile's real
 // kernel, decision->emitted_ms) and, for each of result.batch_sizes, against the faster of what the
 // file would run there (its unrolled kernel or its generic path). Anything not measured keeps the
 // decided kernel. `mode` names the search in `why`.
 BalancedDecision decide_balanced(const TuningResult& result, std::string_view mode);
+
+// What a timed search emits (result.decision required): the family it decided on (the generic family
+// or the unrolled kernel of its pick), or the balanced family where result.balanced_decision says the
+// balanced kernel replaces that; a decision for the generic family stays one where it did not.
+// `decision` is the search's, made the balanced kernel's (its time and reason, not the heuristic's
+// kernel) where that replaced it: what the report compares with the heuristic.
+struct SearchedFamily {
+  bool generic = false;   // the generic family's file (the balanced family's is one)
+  bool balanced = false;  // with the balanced kernel
+  std::string why;
+  Decision decision;
+};
+SearchedFamily family_of_search(const TuningResult& result);
 
 }  // namespace spmmc

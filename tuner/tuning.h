@@ -121,6 +121,13 @@ struct TuningOptions {
   double max_real_compile_seconds = kMaxRealCompileSeconds;
 };
 
+// Whether the balanced family's kernel replaces the kernel the search decided on (decide_balanced.h):
+// `why` gives the times compared, or what was not measured.
+struct BalancedDecision {
+  bool balanced = false;
+  std::string why;
+};
+
 // The emitted kernel, the generic family's and the balanced family's at one batch size (NotRun
 // where not timed: `family` where the search emits the generic family, `balanced` where
 // TuningOptions::balanced_piece_length is 0).
@@ -147,17 +154,22 @@ struct TuningResult {
   // kernel: candidates[chosen].real, kRealCheckRatio.)
   std::optional<Measurement> generic;
   // The balanced family's kernel at n, timed after the decision where TuningOptions::
-  // balanced_piece_length asks (then also at each batch size): the fastest of its pieces per warp
-  // timed (balanced_tried); absent otherwise.
-  std::optional<Measurement> balanced;
-  int32_t balanced_groups = 1;  // its pieces per warp: the fastest of those timed
-  std::vector<std::pair<int32_t, Measurement>> balanced_tried;  // each number of pieces per warp timed
+  // balanced_piece_length asks (then also at each batch size), once per number of pieces per warp
+  // tried: {pieces per warp, its measurement}; empty where not timed. best_balanced() is the one kept.
+  std::vector<std::pair<int32_t, Measurement>> balanced_tried;
+  // Whether the balanced kernel replaces the decided one (tuner/decide_balanced.h), judged once every
+  // batch size was timed; absent where the balanced kernel was not timed or nothing was decided.
+  std::optional<BalancedDecision> balanced_decision;
   // With TuningOptions::heuristic: what to emit, decided real kernel against real kernel.
   std::optional<Decision> decision;
   // A file compiled for several batch sizes (spmmc compile --n LIST or LO:HI): the emitted kernel,
   // the generic family's kernel and the balanced one timed at each of the other sizes
   // (tuner/time_batch_sizes.h); empty where not asked or not measured.
   std::vector<BatchSizeMeasurement> batch_sizes;
+
+  // Of balanced_tried, the fastest that was measured, else the first (its failure to report); null
+  // where nothing was tried.
+  const std::pair<int32_t, Measurement>* best_balanced() const;
 };
 
 // --tune proxy times the real kernel of its pick too where the generic kernel's time lies within

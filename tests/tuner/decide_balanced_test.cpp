@@ -26,7 +26,7 @@ TuningResult decided(bool generic, std::optional<double> unrolled_ms, double gen
   if (unrolled_ms) r.candidates[0].real = ok(*unrolled_ms);
   r.chosen = 0;
   r.generic = ok(generic_ms);
-  r.balanced = std::move(balanced);
+  if (balanced) r.balanced_tried = {{1, std::move(*balanced)}};
   Decision d;
   d.chosen = 0;
   d.generic = generic;
@@ -72,6 +72,22 @@ TEST_CASE("decide_balanced: the balanced kernel only where measured faster than 
   }
 }
 
+TEST_CASE("best_balanced: the fastest of the pieces per warp measured, else the first tried", "[tuner][balanced]") {
+  TuningResult r;
+  CHECK(r.best_balanced() == nullptr);
+  r.balanced_tried = {{1, failed(Outcome::kCompileFailed, "ptxas")}, {2, ok(0.4)}, {4, ok(0.3)}};
+  REQUIRE(r.best_balanced() != nullptr);
+  CHECK(r.best_balanced()->first == 4);
+  r.balanced_tried[2].second = failed(Outcome::kWrongResult, "C[0] off");
+  CHECK(r.best_balanced()->first == 2);
+  r.balanced_tried[1].second = failed(Outcome::kLaunchFailed, "fault");
+  CHECK(r.best_balanced()->first == 1);  // none measured: the first, whose failure is reported
+  CHECK(decide_balanced(decided(true, std::nullopt, 1.0, std::nullopt), "rank").why == "the balanced kernel was not timed");
+  TuningResult d = decided(true, std::nullopt, 1.0, std::nullopt);
+  d.balanced_tried = {{1, ok(0.9)}, {2, ok(0.5)}};
+  CHECK(decide_balanced(d, "rank").why == "--tune rank: the balanced kernel ran 0.5 ms, 2.00x faster than the generic kernel (1 ms)");
+}
+
 TEST_CASE("decide_balanced: a file of several batch sizes takes it only where it is faster at each", "[tuner][balanced]") {
   // At each other size the file runs the faster of its unrolled kernel and its generic path.
   TuningResult r = decided(false, 1.0, 2.0, ok(0.5));
@@ -91,6 +107,46 @@ TEST_CASE("decide_balanced: a file of several batch sizes takes it only where it
   CHECK(decide_balanced(g, "rank").balanced);
   g.batch_sizes = {at(8, std::nullopt, 0.20, 0.30)};
   CHECK_FALSE(decide_balanced(g, "rank").balanced);
+}
+
+TEST_CASE("family_of_search: the decided family, or the balanced one where it replaced it", "[tuner][balanced]") {
+  SECTION("a generic decision whose balanced kernel lost stays the generic family (not the unrolled kernel)") {
+    TuningResult r = decided(true, std::nullopt, 1.0, ok(1.2));
+    r.decision->why = "the generic family";
+    r.balanced_decision = decide_balanced(r, "rank");
+    const SearchedFamily f = family_of_search(r);
+    CHECK(f.generic);
+    CHECK_FALSE(f.balanced);
+    CHECK(f.why.rfind("the generic family; not the balanced family: --tune rank: the balanced kernel ran 1.2 ms", 0) == 0);
+    CHECK(f.decision.emitted_ms == 1.0);
+  }
+  SECTION("an unrolled decision whose balanced kernel lost stays unrolled") {
+    TuningResult r = decided(false, 0.4, 2.0, ok(0.5));
+    r.balanced_decision = decide_balanced(r, "proxy");
+    const SearchedFamily f = family_of_search(r);
+    CHECK_FALSE(f.generic);
+    CHECK_FALSE(f.balanced);
+    CHECK(f.decision.emitted_ms == 0.4);
+  }
+  SECTION("the balanced kernel replaced the decision: its time and reason are the decision's") {
+    TuningResult r = decided(false, 0.6, 2.0, std::nullopt);
+    r.decision->heuristic_kept = true;
+    r.balanced_tried = {{1, ok(0.5)}, {4, ok(0.3)}};
+    r.balanced_decision = decide_balanced(r, "proxy");
+    const SearchedFamily f = family_of_search(r);
+    CHECK(f.generic);
+    CHECK(f.balanced);
+    CHECK_FALSE(f.decision.heuristic_kept);
+    CHECK(f.decision.emitted_ms == 0.3);
+    CHECK(f.why == r.balanced_decision->why);
+    CHECK(f.decision.why == f.why);
+  }
+  SECTION("nothing balanced timed: the decision as it is") {
+    const TuningResult r = decided(true, std::nullopt, 1.0, std::nullopt);
+    const SearchedFamily f = family_of_search(r);
+    CHECK(f.generic);
+    CHECK_FALSE(f.balanced);
+  }
 }
 
 }  // namespace

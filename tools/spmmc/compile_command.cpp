@@ -398,23 +398,16 @@ int run_compile(const Args& args) {
   // The balanced family where the search timed its kernel faster than the decided one at every size
   // (tuner/decide_balanced.h); without that measurement, its rule below.
   bool balanced = false;
-  std::optional<BalancedDecision> balanced_timed;
+  const std::optional<BalancedDecision> balanced_timed = tuned ? tuned->balanced_decision : std::nullopt;
   if (tuned && decision && family_auto) {
-    generic = decision->generic;
-    family_why = decision->why;
-    if (tuned->balanced) {
-      balanced_timed = decide_balanced(*tuned, tune);
-      balanced = generic = balanced_timed->balanced;
-      family_why = balanced ? balanced_timed->why : family_why + "; not the balanced family: " + balanced_timed->why;
-      if (tuning.contains("decision")) {
-        tuning["decision"]["balanced"] = {{"emitted", balanced}, {"why", balanced_timed->why}};
-        if (balanced) tuning["decision"]["emitted"] = "balanced family";
-      }
-      if (balanced) {  // what versus_heuristic reports: the balanced kernel is the one emitted
-        decision->heuristic_kept = false;
-        decision->emitted_ms = tuned->balanced->time.median_ms;
-        decision->why = balanced_timed->why;
-      }
+    const SearchedFamily searched = family_of_search(*tuned);
+    generic = searched.generic;
+    balanced = searched.balanced;
+    family_why = searched.why;
+    decision = searched.decision;  // what versus_heuristic reports: the balanced kernel where it is emitted
+    if (balanced_timed && tuning.contains("decision")) {
+      tuning["decision"]["balanced"] = {{"emitted", balanced}, {"why", balanced_timed->why}};
+      if (balanced) tuning["decision"]["emitted"] = "balanced family";
     }
   } else if (family_auto && model_generic) {
     generic = true;
@@ -546,9 +539,9 @@ int run_compile(const Args& args) {
   } else if (balanced_asked) {
     fail_usage("--family balanced takes float32 or tf32 (--dtype {})", dtype_name(dtype));
   }
-  const int32_t balanced_groups = groups_given                               ? *groups_given
-                                  : tuned && tuned->balanced && balanced_timed ? tuned->balanced_groups
-                                                                             : default_balanced_groups(m.csr, plan_options.n);
+  const int32_t balanced_groups = groups_given                     ? *groups_given
+                                  : tuned && tuned->best_balanced() ? tuned->best_balanced()->first
+                                                                    : default_balanced_groups(m.csr, plan_options.n);
   const std::string family_name = tensor_core ? "tensor-core" : balanced ? "balanced" : generic ? "generic" : "unrolled";
   // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
   // the two kernels' times where the search measured both, else half of --n; the tensor-core family

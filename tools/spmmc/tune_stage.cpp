@@ -184,29 +184,26 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
     const auto start = std::chrono::steady_clock::now();
     const std::vector<Measurement> timed =
         time_balanced_kernels(a, request.balanced_piece_length, request.balanced_groups, gpu, options);
-    for (size_t i = 0; i < timed.size(); ++i) {
-      result.balanced_tried.emplace_back(request.balanced_groups[i], timed[i]);
-      const bool ok = timed[i].outcome == Outcome::kOk;
-      if (!result.balanced || (ok && (result.balanced->outcome != Outcome::kOk ||
-                                      timed[i].time.median_ms < result.balanced->time.median_ms)))
-        result.balanced = timed[i], result.balanced_groups = request.balanced_groups[i];
-    }
+    for (size_t i = 0; i < timed.size(); ++i) result.balanced_tried.emplace_back(request.balanced_groups[i], timed[i]);
     result.seconds.emplace_back("balanced", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  // --n LIST or LO:HI: the emitted kernel, the generic kernel and (where it won at n) the balanced
-  // kernel at the other sizes, where the kernels were measured at n (an unrolled kernel beyond the
-  // compile budget is kept unmeasured: the rule decides).
-  const bool balanced_won = result.balanced && decide_balanced(result, request.mode).balanced;
+  // --n LIST or LO:HI: the emitted kernel, the generic kernel and (where it won at n: the decision
+  // before any other size is timed) the balanced kernel at the other sizes, where the kernels were
+  // measured at n (an unrolled kernel beyond the compile budget is kept unmeasured: the rule decides).
+  const std::pair<int32_t, Measurement>* balanced = result.best_balanced();
+  const bool balanced_won_at_n = balanced && decide_balanced(result, request.mode).balanced;
   if (!request.batch_sizes.empty() && decision && decision->chosen >= 0 && decision->emitted_ms && result.generic &&
-      result.generic->outcome == Outcome::kOk && (!decision->generic || balanced_won)) {
+      result.generic->outcome == Outcome::kOk && (!decision->generic || balanced_won_at_n)) {
     const auto start = std::chrono::steady_clock::now();
-    options.balanced_piece_length = balanced_won ? request.balanced_piece_length : 0;
-    options.balanced_groups = result.balanced_groups;
+    options.balanced_piece_length = balanced_won_at_n ? request.balanced_piece_length : 0;
+    options.balanced_groups = balanced ? balanced->first : 1;
     const TileCandidate* tile = decision->generic ? nullptr : &result.candidates[static_cast<size_t>(decision->chosen)].tile;
     result.batch_sizes = time_batch_sizes(a, plan, tile, request.batch_sizes, gpu, options);
     result.seconds.emplace_back("batch_sizes",
                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  // The balanced family against the decision at every size timed: what compile emits.
+  if (balanced) result.balanced_decision = decide_balanced(result, request.mode);
   return result;
 }
 
@@ -231,9 +228,9 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
               {"chosen", result.chosen},
               {"candidates", candidates}};
   if (result.generic) out["generic"] = measurement_json(*result.generic);
-  if (result.balanced) {
-    out["balanced"] = measurement_json(*result.balanced);
-    out["balanced"]["groups"] = result.balanced_groups;
+  if (const std::pair<int32_t, Measurement>* balanced = result.best_balanced()) {
+    out["balanced"] = measurement_json(balanced->second);
+    out["balanced"]["groups"] = balanced->first;
     Json tried = Json::array();
     for (const auto& [groups, m] : result.balanced_tried) {
       Json one = measurement_json(m);
