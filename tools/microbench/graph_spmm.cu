@@ -240,6 +240,34 @@ struct BlockPiece {
   int pieces;  // the row's pieces
 };
 
+// The end of a piece of a lane group (`mask`, lanes gl = 0 .. L - 1, slot `slot` of S in its block):
+// its sums for L x V columns stored at `out` where its row is one piece; else left in partial[slot],
+// and the row's last piece to arrive (a counter at the row's first slot) adds all of the row's
+// pieces in piece order and stores them.
+template <int V, int L, int S>
+__device__ __forceinline__ void finish_piece(const BlockPiece& piece, int slot, int gl, unsigned mask, float (&partial)[S][L * V],
+                                             unsigned (&arrived)[S], const float (&acc)[V], float* out) {
+  if (piece.pieces == 1) {
+    store_c<V>(out, acc);
+    return;
+  }
+#pragma unroll
+  for (int v = 0; v < V; ++v) partial[slot][gl * V + v] = acc[v];
+  __threadfence_block();
+  __syncwarp(mask);
+  unsigned before = 0;
+  if (gl == 0) before = atomicAdd(&arrived[piece.first], 1u);
+  before = __shfl_sync(mask, before, 0, L);
+  if (before + 1 != unsigned(piece.pieces)) return;
+  __threadfence_block();
+  __syncwarp(mask);
+  float sum[V] = {};
+  for (int q = 0; q < piece.pieces; ++q)
+#pragma unroll
+    for (int v = 0; v < V; ++v) sum[v] += *static_cast<volatile float*>(&partial[piece.first + q][gl * V + v]);
+  store_c<V>(out, sum);
+}
+
 template <int V, int W>
 __global__ void __launch_bounds__(32 * W) block_pieces(const int* __restrict__ cols, const float* __restrict__ ws,
                                                       const BlockPiece* __restrict__ warp_piece, const float* __restrict__ B,
@@ -254,24 +282,7 @@ __global__ void __launch_bounds__(32 * W) block_pieces(const int* __restrict__ c
   const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
   float acc[V] = {};
   sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
-  if (piece.pieces == 1) {
-    store_c<V>(C + int64_t(piece.row) * n + col, acc);
-    return;
-  }
-#pragma unroll
-  for (int v = 0; v < V; ++v) partial[w][lane * V + v] = acc[v];
-  __threadfence_block();
-  __syncwarp();
-  unsigned before = 0;
-  if (lane == 0) before = atomicAdd(&arrived[piece.first], 1u);
-  before = __shfl_sync(kFull, before, 0);
-  if (before + 1 != unsigned(piece.pieces)) return;
-  __threadfence_block();
-  float sum[V] = {};
-  for (int q = 0; q < piece.pieces; ++q)
-#pragma unroll
-    for (int v = 0; v < V; ++v) sum[v] += *static_cast<volatile float*>(&partial[piece.first + q][lane * V + v]);
-  store_c<V>(C + int64_t(piece.row) * n + col, sum);
+  finish_piece<V, 32, W>(piece, w, lane, kFull, partial, arrived, acc, C + int64_t(piece.row) * n + col);
 }
 
 // ---- several pieces per warp (small n) -----------------------------------------------------------
@@ -324,24 +335,7 @@ __global__ void __launch_bounds__(32 * W) grouped_pieces(const int* __restrict__
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
   }
-  if (piece.pieces == 1) {
-    store_c<V>(C + int64_t(piece.row) * n + col, acc);
-    return;
-  }
-#pragma unroll
-  for (int v = 0; v < V; ++v) partial[slot][gl * V + v] = acc[v];
-  __threadfence_block();
-  __syncwarp(mask);
-  unsigned before = 0;
-  if (gl == 0) before = atomicAdd(&arrived[piece.first], 1u);
-  before = __shfl_sync(mask, before, 0, L);
-  if (before + 1 != unsigned(piece.pieces)) return;
-  __threadfence_block();
-  float sum[V] = {};
-  for (int q = 0; q < piece.pieces; ++q)
-#pragma unroll
-    for (int v = 0; v < V; ++v) sum[v] += *static_cast<volatile float*>(&partial[piece.first + q][gl * V + v]);
-  store_c<V>(C + int64_t(piece.row) * n + col, sum);
+  finish_piece<V, L, S>(piece, slot, gl, mask, partial, arrived, acc, C + int64_t(piece.row) * n + col);
 }
 
 // Rows longest first; a row longer than `length` cut into min(W, ceil(len / length)) pieces of equal
