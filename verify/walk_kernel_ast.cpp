@@ -243,27 +243,34 @@ class KernelWalker {
     return kernels;
   }
 
+  // The __global__ functions of a family's file (a_format `format`): exactly `kernels`, one each; any
+  // other would run unchecked. Errors name the family ("the generic family") and its kernels.
+  template <size_t N>
+  void expect_only_kernels(const std::vector<clang::FunctionDecl*>& functions, const char* format, const char* family,
+                           const char* const (&kernels)[N], const char* kernels_name) {
+    std::map<std::string, int> expected;
+    for (const char* symbol : kernels) expected[symbol] = 0;
+    for (const clang::FunctionDecl* f : functions) {
+      if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
+      const auto found = expected.find(f->getNameAsString());
+      if (found != expected.end()) ++found->second;
+      else
+        error(f->getLocation(), fmt::format("the info object says a_format = '{}' ({}), but the file has the __global__ "
+                                            "function {} besides {}",
+                                            format, family, f->getNameAsString(), kernels_name));
+    }
+    for (const auto& [name, count] : expected)
+      if (count != 1)
+        error({}, fmt::format("the info object says a_format = '{}' ({}), but the file has {} __global__ {} (expected one)",
+                              format, family, count, name));
+  }
+
   // A file of the generic family (a_format "csr-constants"): its __global__ functions are the
   // generic kernels (four columns per thread, one with three batches, and the split one), which read the arrays read_generic_path
   // took; unrolled code would run unchecked, so any other __global__ function is an error.
   void read_generic_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.generic_only = true;
-    std::map<std::string, int> generic;
-    for (const char* symbol : kGenericKernels) generic[symbol] = 0;
-    for (const clang::FunctionDecl* f : functions) {
-      if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
-      const auto found = generic.find(f->getNameAsString());
-      if (found != generic.end()) ++found->second;
-      else
-        error(f->getLocation(), fmt::format("the info object says a_format = 'csr-constants' (the generic family), but "
-                                            "the file has the __global__ function {} besides the generic kernels",
-                                            f->getNameAsString()));
-    }
-    for (const auto& [name, count] : generic)
-      if (count != 1)
-        error({}, fmt::format("the info object says a_format = 'csr-constants' (the generic family), but the file has {} "
-                              "__global__ {} (expected one)",
-                              count, name));
+    expect_only_kernels(functions, "csr-constants", "the generic family", kGenericKernels, "the generic kernels");
   }
 
   // A file of the balanced family (a_format "csr-pieces-constants"): float32 (or tf32, its weights
@@ -279,22 +286,7 @@ class KernelWalker {
                                          kPiecesFormat, dtype_origin_, dtype_info_name(out_.dtype))});
       return;
     }
-    std::map<std::string, int> expected;
-    for (const char* symbol : kBalancedKernels) expected[symbol] = 0;
-    for (const clang::FunctionDecl* f : functions) {
-      if (!f->hasAttr<clang::CUDAGlobalAttr>()) continue;
-      const auto found = expected.find(f->getNameAsString());
-      if (found != expected.end()) ++found->second;
-      else
-        error(f->getLocation(), fmt::format("the info object says a_format = '{}' (the balanced family), but the file has "
-                                            "the __global__ function {} besides the balanced kernels",
-                                            kPiecesFormat, f->getNameAsString()));
-    }
-    for (const auto& [name, count] : expected)
-      if (count != 1)
-        error({}, fmt::format("the info object says a_format = '{}' (the balanced family), but the file has {} __global__ "
-                              "{} (expected one)",
-                              kPiecesFormat, count, name));
+    expect_only_kernels(functions, kPiecesFormat, "the balanced family", kBalancedKernels, "the balanced kernels");
   }
 
   // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision or tf32;

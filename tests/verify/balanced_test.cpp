@@ -100,6 +100,13 @@ size_t first_cut_piece(const PieceTable& t, int64_t slots, int64_t count = 2) {
   return 0;
 }
 
+// `v` refused, one of its messages containing `text`.
+void only(const test::Verified& v, const std::string& text) {
+  INFO(v.messages);
+  CHECK_FALSE(v.result.match);
+  CHECK_THAT(v.messages, Catch::Contains(text));
+}
+
 int64_t slots_of(const test::Verified& v) { return v.code.balanced_path.slots.field.value.value_or(0); }
 
 TEST_CASE("verify balanced: files of 1, 2 and 4 pieces per warp match, cut rows and empty rows included",
@@ -134,11 +141,6 @@ TEST_CASE("verify rejects balanced: pieces that leave products out, sum them twi
   const PieceTable t = read_pieces(cu);
   const size_t head = first_cut_piece(t, S);
   const int64_t row = t.pieces[head][0];
-  const auto only = [](const test::Verified& v, const std::string& text) {
-    INFO(v.messages);
-    CHECK_FALSE(v.result.match);
-    CHECK_THAT(v.messages, Catch::Contains(text));
-  };
   SECTION("a piece that ends one product early") {
     auto p = t.pieces;
     p[head][2] -= 1;
@@ -192,11 +194,6 @@ TEST_CASE("verify rejects balanced: a row forgotten, its pieces miscounted, spli
   REQUIRE(clean.result.match);
   const int64_t S = slots_of(clean);
   const PieceTable t = read_pieces(cu);
-  const auto only = [](const test::Verified& v, const std::string& text) {
-    INFO(v.messages);
-    CHECK_FALSE(v.result.match);
-    CHECK_THAT(v.messages, Catch::Contains(text));
-  };
   SECTION("an empty row's piece made idle: its row of C is never written") {
     auto p = t.pieces;
     size_t empty = 0;
