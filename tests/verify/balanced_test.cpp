@@ -243,7 +243,7 @@ TEST_CASE("verify rejects balanced: a row forgotten, its pieces miscounted, spli
   }
 }
 
-TEST_CASE("verify cli: a balanced file matches and says so; an added kernel or a changed weight does not",
+TEST_CASE("verify cli: a balanced file matches and says so, but not once a kernel is added or a weight changed",
           "[verify][balanced][cli]") {
   BalancedFile f;
   compile_balanced(f, 4);
