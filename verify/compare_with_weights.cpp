@@ -1027,12 +1027,12 @@ class Comparison {
       return;
     }
     for (int64_t w = 0; w < windows; ++w) {
-      const size_t i = static_cast<size_t>(w * chunks);
-      if (at[i] != first[static_cast<size_t>(w)]) {
-        report(element_at(tc.chunk_block, i),
+      const size_t first_chunk = static_cast<size_t>(w * chunks);
+      if (at[first_chunk] != first[static_cast<size_t>(w)]) {
+        report(element_at(tc.chunk_block, first_chunk),
                fmt::format("spmmc_tc_chunk_block[{}] (window {}, chunk 0) is {}, but the window's blocks begin at "
                            "spmmc_tc_window_block[{}] = {}",
-                           i, w, at[i], w, first[static_cast<size_t>(w)]));
+                           first_chunk, w, at[first_chunk], w, first[static_cast<size_t>(w)]));
         return;
       }
       for (int64_t c = 0; c < chunks; ++c) {
