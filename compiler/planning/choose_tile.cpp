@@ -39,6 +39,10 @@ double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile,
   return static_cast<double>(std::min(blocks, wave)) / static_cast<double>(wave);
 }
 
+double products_per_b_load(const PlannedCandidate& c, int64_t nnz) {
+  return c.features.nnc_sum > 0 ? static_cast<double>(nnz) / static_cast<double>(c.features.nnc_sum) : 1.0;
+}
+
 int64_t balanced_threads(int64_t a_tiles, int64_t n, const Target& target) {
   const int64_t warp = std::max<int64_t>(target.warp_size, 1);
   const int64_t widest = std::min<int64_t>(1024, target.max_threads_per_block) / warp * warp;

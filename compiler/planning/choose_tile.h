@@ -109,6 +109,21 @@ double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile,
 // not compared (both families are bound by launch latency there) and stay unrolled.
 constexpr double kGenericBelowWaveFill = 0.75;
 constexpr int64_t kGenericMinNonZeros = 32768;
+// It also picks the generic family for a layer of at least kGenericMinNonZeros non-zeros whose tile's
+// A-tiles share few columns: fewer than kGenericBelowProductsPerLoad products per row of B the
+// unrolled code loads (non-zeros / the sum over A-tiles of their non-empty columns, after
+// reordering). The unrolled kernel's gain is the reuse of each loaded value of B, held in a
+// register, by the tile's rows that share its column; without reuse it is a stream of one load per
+// product in megabytes of code. Measured (docs/benchmarks.md, issue 28; docs/design/tuning.md): the
+// graphs whose unrolled files the defaults emitted at n = 128 (1.02-1.35 products per load) ran
+// 0.32-0.91x the best cuSPARSE algorithm after 58-202 s of nvcc, where the generic family ran
+// 1.25-1.51x and the balanced one 1.39-1.82x, built in seconds; every shared DNN layer of at least
+// kGenericMinNonZeros non-zeros has at least 1.50 with the heuristic's tile at its usual n (at least
+// 1.59 where the other rules leave it unrolled), so none changes; the threshold lies between.
+constexpr double kGenericBelowProductsPerLoad = 1.4;
+// Products per row of B the unrolled code of a tile loads: A's non-zeros / features.nnc_sum (1 where
+// no column is loaded).
+double products_per_b_load(const PlannedCandidate& c, int64_t nnz);
 
 // The warps of the tensor-core family's launch for A at width n (codegen/templates/
 // kernel_tensor_core.cuh): one per window of 8 rows (the non-empty rows, then the empty ones) and

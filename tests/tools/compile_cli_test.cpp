@@ -149,7 +149,7 @@ TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compi
   CHECK(cu.find("SPMMC_TILE_ASM(\"") == std::string::npos);  // no unrolled code
 }
 
-TEST_CASE("compile cli: --family auto takes the generic family where the unrolled launch is short of warps",
+TEST_CASE("compile cli: --family auto takes the generic family where the unrolled launch is short of warps or its tiles share few columns",
           "[cli][compile]") {
   // 512 x 4608 at 0.98 at n = 1568: 32 A-tiles x 4 B-tiles of 512 threads = 128 blocks, 48% of
   // one wave of 264 (the ResNet-50 3x3 layers of group 4, measured 1.16-1.9x faster generic).
@@ -172,11 +172,26 @@ TEST_CASE("compile cli: --family auto takes the generic family where the unrolle
   CHECK_THAT(chosen["family_why"].get<std::string>(), Catch::Contains("fills 48% of one wave"));
   CHECK(family_of({"--family", "unrolled"}, "unrolled")["family"] == "unrolled");
   CHECK(family_of({"--tile", "16x512"}, "tile")["family"] == "unrolled");  // a forced tile is unrolled
-  // The same layer at n = 6272 fills the GPU: unrolled.
+  // The same layer at n = 6272 fills the GPU, but its 16-row A-tiles share few columns (0.98 uniform:
+  // about 1.16 products per loaded row of B): generic by the reuse rule.
   const auto r = run_spmmc({"compile", m.string(), "--n", "6272", "--name", "k", "-o", (dir.path / "wide_n").string(),
-                            "--quiet", "--fmas-per-kernel", "0", "--max-compile-seconds", "100000"});
+                            "--quiet", "--tune", "none"});
   REQUIRE(r.exit_code == 0);
-  CHECK(nlohmann::json::parse(test::read_file(dir.path / "wide_n" / "k.json"))["choice"]["family"] == "unrolled");
+  const auto wide_n = nlohmann::json::parse(test::read_file(dir.path / "wide_n" / "k.json"))["choice"];
+  CHECK(wide_n["family"] == "generic");
+  CHECK(wide_n["products_per_b_load"].get<double>() < 1.4);
+  CHECK_THAT(wide_n["family_why"].get<std::string>(), Catch::Contains("share few columns"));
+  // A denser layer whose tiles share columns (0.9: about 2 products per load) fills the GPU at n = 6272: unrolled.
+  const fs::path dense = dir.path / "dense.mtx";
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "512", "--cols", "1024", "--sparsity", "0.9", "--seed", "3", "-q", "-o",
+                     dense.string()}).exit_code == 0);
+  const auto d = run_spmmc({"compile", dense.string(), "--n", "6272", "--name", "k", "-o", (dir.path / "dense").string(),
+                            "--quiet", "--tune", "none", "--fmas-per-kernel", "0", "--max-compile-seconds", "100000"});
+  REQUIRE(d.exit_code == 0);
+  const auto dj = nlohmann::json::parse(test::read_file(dir.path / "dense" / "k.json"))["choice"];
+  CHECK(dj["family"] == "unrolled");
+  CHECK(dj["products_per_b_load"].get<double>() >= 1.4);
+  CHECK_THAT(dj["family_why"].get<std::string>(), Catch::Contains("(at least 75%)"));
   // Below 32768 non-zeros the rule does not apply (not measured there): unrolled.
   const fs::path small = dir.path / "small.mtx";
   REQUIRE(run_spmmc({"gen", "uniform", "--rows", "512", "--cols", "4608", "--sparsity", "0.99", "--seed", "3", "-q", "-o",

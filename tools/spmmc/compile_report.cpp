@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "codegen/families/balanced/balanced_schedule.h"
+#include "compiler/planning/choose_tile.h"
 #include "compiler/planning/constraints.h"
 #include "compiler/planning/matrix_stats.h"
 #include "tools/spmmc/json_fields.h"
@@ -62,6 +63,8 @@ Json compile_report(const CompiledLayer& l) {
         {"why", l.tile.why},
         {"constraints", l.tile.chosen->verdict.accepted() ? "all passed" : l.tile.chosen->verdict.reason},
         {"registers_per_thread_estimate", estimate_registers_per_thread(l.tile.chosen->tile, o.plan.constraints)},
+        // the tile's reuse of B in its unrolled code: the family rule's measure (compiler/planning/choose_tile.h)
+        {"products_per_b_load", products_per_b_load(*l.tile.chosen, l.matrix.csr.nnz())},
         {"reordering", {{"before", tiling_json(l.rows_plan.before)}, {"after", tiling_json(l.rows_plan.after)}}}}},
       {"kernel",
        {{"layout", {{"b", "row-major K x n"}, {"c", "row-major M x n"}, {"dtype", dtype_info_name(o.dtype)}}},

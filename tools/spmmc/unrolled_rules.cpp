@@ -33,6 +33,13 @@ bool UnrolledRules::generic_by_rule(const PlannedCandidate& c, std::string& why)
                       c.tile.label(), finest, limits_.max_nvcc_seconds);
     return true;
   }
+  const double products = products_per_b_load(c, a_.nnz());
+  if (a_.nnz() >= kGenericMinNonZeros && products < kGenericBelowProductsPerLoad) {
+    why = fmt::format("auto: the A-tiles of tile {} share few columns: {:.2f} products per row of B its unrolled code loads "
+                      "(below {}), nothing for the unrolled kernel's registers to reuse",
+                      c.tile.label(), products, kGenericBelowProductsPerLoad);
+    return true;
+  }
   return false;
 }
 

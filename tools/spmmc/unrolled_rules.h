@@ -25,8 +25,9 @@ class UnrolledRules {
   // Whether `c`'s unrolled code fits the size guard at its finest split.
   bool fits_size_guard(const PlannedCandidate& c) const;
   // --tune none's family rule for `c` (--family auto): the generic family where the unrolled launch
-  // leaves the GPU short of warps and A is large, or where the unrolled code would exceed the
-  // compile-time limit. `why` says which, or why not.
+  // leaves the GPU short of warps and A is large, where the unrolled code would exceed the
+  // compile-time limit, or where A is large and its A-tiles share few columns
+  // (compiler/planning/choose_tile.h). `why` says which, or why not.
   bool generic_by_rule(const PlannedCandidate& c, std::string& why) const;
 
  private:
