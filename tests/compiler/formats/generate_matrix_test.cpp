@@ -55,7 +55,7 @@ GeneratorOptions banded(int64_t rows, int64_t cols, int64_t bandwidth, double sp
 // The banded generator's scaled diagonal, computed another way than the generator does (in
 // double, exact for these small sizes; halves up; clamped to the last column).
 int64_t scaled_diagonal(int64_t r, int64_t rows, int64_t cols) {
-  return std::min<int64_t>(cols - 1, static_cast<int64_t>(std::floor(static_cast<double>(r) * cols / rows + 0.5)));
+  return std::min<int64_t>(cols - 1, static_cast<int64_t>(std::floor(static_cast<double>(r) * static_cast<double>(cols) / static_cast<double>(rows) + 0.5)));
 }
 
 TEST_CASE("generate: uniform has exactly round((1-s)*M*K) non-zeros", "[generate]") {
