@@ -104,7 +104,9 @@ std::vector<int32_t> generic_row_order(const Csr& a, const RowTiling& tiling) {
 
 }  // namespace
 
-std::vector<std::string> unrolled_nvcc_options() { return {"-Xptxas", fmt::format("-O{}", kUnrolledPtxasLevel)}; }
+std::vector<std::string> unrolled_nvcc_options() {
+  return {"-Xptxas", fmt::format("-O{}", kUnrolledPtxasLevel), "--split-compile", kUnrolledSplitCompile};
+}
 
 std::vector<std::string> unrolled_nvrtc_options() { return {fmt::format("--ptxas-options=-O{}", kUnrolledPtxasLevel)}; }
 

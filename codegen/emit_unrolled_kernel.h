@@ -26,6 +26,11 @@ namespace spmmc {
 // and spills nothing, and the kernels ran as fast as at -O3 (1.00-1.06x on 10 layers, 0.98x at
 // worst). The generic family (CUDA C loops) keeps ptxas's default -O3: at -O1 it ran 0.92-1.0x.
 constexpr int kUnrolledPtxasLevel = 1;
+// And with nvcc's --split-compile 0: its optimizer and ptxas take the file's kernels on every core at
+// once. The machine code is the same (every .text section of the cubin byte-identical on four files:
+// 1-8 kernels, V = 1 and 2, fp16, --k-parts 2; only symbol order and metadata differ), the build
+// quicker: 1.07-1.5x on two cores (docs/emitted-code.md, *Building*).
+inline constexpr const char* kUnrolledSplitCompile = "0";
 constexpr int32_t kDefaultLoadsAhead = 4;
 // The unrolled family's build options beyond -arch: for nvcc {"-Xptxas", "-O1"}, for NVRTC
 // {"--ptxas-options=-O1"} (the real kernels and the proxies are compiled alike).

@@ -545,11 +545,11 @@ TEST_CASE("compile cli: --reproducible output is byte-identical, and the report"
   CHECK(n1 % 32 == 0);
   CHECK(j["choice"]["why"] != "--tile");
   // The unrolled family is built with ptxas -O1: the options file for nvcc, the JSON and the header say so.
-  CHECK(test::read_file(dir.path / "one" / "layer.nvcc-options") == "-Xptxas -O1\n");
-  CHECK(j["build"]["nvcc_options"] == nlohmann::json::array({"-Xptxas", "-O1"}));
+  CHECK(test::read_file(dir.path / "one" / "layer.nvcc-options") == "-Xptxas -O1 --split-compile 0\n");
+  CHECK(j["build"]["nvcc_options"] == nlohmann::json::array({"-Xptxas", "-O1", "--split-compile", "0"}));
   CHECK(j["build"]["options_file"] == "layer.nvcc-options");
   const std::string cu = test::read_file(dir.path / "one" / "layer.cu");
-  CHECK_THAT(cu, Catch::Contains("// Build: nvcc -O3 -arch=sm_90 -Xptxas -O1 -c layer.cu"));
+  CHECK_THAT(cu, Catch::Contains("// Build: nvcc -O3 -arch=sm_90 -Xptxas -O1 --split-compile 0 -c layer.cu"));
   CHECK_THAT(cu, Catch::Contains("constexpr int spmmc_m1 = " + std::to_string(m1) + ";"));
   const int threads = j["choice"]["threads_per_block"], v = j["choice"]["cols_per_thread"];
   CHECK(threads * v == n1);

@@ -305,7 +305,7 @@ Command compile_command() {
       "checks the size guard, and writes DIR/NAME.cu (the kernel, needing only the CUDA toolkit), DIR/NAME.h (its\n"
       "C ABI: cudaError_t NAME(const T* B, T* C, int64_t n, cudaStream_t s) and NAME_info(), T of --dtype),\n"
       "DIR/NAME.json (the report) and DIR/NAME.nvcc-options (the options to build NAME.cu with, for nvcc\n"
-      "--options-file: -Xptxas -O1 for the unrolled family, none for the generic and tensor-core ones).\n"
+      "--options-file: -Xptxas -O1 --split-compile 0 for the unrolled family, none for the generic and tensor-core ones).\n"
       "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
       "for, and below --generic-below (default about --n / 2) the file runs its generic path, whose kernels\n"
       "spread small n over more threads (NAME_info()->generic_below_n). Files are written atomically,\n"
