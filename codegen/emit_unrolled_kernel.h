@@ -28,8 +28,8 @@ namespace spmmc {
 constexpr int kUnrolledPtxasLevel = 1;
 // And with nvcc's --split-compile 0: its optimizer and ptxas take the file's kernels on every core at
 // once. The machine code is the same (every .text section of the cubin byte-identical on four files:
-// 1-8 kernels, V = 1 and 2, fp16, --k-parts 2; only symbol order and metadata differ), the build
-// quicker: 1.07-1.5x on two cores (docs/emitted-code.md, *Building*).
+// 1-8 kernels, V = 1 and 2, fp16, --k-parts 2; only symbol order and metadata differ), the build of
+// a file of 2-8 kernels 1.55-1.81x quicker on two cores, of one kernel as quick (docs/benchmarks.md).
 inline constexpr const char* kUnrolledSplitCompile = "0";
 constexpr int32_t kDefaultLoadsAhead = 4;
 // The unrolled family's build options beyond -arch: for nvcc {"-Xptxas", "-O1"}, for NVRTC
