@@ -223,6 +223,7 @@ TEST_CASE("compile cli: --family is checked", "[cli][compile]") {
   usage({"--family", "balanced", "--tune", "model"}, "--family balanced has no tile to tune");
   usage({"--family", "generic", "--tile", "16x64"}, "--family generic has no tile to fix");
   usage({"--family", "generic", "--k-parts", "2"}, "the generic family has none");
+  usage({"--family", "generic", "--generic-below", "-1"}, "--generic-below");  // checked though the family has no unrolled path
   usage({"--flush-l2", "--no-flush-l2"}, "give --flush-l2 or --no-flush-l2, not both");
   usage({"--finalists", "-1"}, "--finalists must be in [0, 1048576], got -1");
 }
