@@ -117,9 +117,10 @@ constexpr int64_t kGenericMinNonZeros = 32768;
 // product in megabytes of code. Measured (docs/benchmarks.md, issue 28; docs/design/tuning.md): the
 // graphs whose unrolled files the defaults emitted at n = 128 (1.02-1.35 products per load) ran
 // 0.32-0.91x the best cuSPARSE algorithm after 58-202 s of nvcc, where the generic family ran
-// 1.25-1.51x and the balanced one 1.39-1.82x, built in seconds; every shared DNN layer of at least
-// kGenericMinNonZeros non-zeros has at least 1.50 with the heuristic's tile at its usual n (at least
-// 1.59 where the other rules leave it unrolled), so none changes; the threshold lies between.
+// 1.25-1.51x and the balanced one 1.39-1.82x, built in seconds. Every shared DNN layer of at least
+// kGenericMinNonZeros non-zeros that the wave rule leaves unrolled has at least 1.59 with the
+// heuristic's tile at its usual n (those below, e.g. the ResNet-50 group-4 3x3 layer at 0.98 with
+// 1.24, are generic by the wave rule already), so none changes; the threshold lies between.
 constexpr double kGenericBelowProductsPerLoad = 1.4;
 // Products per row of B the unrolled code of a tile loads: A's non-zeros / features.nnc_sum (1 where
 // no column is loaded).
