@@ -21,8 +21,15 @@
 //   block W L     the pieces of a row (at most W, longer pieces where a row has more than W * L
 //                 products) placed in one block of W warps and summed in piece order from shared
 //                 memory by the row's last warp to finish: no workspace, deterministic
+//   block ..., length classes in row order  the same pieces of 64 with rows placed by class of
+//                 length (2^(i-1), 2^i], longest first, in row order within a class (CELL's order)
+//   block ..., R rows per warp  the same pieces with the rows of one piece R to a warp, one after
+//                 the other (a warp's start amortised over several short rows, as CELL's blocks do)
 //   grouped G x L the same with G pieces per warp, each taken by L = 32 / G lanes of V columns
 //                 (16 warps, pieces of 64, at most 16 per row): for small n (dgSPARSE's VDL)
+//   cell P        LiteForm's CELL format: P column partitions, rows in buckets of ELL width 2^i,
+//                 long rows folded at each partition's largest width (its cost model's choice, or
+//                 fixed), blocks of 256 products, atomicAdd where partitions or folds share rows
 // Variants that sum in column order must agree bit for bit with rb-sr; every variant within 1e-5
 // of a float64 reference of sampled rows. One Markdown table on stdout, each time also against the
 // best cuSPARSE algorithm.
@@ -229,6 +236,44 @@ std::vector<Piece> cut_rows(const Csr& a, int length, int& slots, int& split) {
   return out;
 }
 
+// ---- LiteForm's CELL format --------------------------------------------------------------------
+// The columns of A cut into P equal partitions; in each, the rows' products in that partition put in
+// buckets of ELL rows of width 2^i (rows of 2^(i-1) < length <= 2^i, padded with zeros); rows longer
+// than the partition's largest width (chosen by LiteForm's cost model, Algorithm 3, or given) folded
+// into several ELL rows of that width. A bucket's ELL rows are cut into blocks of E products (E / W
+// rows), a thread block each; a warp per ELL row and 32*V columns, padding included (weight 0,
+// column 0). A block's results are added to C with atomicAdd where the partitions are several or
+// the bucket holds folded rows (C zeroed first), else stored.
+struct CellBlock {
+  int entry;  // first entry of its ELL rows in cell_col / cell_w
+  int first;  // its first ELL row (in cell_row)
+  int rows;   // ELL rows in the block
+  int width;  // W
+  int atomic; // 1: atomicAdd into C
+};
+
+template <int V>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock) cell_blocks(const CellBlock* __restrict__ blocks,
+                                                                 const int* __restrict__ cell_row, const int* __restrict__ cell_col,
+                                                                 const float* __restrict__ cell_w, const float* __restrict__ B,
+                                                                 float* __restrict__ C, int64_t n) {
+  const CellBlock blk = blocks[blockIdx.x];
+  const int lane = threadIdx.x & 31;
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  for (int r = threadIdx.x >> 5; r < blk.rows; r += kWarpsPerBlock) {
+    const int begin = blk.entry + r * blk.width;
+    float acc[V] = {};
+    sum_products<V, 1>(cell_col, cell_w, begin, begin + blk.width, B + col, n, 0, acc);
+    float* out = C + int64_t(cell_row[blk.first + r]) * n + col;
+    if (blk.atomic) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) atomicAdd(out + v, acc[v]);
+    } else {
+      store_c<V>(out, acc);
+    }
+  }
+}
+
 // ---- a row's pieces in one block, combined in shared memory ------------------------------------------
 // The same pieces, placed so that a row's pieces are warps of one block of W warps (rows longer than
 // W * L cut into W pieces): each piece's sum goes to the block's shared memory, and the row's last
@@ -285,6 +330,28 @@ __global__ void __launch_bounds__(32 * W) block_pieces(const int* __restrict__ c
   finish_piece<V, 32, W>(piece, w, lane, kFull, partial, arrived, acc, C + int64_t(piece.row) * n + col);
 }
 
+// The same with R pieces per warp, taken one after the other: a cut row's pieces one per warp (the
+// warp's other R - 1 entries idle), the rows of one piece R to a warp in the longest-first order, so
+// that a warp amortises its start over several short rows. warp_piece[(block * W + w) * R + q].
+template <int V, int W, int R>
+__global__ void __launch_bounds__(32 * W) block_rows(const int* __restrict__ cols, const float* __restrict__ ws,
+                                                    const BlockPiece* __restrict__ warp_piece, const float* __restrict__ B,
+                                                    float* __restrict__ C, int64_t n) {
+  __shared__ float partial[W][32 * V];
+  __shared__ unsigned arrived[W];
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (lane == 0) arrived[w] = 0;
+  __syncthreads();
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  for (int q = 0; q < R; ++q) {
+    const BlockPiece piece = warp_piece[(int64_t(blockIdx.x) * W + w) * R + q];
+    if (piece.row < 0) break;
+    float acc[V] = {};
+    sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
+    finish_piece<V, 32, W>(piece, w, lane, kFull, partial, arrived, acc, C + int64_t(piece.row) * n + col);
+  }
+}
+
 // ---- several pieces per warp (small n) -----------------------------------------------------------
 // The same placement with G pieces per warp: the warp's lanes in G groups of L = 32 / G, each group a
 // piece and L * V columns (dgSPARSE's vector-type dense-row loading for small n: at n = 32 a piece
@@ -338,15 +405,27 @@ __global__ void __launch_bounds__(32 * W) grouped_pieces(const int* __restrict__
   finish_piece<V, L, S>(piece, slot, gl, mask, partial, arrived, acc, C + int64_t(piece.row) * n + col);
 }
 
+// The least i with 2^i >= x.
+int log2_ceil(int x) {
+  int i = 0;
+  while ((1 << i) < x) ++i;
+  return i;
+}
+
 // Rows longest first; a row longer than `length` cut into min(W, ceil(len / length)) pieces of equal
 // size, all in one block (a block closed, its rest idle, where they do not fit).
 // `max_pieces` (default W): at most this many pieces per row, W slots per block.
-std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, int max_pieces = 0) {
+// `classes`: rows in classes of length (2^(i-1), 2^i], longest class first, each class in row order
+// (CELL's buckets: rows that are neighbours in A run together).
+std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, int max_pieces = 0, bool classes = false) {
   if (max_pieces <= 0) max_pieces = W;
   std::vector<int> order(a.m);
   std::iota(order.begin(), order.end(), 0);
   auto len = [&](int r) { return a.row_ptr[r + 1] - a.row_ptr[r]; };
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return len(x) > len(y); });
+  if (classes)
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return log2_ceil(len(x)) > log2_ceil(len(y)); });
+  else
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return len(x) > len(y); });
   std::vector<BlockPiece> out;
   cut = 0;
   for (int r : order) {
@@ -361,6 +440,146 @@ std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, 
     cut += pieces > 1;
   }
   while (out.size() % W) out.push_back({-1, 0, 0, 0, 0});
+  return out;
+}
+
+// LiteForm's cost of a partition's buckets at largest width 2^cap (its equation 6): per bucket
+// 2 I1 W + |columns| J + Atomic I2 J, with I1 its ELL rows, I2 the rows of C they write and Atomic
+// = I1 / I2 where the bucket needs atomics (several partitions, or folded rows), else 1.
+struct PartRow {
+  int row;
+  std::vector<int> at;  // positions in A's CSR arrays of the row's products in the partition
+};
+
+double cell_cost(const std::vector<PartRow>& rows, const Csr& a, int cap, bool partitions, int n) {
+  const int top = 1 << cap;
+  std::vector<long long> i1(cap + 1, 0), i2(cap + 1, 0);
+  std::vector<std::vector<int>> cols(cap + 1);
+  for (const PartRow& r : rows) {
+    const int l = int(r.at.size()), b = std::min(cap, log2_ceil(l));
+    i1[b] += b == cap ? (l + top - 1) / top : 1;
+    i2[b] += 1;
+    for (int p : r.at) cols[b].push_back(a.col[p]);
+  }
+  double cost = 0;
+  for (int b = 0; b <= cap; ++b) {
+    if (i2[b] == 0) continue;
+    std::sort(cols[b].begin(), cols[b].end());
+    const double unique = double(std::unique(cols[b].begin(), cols[b].end()) - cols[b].begin());
+    const bool atomic = partitions || i1[b] > i2[b];
+    const double atomic_weight = atomic ? double(i1[b]) / double(i2[b]) : 1.0;
+    cost += 2.0 * double(i1[b]) * (1 << b) + unique * n + atomic_weight * double(i2[b]) * n;
+  }
+  return cost;
+}
+
+struct Cell {
+  std::vector<CellBlock> blocks;
+  std::vector<int> row, col;
+  std::vector<float> w;
+  long long padded = 0;  // entries, padding included
+  bool atomic = false;   // some block adds with atomics
+  std::string caps;      // the largest width of each partition
+};
+
+// The CELL format of A with P column partitions. cap_log2 < 0: each partition's largest width by
+// LiteForm's search (Algorithm 3: a binary search on the cost's trend between widths 2^m and
+// 2^(m+1)); else that width everywhere (never above the partition's longest row). Blocks of
+// max(entries, largest width) products.
+Cell build_cell(const Csr& a, int P, int cap_log2, int entries, int n) {
+  Cell out;
+  for (int part = 0; part < P; ++part) {
+    const int lo = int(int64_t(a.k) * part / P), hi = int(int64_t(a.k) * (part + 1) / P);
+    std::vector<PartRow> rows;
+    int longest = 0;
+    for (int i = 0; i < a.m; ++i) {
+      PartRow r{i, {}};
+      for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+        if (a.col[p] >= lo && a.col[p] < hi) r.at.push_back(p);
+      if (r.at.empty()) continue;
+      longest = std::max(longest, int(r.at.size()));
+      rows.push_back(std::move(r));
+    }
+    if (rows.empty()) continue;
+    int cap = log2_ceil(longest);
+    if (cap_log2 >= 0) {
+      cap = std::min(cap, cap_log2);
+    } else {
+      int left = 0, right = cap;
+      while (left < right) {
+        const int mid = (left + right) / 2;
+        if (cell_cost(rows, a, mid, P > 1, n) > cell_cost(rows, a, mid + 1, P > 1, n)) left = mid + 1;
+        else right = mid;
+      }
+      cap = left;
+    }
+    out.caps += (out.caps.empty() ? "" : ",") + std::to_string(1 << cap);
+    const int top = 1 << cap, per_block = std::max(entries, top);
+    for (int b = 0; b <= cap; ++b) {
+      const int width = 1 << b;
+      std::vector<std::pair<int, std::vector<int>>> ell;  // (row, products), each <= width
+      bool folded = false;
+      for (const PartRow& r : rows) {
+        const int l = int(r.at.size());
+        if (std::min(cap, log2_ceil(l)) != b) continue;
+        for (int s = 0; s < l; s += width) {
+          ell.push_back({r.row, std::vector<int>(r.at.begin() + s, r.at.begin() + std::min(l, s + width))});
+          folded |= s > 0;
+        }
+      }
+      const bool atomic = P > 1 || folded;
+      out.atomic |= atomic;
+      const int rows_per_block = per_block / width;
+      for (size_t e = 0; e < ell.size(); e += rows_per_block) {
+        const int count = int(std::min<size_t>(rows_per_block, ell.size() - e));
+        out.blocks.push_back({int(out.col.size()), int(out.row.size()), count, width, atomic ? 1 : 0});
+        for (int q = 0; q < count; ++q) {
+          const auto& [row, at] = ell[e + q];
+          out.row.push_back(row);
+          for (int j = 0; j < width; ++j) {
+            out.col.push_back(j < int(at.size()) ? a.col[at[j]] : 0);
+            out.w.push_back(j < int(at.size()) ? a.w[at[j]] : 0.0f);
+          }
+        }
+      }
+    }
+  }
+  out.padded = (long long)out.col.size();
+  return out;
+}
+
+// place_pieces' cuts and order with R entries per warp (block_rows): a cut row's pieces in entry 0 of
+// consecutive warps of one block, the rows of one piece R to a warp.
+std::vector<BlockPiece> place_rows(const Csr& a, int length, int W, int R, int& cut) {
+  const std::vector<BlockPiece> pieces = place_pieces(a, length, W, cut);
+  std::vector<BlockPiece> out;
+  const BlockPiece idle{-1, 0, 0, 0, 0};
+  std::vector<BlockPiece> pending;  // rows of one piece waiting for a warp
+  auto close_warp = [&](const std::vector<BlockPiece>& entries) {
+    for (int q = 0; q < R; ++q) out.push_back(q < int(entries.size()) ? entries[q] : idle);
+  };
+  for (size_t i = 0; i < pieces.size();) {
+    const BlockPiece& p = pieces[i];
+    if (p.row < 0) { ++i; continue; }
+    if (p.pieces == 1) {
+      pending.push_back(p);
+      if (int(pending.size()) == R) close_warp(pending), pending.clear();
+      ++i;
+      continue;
+    }
+    if (!pending.empty()) close_warp(pending), pending.clear();
+    if (int(out.size() / R % W) + p.pieces > W)
+      while (out.size() / R % W) close_warp({});
+    const int first = int(out.size() / R % W);
+    for (int q = 0; q < p.pieces; ++q) {
+      BlockPiece piece = pieces[i + q];
+      piece.first = first;
+      close_warp({piece});
+    }
+    i += p.pieces;
+  }
+  if (!pending.empty()) close_warp(pending);
+  while (out.size() / R % W) close_warp({});
   return out;
 }
 
@@ -509,12 +728,12 @@ int main(int argc, char** argv) {
                                                            d_b.get(), d_c, n);
       });
     }
-    auto blocked = [&](auto kernel, int w, int length) {
+    auto blocked = [&](auto kernel, int w, int length, bool classes = false) {
       int cut = 0;
-      const std::vector<BlockPiece> placed = place_pieces(a, length, w, cut);
+      const std::vector<BlockPiece> placed = place_pieces(a, length, w, cut, 0, classes);
       const DeviceArray d_placed(placed);
       const dim3 grid{unsigned(placed.size() / w), unsigned(n / (32 * V))};
-      measure(mb::format("block %d warps, pieces of %d (%d rows cut)", w, length, cut), false, [&, kernel, grid, w] {
+      measure(mb::format("block %d warps, pieces of %d (%d rows cut)%s", w, length, cut, classes ? ", length classes in row order" : ""), false, [&, kernel, grid, w] {
         kernel<<<grid, 32 * w>>>(d_col.get(), d_w.get(), d_placed.get(), d_b.get(), d_c, n);
       });
     };
@@ -523,6 +742,20 @@ int main(int argc, char** argv) {
       blocked(block_pieces<V, 16>, 16, length);
       blocked(block_pieces<V, 32>, 32, length);
     }
+    blocked(block_pieces<V, 16>, 16, 64, true);
+    auto by_rows = [&](auto kernel, int w, int r) {
+      int cut = 0;
+      const std::vector<BlockPiece> placed = place_rows(a, 64, w, r, cut);
+      const DeviceArray d_placed(placed);
+      const dim3 grid{unsigned(placed.size() / (w * r)), unsigned(n / (32 * V))};
+      measure(mb::format("block %d warps, pieces of 64, %d rows per warp (%d rows cut)", w, r, cut), false,
+              [&, kernel, grid, w] { kernel<<<grid, 32 * w>>>(d_col.get(), d_w.get(), d_placed.get(), d_b.get(), d_c, n); });
+    };
+    by_rows(block_rows<V, 16, 1>, 16, 1);
+    by_rows(block_rows<V, 16, 2>, 16, 2);
+    by_rows(block_rows<V, 16, 4>, 16, 4);
+    by_rows(block_rows<V, 16, 8>, 16, 8);
+    by_rows(block_rows<V, 4, 8>, 4, 8);
   });
   // Several pieces per warp: G groups of 32 / G lanes, each L * V columns (where they divide n), pieces
   // of 64 and at most 16 per row as in the family, 16 warps per block.
@@ -540,6 +773,36 @@ int main(int argc, char** argv) {
   grouped(grouped_pieces<2, 16, 2>, 2, 2);
   grouped(grouped_pieces<4, 16, 2>, 4, 2);
   grouped(grouped_pieces<4, 16, 1>, 4, 1);
+
+  // LiteForm's CELL: P column partitions, the cost model's widths (and, at P = 1, fixed largest
+  // widths to check the model), blocks of 256 products; timed with the zeroing of C its atomics need
+  // (where it needs it: atomics or empty rows) and without it.
+  bool empty_rows = false;
+  for (int i = 0; i < a.m; ++i) empty_rows |= a.row_ptr[i + 1] == a.row_ptr[i];
+  auto cell = [&](int P, int cap_log2) {
+    const Cell c = build_cell(a, P, cap_log2, 256, n);
+    if (c.blocks.empty()) return;  // no products
+    const DeviceArray d_blocks(c.blocks);
+    const DeviceArray d_row(c.row), d_col(c.col);
+    const DeviceArray d_cw(c.w);
+    const bool zero = c.atomic || empty_rows;
+    const std::string name = mb::format("cell P = %d, widths %s%s, padding %.2f", P, cap_log2 < 0 ? "by cost model " : "",
+                                        c.caps.c_str(), double(c.padded) / nnz);
+    by_v([&](auto vv) {
+      constexpr int V = decltype(vv)::value;
+      const dim3 grid{unsigned(c.blocks.size()), unsigned(n / (32 * V))};
+      if (zero)
+        measure(name + ", C zeroed", false, [&, grid] {
+          MB_CHECK(cudaMemsetAsync(d_c, 0, c_bytes));
+          cell_blocks<V><<<grid, 32 * kWarpsPerBlock>>>(d_blocks.get(), d_row.get(), d_col.get(), d_cw.get(), d_b.get(), d_c, n);
+        });
+      measure(name + (zero ? ", kernel alone" : ""), false, [&, grid] {
+        cell_blocks<V><<<grid, 32 * kWarpsPerBlock>>>(d_blocks.get(), d_row.get(), d_col.get(), d_cw.get(), d_b.get(), d_c, n);
+      });
+    });
+  };
+  for (int P : {1, 2, 4, 8}) cell(P, -1);
+  for (int cap : {3, 5, 7, 9}) cell(1, cap);
 
   std::printf("## %s, n = %d (%d x %d, %d non-zeros, rows: mean %.1f, longest %d, COV %.2f)\n\n", o.rest[0].c_str(), n,
               a.m, a.k, nnz, mean, longest, cov);
