@@ -13,6 +13,10 @@
 //   eb-sr P       a warp per P products (element balance, DA-SpMM's EB+RM+SR): each run of a row
 //                 inside the warp's products summed in order and added to C with atomicAdd (C
 //                 zeroed in the timed launch)
+//   eb-pr         element balance with parallel reduction: a warp per 32 products, a lane per product,
+//                 V columns of B at a time by vector loads, a segmented sum by shuffles over the lanes
+//                 (DA-SpMM's EB+RM+PR with its conditional reduction; dgSPARSE's VSR with VDL); rows
+//                 crossing a warp boundary added with atomicAdd (C zeroed in the timed launch)
 //   split L       rows longer than L products cut into pieces of L (ahead of time, from A only),
 //                 a warp per piece, longest first; a row's pieces written to a workspace and summed
 //                 in piece order by the warp that finishes last (a counter per row and column
@@ -162,6 +166,61 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock) element_balance(const int
 #pragma unroll
     for (int v = 0; v < V; ++v) atomicAdd(&C[int64_t(row) * n + col + v], acc[v]);
     p = stop;
+  }
+}
+
+// ---- element balance with parallel reduction -----------------------------------------------------
+// DA-SpMM's EB+RM+PR with its conditional reduction (Technique 4), which is dgSPARSE's vectorized
+// segment reduction (VSR) with vector-type dense-row loading (VDL): a warp per 32 products, lane j
+// product warp * 32 + j (its row from product_row, the COO rows an ahead-of-time compiler holds as a
+// constant), kept in registers while the warp walks its 32*V columns of C V at a time: each lane loads
+// V floats of its product's row of B (float4/float2), and a segmented suffix sum over the lanes (five
+// shuffle steps, each adding the partial of lane + 2^s where it belongs to the same row) leaves each
+// row's sum in its first lane. A row wholly inside the warp's products is stored, one that crosses a
+// warp boundary added with atomicAdd (C zeroed in the timed launch: empty rows and crossing rows need it).
+template <int V>
+__global__ void __launch_bounds__(32 * kWarpsPerBlock) element_parallel(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                                    const float* __restrict__ ws, const int* __restrict__ product_row,
+                                                                    int nnz, const float* __restrict__ B, float* __restrict__ C,
+                                                                    int64_t n) {
+  const int warp = blockIdx.x * kWarpsPerBlock + (threadIdx.x >> 5);
+  const int first = warp * 32;
+  if (first >= nnz) return;
+  const int lane = threadIdx.x & 31, p = first + lane;
+  const bool live = p < nnz;
+  const int row = live ? __ldg(&product_row[p]) : -1 - lane;  // padding lanes: rows of their own
+  const int k = live ? __ldg(&cols[p]) : 0;
+  const float w = live ? __ldg(&ws[p]) : 0.0f;
+  const int left = __shfl_up_sync(kFull, row, 1);
+  const bool head = live && (lane == 0 || left != row);
+  bool same[5];
+#pragma unroll
+  for (int s = 0; s < 5; ++s) {
+    const int right = __shfl_down_sync(kFull, row, 1 << s);
+    same[s] = lane + (1 << s) < 32 && right == row;
+  }
+  const bool whole = head && __ldg(&row_ptr[row]) >= first && __ldg(&row_ptr[row + 1]) <= first + 32;
+  const float* b = B + int64_t(k) * n + int64_t(blockIdx.y) * 32 * V;
+  float* c = C + int64_t(live ? row : 0) * n + int64_t(blockIdx.y) * 32 * V;
+#pragma unroll 4
+  for (int it = 0; it < 32; ++it) {
+    float v[V];
+    load_b<V>(b + it * V, v);
+#pragma unroll
+    for (int u = 0; u < V; ++u) v[u] *= w;
+#pragma unroll
+    for (int s = 0; s < 5; ++s)
+#pragma unroll
+      for (int u = 0; u < V; ++u) {
+        const float t = __shfl_down_sync(kFull, v[u], 1 << s);
+        if (same[s]) v[u] += t;
+      }
+    if (whole) {
+      store_c<V>(c + it * V, v);
+    } else if (head) {
+#pragma unroll
+      for (int u = 0; u < V; ++u) atomicAdd(c + it * V + u, v[u]);
+    }
   }
 }
 
@@ -707,6 +766,19 @@ int main(int argc, char** argv) {
         MB_CHECK(cudaMemsetAsync(d_c, 0, c_bytes));
         element_balance<V><<<grid, 32 * kWarpsPerBlock>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_first.get(), warps,
                                                           chunk, nnz, d_b.get(), d_c, n);
+      });
+    }
+    {
+      std::vector<int> product_row(std::max(1, nnz));
+      for (int i = 0; i < a.m; ++i)
+        for (int q = a.row_ptr[i]; q < a.row_ptr[i + 1]; ++q) product_row[q] = i;
+      const DeviceArray d_product_row(product_row);
+      const int warps = (nnz + 31) / 32;
+      const dim3 grid{blocks(warps), unsigned(n / (32 * V))};
+      measure("eb-pr (DA-SpMM's conditional reduction, dgSPARSE's VSR)", false, [&, grid] {
+        MB_CHECK(cudaMemsetAsync(d_c, 0, c_bytes));
+        element_parallel<V><<<grid, 32 * kWarpsPerBlock>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_product_row.get(), nnz,
+                                                           d_b.get(), d_c, n);
       });
     }
     for (int length : {64, 256, 1024}) {
