@@ -12,7 +12,9 @@
 //                row's products (their weights and B-values) into shared memory, lane j the
 //                B-value of column j; warp 0 sums the round in order while warps 1..W-1 load the
 //                next one (two buffers, one barrier per round)
-// Every variant must agree bit for bit with the first (the same sums in the same order) and with a
+//   tree W       DA-SpMM's parallel reduction: W warps per row, a lane per product with 32 sums (a
+//                float4 line of B per product), a butterfly of shuffles, out of order (n % 32 == 0)
+// Every in-order variant must agree bit for bit with the first (the same sums in the same order) and with a
 // float64 reference of sampled rows. One Markdown table on stdout.
 //
 // usage: row_split FILE.smtx N [--runs R] [--warmup W]        exit 0, 1 mismatch, 64, 69, 70
@@ -111,6 +113,66 @@ __global__ void __launch_bounds__(32 * W) split_row(const int* __restrict__ row_
   if (warp == 0 && col < n) C[int64_t(row) * n + col] = acc;
 }
 
+// ---- a tree of partial sums (out of order) -------------------------------------------------------
+// DA-SpMM's RB+RM+PR for long rows: W warps per row and 32 columns; lane l of warp w takes products
+// p = start + 32 w + l, + 32 W, ... and loads its product's 32 values of B (eight float4s: 128
+// bytes, a whole line), so each lane keeps 32 independent sums instead of one chain; a butterfly of
+// shuffles (16 + 8 + 4 + 2 + 1) leaves column l's sum in lane l, and the W warps add theirs through
+// shared memory. The sum order is a tree that depends on the warps: not batch invariant (it would
+// need an opt-in such as `--sum-order any`). Needs n % 32 == 0.
+// Stage M of the butterfly: a lane with bit M keeps the upper half of its 2M columns (acc[M..2M))
+// and adds its partner's (lane ^ M) upper half, the other lane the lower halves; after M = 1, lane l
+// holds column l's sum in acc[0].
+template <int M>
+__device__ __forceinline__ void butterfly(float (&acc)[32], int lane) {
+  const bool up = (lane & M) != 0;
+#pragma unroll
+  for (int i = 0; i < M; ++i) {
+    const float lo = acc[i], hi = acc[i + M];
+    const float got = __shfl_xor_sync(0xffffffffu, up ? lo : hi, M);
+    acc[i] = (up ? hi : lo) + got;
+  }
+  if constexpr (M > 1) butterfly<M / 2>(acc, lane);
+}
+
+template <int W>
+__global__ void __launch_bounds__(32 * W) tree_row(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                  const float* __restrict__ ws, const float* __restrict__ B,
+                                                  float* __restrict__ C, int n) {
+  __shared__ float part[W][32];
+  const int row = blockIdx.y, lane = threadIdx.x, warp = threadIdx.y;
+  const int64_t c0 = int64_t(blockIdx.x) * 32;
+  const int end = row_ptr[row + 1];
+  float acc[32] = {};
+#pragma unroll 2
+  for (int p = row_ptr[row] + warp * 32 + lane; p < end; p += 32 * W) {
+    const float w = __ldg(&ws[p]);
+    const float4* b = reinterpret_cast<const float4*>(B + int64_t(__ldg(&cols[p])) * n + c0);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const float4 t = __ldg(b + j);
+      acc[4 * j] = fmaf(w, t.x, acc[4 * j]);
+      acc[4 * j + 1] = fmaf(w, t.y, acc[4 * j + 1]);
+      acc[4 * j + 2] = fmaf(w, t.z, acc[4 * j + 2]);
+      acc[4 * j + 3] = fmaf(w, t.w, acc[4 * j + 3]);
+    }
+  }
+  butterfly<16>(acc, lane);
+  float* out = C + int64_t(row) * n + c0 + lane;
+  if constexpr (W == 1) {
+    *out = acc[0];
+  } else {
+    part[warp][lane] = acc[0];
+    __syncthreads();
+    if (warp == 0) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int q = 0; q < W; ++q) sum += part[q][lane];
+      *out = sum;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,10 +206,10 @@ int main(int argc, char** argv) {
 
   std::printf("## %s, n = %d (%d x %d, %ld non-zeros, longest row %d)\n\n", o.rest[0].c_str(), n, a.m, a.k, nnz, longest);
   std::printf("| variant | µs | TFLOP/s | × one column | bit-equal | max rel error |\n|---|--:|--:|--:|---|--:|\n");
-  auto measure = [&](const std::string& name, const std::function<void()>& launch) {
-    const CsrStudy::Result r = study.measure(launch);
+  auto measure = [&](const std::string& name, const std::function<void()>& launch, bool in_order = true) {
+    const CsrStudy::Result r = study.measure(launch, in_order);
     std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", name.c_str(), r.us, 2.0 * nnz * n / (r.us * 1e6),
-                r.first_us / r.us, r.equal ? "yes" : "NO", r.error);
+                r.first_us / r.us, in_order ? (r.equal ? "yes" : "NO") : "— (out of order)", r.error);
     std::fflush(stdout);
   };
 
@@ -172,6 +234,15 @@ int main(int argc, char** argv) {
   split(split_row<8, 64>, 8, 64);
   split(split_row<8, 128>, 8, 128);
   split(split_row<16, 128>, 16, 128);
+  auto tree = [&](auto kernel, int warps) {
+    if (n % 32) return;
+    const dim3 grid{unsigned(n / 32), unsigned(a.m)}, block{32u, unsigned(warps)};
+    measure(mb::format("tree: %d warps per row, a lane per product, 32 sums each (out of order)", warps),
+            [&] { kernel<<<grid, block>>>(d_row_ptr.get(), d_col.get(), d_w.get(), d_b.get(), d_c, n); }, false);
+  };
+  tree(tree_row<1>, 1);
+  tree(tree_row<2>, 2);
+  tree(tree_row<4>, 4);
   std::printf("\nrow_split: %s\n",
               study.failures() ? "MISMATCH (a variant differs from the first or from float64)" : "all agree");
   return study.failures() ? 1 : 0;
