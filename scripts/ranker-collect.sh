@@ -26,7 +26,7 @@
 #
 # usage: scripts/ranker-collect.sh --db DB [--part heldout-dlmc|heldout-gen|gen|dlmc|graphs]... [--seed S]
 #                                  [--budget S] [--max-nnz N] [--heldout K] [--sample K] [--jobs J]
-#                                  [--target T] [--generic-only]
+#                                  [--target T] [--only generic|balanced]
 #   --part        the parts to collect, in the order given (default: heldout-dlmc, heldout-gen, gen)
 #   --seed        the training part's seed (default 2); a new seed draws new problems
 #   --budget      seconds per part (default 300); a part stops before its next problem once spent
@@ -36,10 +36,12 @@
 #                 --sample; default: all, 12 for the dlmc and graphs parts)
 #   --jobs        compile jobs (default: every core)
 #   --target      the target description of this GPU (default: spmmc's, h100)
-#   --generic-only  add the generic family's kernel (one line per problem, `spmmc collect --families
-#                 generic`) to a part collected before its time (feature schema 4): into DB/PART-generic,
-#                 for the problems DB/PART holds (their matrix and n read from its files; the generated
-#                 parts by count: the drawing is deterministic); train-ranker joins each problem's lines
+#   --only FAMILY add one family's kernels (`spmmc collect --families FAMILY`: generic, one line per
+#                 problem; balanced, three: 1, 2 and 4 pieces per warp) to a part collected before that
+#                 family was: into DB/PART-FAMILY, for the problems DB/PART holds (their matrix and n
+#                 read from its files; the generated parts by count and the graphs part by its
+#                 generator: both are deterministic); train-ranker joins each problem's lines.
+#                 --generic-only is --only generic
 # Environment: SPMMC (default build/spmmc), SPMMC_SHARED_DATA (default ../shared/data).
 # Exit: 0 collected (or nothing left); 69 no usable GPU; 1 a run failed.
 set -euo pipefail
@@ -48,7 +50,7 @@ say() { echo "ranker-collect: $*" >&2; }
 [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] && { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0; }
 spmmc=$(realpath "${SPMMC:-build/spmmc}")
 data=${SPMMC_SHARED_DATA:-../shared/data}
-db="" seed=2 budget=300 max_nnz="" heldout=12 jobs=$(nproc) parts=() target=() sample="" generic_only=0
+db="" seed=2 budget=300 max_nnz="" heldout=12 jobs=$(nproc) parts=() target=() sample="" only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --db) db=$2; shift 2 ;;
@@ -60,11 +62,13 @@ while [ $# -gt 0 ]; do
     --sample) sample=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --target) target=(--target "$2"); shift 2 ;;
-    --generic-only) generic_only=1; shift ;;
+    --generic-only) only=generic; shift ;;
+    --only) only=${2:-}; shift 2 ;;
     *) say "unknown argument '$1' (see --help)"; exit 64 ;;
   esac
 done
 [ -n "$db" ] || { say "give the database folder: --db DB"; exit 64; }
+case $only in ''|generic|balanced) ;; *) say "--only expects generic or balanced, got '$only'"; exit 64 ;; esac
 [ ${#parts[@]} -gt 0 ] || parts=(heldout-dlmc heldout-gen gen)
 [ -z "$max_nnz" ] || [[ $max_nnz =~ ^[1-9][0-9]*$ ]] || { say "--max-nnz expects a positive integer, got '$max_nnz'"; exit 64; }
 mkdir -p "$db"
@@ -76,22 +80,22 @@ child=""
 trap '[ -z "$child" ] || kill "$child" 2>/dev/null; exit 143' TERM INT
 collect() { "$spmmc" collect "$@" & child=$!; wait "$child"; }
 
-# --generic-only: the problems of DB/PART as "n|matrix" lines, and their count.
+# --only: the problems of DB/PART as "n|matrix" lines, and their count.
 collected_problems() {
   local f
   for f in "$db/$1"/*.jsonl; do
     [ -e "$f" ] && sed -n '1s/^{"format":"spmmc.collect\/1","matrix":"\([^"]*\)","n":\([0-9]*\),.*/\2|\1/p' "$f"
   done
 }
-# collect_generic PART: the generic kernels of the file problems DB/PART holds, one collect per n,
-# run in the data folder (the ids are relative to it).
-collect_generic() {
+# collect_family PART: the --only family's kernels of the file problems DB/PART holds, one collect per
+# n, run in the data folder (the ids are relative to it).
+collect_family() {
   local part=$1 problems n
   problems=$(collected_problems "$part")
-  [ -n "$problems" ] || { say "$part: no problems in $db/$part to add the generic family to"; return 0; }
+  [ -n "$problems" ] || { say "$part: no problems in $db/$part to add the $only family to"; return 0; }
   for n in $(echo "$problems" | cut -d'|' -f1 | sort -un); do
     mapfile -t files < <(echo "$problems" | awk -F'|' -v n="$n" '$1 == n {print $2}')
-    cd "$data" && collect --out "$db/$part-generic" "${files[@]}" --n "$n" --families generic --max-nnz 400000 \
+    cd "$data" && collect --out "$db/$part-$only" "${files[@]}" --n "$n" --families "$only" --max-nnz 400000 \
       "${common[@]}" && cd "$OLDPWD" || return $?
   done
 }
@@ -129,17 +133,23 @@ make_graphs() {
 }
 
 for part in "${parts[@]}"; do
-  if [ "$generic_only" = 1 ]; then
+  if [ -n "$only" ]; then
     case $part in
-      heldout-dlmc|dlmc) collect_generic "$part" ;;
+      heldout-dlmc|dlmc) collect_family "$part" ;;
       heldout-gen)
-        collect --out "$db/heldout-gen-generic" --generate "$(count_of heldout-gen)" --seed 1001 \
-          --max-nnz "${max_nnz:-12000}" --families generic "${common[@]}" ;;
+        collect --out "$db/heldout-gen-$only" --generate "$(count_of heldout-gen)" --seed 1001 \
+          --max-nnz "${max_nnz:-12000}" --families "$only" "${common[@]}" ;;
       gen)
-        collect --out "$db/gen-s$seed-generic" --generate "$(count_of "gen-s$seed")" --seed "$seed" \
-          --max-nnz "${max_nnz:-12000}" --families generic "${common[@]}" ;;
-      *) say "--generic-only: part '$part' is collected with both families already (heldout-dlmc, heldout-gen, gen or dlmc)"; exit 64 ;;
-    esac || { rc=$?; [ $rc -eq 69 ] && exit 69; say "part $part (generic) failed (exit $rc)"; exit 1; }
+        collect --out "$db/gen-s$seed-$only" --generate "$(count_of "gen-s$seed")" --seed "$seed" \
+          --max-nnz "${max_nnz:-12000}" --families "$only" "${common[@]}" ;;
+      graphs)
+        [ "$only" = balanced ] || { say "--only generic: the graphs part is collected with the generic family already"; exit 64; }
+        make_graphs "$db/graphs-matrices" "${max_nnz:-400000}" ||
+          { say "generating the graphs part's matrices failed"; exit 1; }
+        cd "$graph_dir" && collect --out "$db/graphs-$only" "${graph_files[@]}" --n 32,64,128,256 \
+          --max-nnz "$graph_limit" --families "$only" "${common[@]}" && cd "$OLDPWD" ;;
+      *) say "--only: unknown part '$part' (heldout-dlmc, heldout-gen, gen, dlmc or graphs)"; exit 64 ;;
+    esac || { rc=$?; [ $rc -eq 69 ] && exit 69; say "part $part ($only) failed (exit $rc)"; exit 1; }
     continue
   fi
   case $part in

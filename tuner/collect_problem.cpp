@@ -1,6 +1,7 @@
 #include "tuner/collect_problem.h"
 
 #include <cmath>
+#include <iterator>
 #include <random>
 
 #include <fmt/format.h>
@@ -11,7 +12,10 @@
 #include "compiler/planning/choose_tile.h"
 #include "compiler/planning/features.h"
 #include "codegen/generic_launch.h"
+#include "codegen/families/balanced/balanced_schedule.h"
+#include "tuner/balanced_candidate.h"
 #include "tuner/generic_candidate.h"
+#include "tuner/time_balanced_kernel.h"
 #include "tuner/time_generic_kernel.h"
 #include "tuner/tune_exhaustively.h"
 
@@ -95,6 +99,14 @@ CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_
   if (families.generic) {
     const Measurement m = time_generic_kernel(a, plan.for_generic(kGenericRowsPerBlock).tiling, gpu, options, &reference);
     out.lines.push_back(database_line(matrix, n, generic_candidate(a, plan, target), m, false));
+  }
+  if (families.balanced) {
+    const int32_t piece_length = default_piece_length(a);
+    const std::vector<int32_t> groups(std::begin(kBalancedGroupsTried), std::end(kBalancedGroupsTried));
+    const std::vector<Measurement> measured = time_balanced_kernels(a, piece_length, groups, gpu, options, &reference);
+    for (size_t i = 0; i < groups.size(); ++i)
+      out.lines.push_back(
+          database_line(matrix, n, balanced_candidate(a, plan, target, piece_length, groups[i]), measured[i], false));
   }
   return out;
 }

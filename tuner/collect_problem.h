@@ -42,15 +42,18 @@ struct CollectionCandidates {
 CollectionCandidates collection_candidates(const Csr& a, const Plan& plan, const Target& target, size_t sample,
                                            int64_t fmas_per_kernel, double max_compile_seconds);
 
-// The families a collection measures: the unrolled candidates (collection_candidates) and the
-// generic family's kernel (generic_candidate, one per problem).
+// The families a collection measures: the unrolled candidates (collection_candidates), the
+// generic family's kernel (generic_candidate, one per problem) and the balanced family's
+// (balanced_candidate, one per number of pieces per warp in kBalancedGroupsTried).
 struct CollectFamilies {
   bool unrolled = true;
   bool generic = true;
+  bool balanced = true;
 };
 
 // What a problem's collection gave: its database lines, one per measured candidate in the order
-// of collection_candidates, then the generic family's, and what that left out.
+// of collection_candidates, then the generic family's, then the balanced family's, and what that
+// left out.
 struct CollectedProblem {
   std::vector<std::string> lines;
   size_t beyond_budget = 0;
@@ -59,7 +62,8 @@ struct CollectedProblem {
 
 // Plans A for n on `target`, compiles the real kernel of every collection_candidates (split as spmmc
 // compile splits it: default_fmas_per_kernel; the budget options.max_real_compile_seconds) on
-// options.pool, and the generic family's kernel (time_generic_kernel), checks and times each
+// options.pool, the generic family's kernel (time_generic_kernel) and the balanced family's with the
+// rows cut at default_piece_length (time_balanced_kernels), checks and times each
 // (options.timing, in the measuring worker of options.worker), for the `families` asked. Where the
 // heuristic's real kernel is beyond the budget, nothing (a search times no kernel there either).
 CollectedProblem collect_problem(const Csr& a, const std::string& matrix, int64_t n, const Target& target,

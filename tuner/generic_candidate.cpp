@@ -2,12 +2,21 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "codegen/families/balanced/balanced_schedule.h"
 #include "codegen/generic_launch.h"
 
 namespace spmmc {
 
 std::string candidate_label(const PlannedCandidate& c) {
-  return c.tile.family == KernelFamily::kGeneric ? "generic" : c.tile.label();
+  switch (c.tile.family) {
+    case KernelFamily::kGeneric: return "generic";
+    case KernelFamily::kBalanced: return fmt::format("balanced-g{}", c.tile.m1 / kBalancedWarps);
+    case KernelFamily::kUnrolled:
+    case KernelFamily::kTensorCore: break;
+  }
+  return c.tile.label();
 }
 
 PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target& target) {

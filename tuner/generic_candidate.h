@@ -11,7 +11,8 @@
 namespace spmmc {
 
 // The label of a candidate in the tuning database and in reports: "generic" for the generic
-// family, the tile's label (TileCandidate::label) otherwise.
+// family, "balanced-gG" for the balanced family with G pieces per warp (tuner/balanced_candidate.h),
+// the tile's label (TileCandidate::label) otherwise.
 std::string candidate_label(const PlannedCandidate& c);
 
 // The generic family's candidate for A at plan.shape.n on `target`, as the tuners time it

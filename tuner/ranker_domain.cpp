@@ -54,7 +54,7 @@ ProblemDescriptor describe_problem(const std::vector<std::vector<double>>& featu
   for (const auto& row : feature_rows)
     SPMMC_CHECK(row.size() == schema.names.size(),
                 fmt::format("describe_problem: a row of {} features, the schema {}", row.size(), schema.names.size()));
-  // The tiles' rows (family 0): the generic family's describes its own launch, not A's tiles.
+  // The tiles' rows (family 0): the generic and balanced families' describe their own launches, not A's tiles.
   const auto family = std::find(schema.names.begin(), schema.names.end(), "family");
   std::vector<const std::vector<double>*> tiles;
   for (const auto& row : feature_rows)
@@ -70,8 +70,12 @@ ProblemDescriptor describe_problem(const std::vector<std::vector<double>>& featu
   p.nnz = std::round((1.0 - (*tiles.front())[sparsity]) * p.rows * p.k);
   for (const auto* row : tiles)
     if (p.nnz > 0) p.row_spread = std::max(p.row_spread, (*row)[nnz_max] * (*row)[a_tile_num] / p.nnz);
-  for (const auto& row : feature_rows)
-    if (family != schema.names.end() && row[static_cast<size_t>(family - schema.names.begin())] == 1.0) p.has_generic = true;
+  for (const auto& row : feature_rows) {
+    if (family == schema.names.end()) break;
+    const double f = row[static_cast<size_t>(family - schema.names.begin())];
+    if (f == 1.0) p.has_generic = true;
+    if (f == 2.0) p.has_balanced = true;
+  }
   return p;
 }
 
@@ -87,6 +91,7 @@ TrainingDomain training_domain(const std::vector<RankingProblem>& problems, cons
     widen(d.row_spread, p.row_spread, first);
     ++d.problems;
     if (p.has_generic) ++d.generic_problems;
+    if (p.has_balanced) ++d.balanced_problems;
   }
   return d;
 }
@@ -114,7 +119,8 @@ std::optional<std::string> outside_domain(const TrainingDomain& domain, const Pr
 nlohmann::ordered_json domain_json(const TrainingDomain& domain) {
   return {{"problems", domain.problems},          {"n", range_json(domain.n)},     {"k", range_json(domain.k)},
           {"rows", range_json(domain.rows)},      {"nnz", range_json(domain.nnz)},
-          {"row_spread", range_json(domain.row_spread)}, {"generic_problems", domain.generic_problems}};
+          {"row_spread", range_json(domain.row_spread)}, {"generic_problems", domain.generic_problems},
+          {"balanced_problems", domain.balanced_problems}};
 }
 
 TrainingDomain domain_from_json(const nlohmann::json& j) {
@@ -126,6 +132,7 @@ TrainingDomain domain_from_json(const nlohmann::json& j) {
   d.nnz = range_from_json(j.at("nnz"));
   d.row_spread = range_from_json(j.at("row_spread"));
   d.generic_problems = j.value("generic_problems", int64_t{0});
+  d.balanced_problems = j.value("balanced_problems", int64_t{0});
   return d;
 }
 

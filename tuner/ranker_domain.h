@@ -32,14 +32,15 @@ inline constexpr double kDomainSlack = 1.25;
 //               A-tile is than the mean one (~1 for balanced DNN layers, large for power-law graphs).
 //               0 where nnz is 0.
 // Only the tiles' rows count (family 0 where the schema has "family"; all rows where none is):
-// the generic family's row describes its own launch. `has_generic`: a row of the generic family
-// (family 1) is among them.
+// the generic and balanced families' rows describe their own launches. `has_generic`: a row of the
+// generic family (family 1) is among them; `has_balanced`: one of the balanced family (family 2).
 // rows and nnz are estimates (sparsity is relative to all M rows, so a matrix with empty rows or
 // rows rounded up to M1 reads a little off), which is fine: the domain compares a problem with the
 // problems a model was trained on, and both ends go through this same function.
 struct ProblemDescriptor {
   double n = 0, k = 0, rows = 0, nnz = 0, row_spread = 0;
   bool has_generic = false;
+  bool has_balanced = false;
 };
 
 // Describes the problem of width `n` whose candidates have `feature_rows` (in `schema`'s order).
@@ -60,6 +61,7 @@ struct DomainRange {
 struct TrainingDomain {
   int64_t problems = 0;
   int64_t generic_problems = 0;
+  int64_t balanced_problems = 0;  // the same for the balanced family's kernels
   DomainRange n, k, rows, nnz, row_spread;
 
   bool empty() const { return problems == 0; }
@@ -78,8 +80,9 @@ std::optional<std::string> outside_domain(const TrainingDomain& domain, const Pr
 
 // The domain as the model file and train-ranker's --json report hold it:
 //   {"problems": 49, "n": {"min": 256, "max": 8192}, "k": {...}, "rows": {...}, "nnz": {...},
-//    "row_spread": {...}, "generic_problems": 30}
-// (integral values written as integers; "generic_problems" absent from older files reads as 0).
+//    "row_spread": {...}, "generic_problems": 30, "balanced_problems": 0}
+// (integral values written as integers; "generic_problems" and "balanced_problems" absent from older
+// files read as 0).
 nlohmann::ordered_json domain_json(const TrainingDomain& domain);
 
 // Reads what domain_json wrote; throws nlohmann's exception for a malformed object (the caller names

@@ -79,13 +79,20 @@ ReducedPrecisionCandidate ReducedPrecisionCandidate::unrolled(const RowTiling& t
 }
 
 const char* ReducedPrecisionCandidate::family_name() const {
-  return family == KernelFamily::kTensorCore ? "tensor-core" : family == KernelFamily::kGeneric ? "generic" : "unrolled";
+  switch (family) {
+    case KernelFamily::kTensorCore: return "tensor-core";
+    case KernelFamily::kGeneric: return "generic";
+    case KernelFamily::kBalanced: return "balanced";
+    case KernelFamily::kUnrolled: break;
+  }
+  return "unrolled";
 }
 
 std::string ReducedPrecisionCandidate::label() const {
   switch (family) {
     case KernelFamily::kTensorCore: return fmt::format("tensor-core, {}-row windows", rows->m1);
     case KernelFamily::kGeneric: return "generic";
+    case KernelFamily::kBalanced: return "balanced";
     case KernelFamily::kUnrolled: break;
   }
   return fmt::format("unrolled, tile {}", tile.label());

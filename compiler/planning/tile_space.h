@@ -12,8 +12,9 @@
 namespace spmmc {
 
 // The kernel families: LO-SpMM's fully unrolled, constant-propagated kernel; the generic kernel over A's
-// CSR constants; FlashSparse's 8 x 1 vectors on the tensor cores (fp16, bf16, tf32).
-enum class KernelFamily { kUnrolled, kGeneric, kTensorCore };
+// CSR constants; FlashSparse's 8 x 1 vectors on the tensor cores (fp16, bf16, tf32); the balanced
+// kernel over A's rows cut into pieces (codegen/families/balanced/).
+enum class KernelFamily { kUnrolled, kGeneric, kTensorCore, kBalanced };
 
 struct TileCandidate {
   int32_t m1 = 1;               // rows of A (and C) per thread block: the A-tile size

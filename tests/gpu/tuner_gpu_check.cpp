@@ -482,24 +482,34 @@ void run_checks() {
                                             describe(m)));
     }
 
-  // 5a'. collect_problem (spmmc collect): the unrolled candidates and the generic family's kernel,
-  // each a database line, the generic one last with tile "generic" and family 1; the generic
-  // family alone gives that one line.
+  // 5a'. collect_problem (spmmc collect): the unrolled candidates, the generic family's kernel and the
+  // balanced family's three (1, 2, 4 pieces per warp), each a database line, in that order: the generic
+  // one with tile "generic" and family 1, then "balanced-g1", "-g2", "-g4" with family 2; the generic
+  // family alone gives its one line, the balanced family alone its three.
   {
     TuningOptions collect_options = options;
     collect_options.max_real_compile_seconds = 0;  // no budget: every candidate of this small layer
-    const CollectedProblem both = collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options, 3);
+    const CollectedProblem all = collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options, 3);
     const auto ok = [](const std::string& l) { return l.find("\"outcome\":\"Ok\"") != std::string::npos; };
-    const bool generic_last = !both.lines.empty() && both.lines.back().find("\"tile\":\"generic\"") != std::string::npos &&
-                              both.lines.back().find("\"family\":1.0") != std::string::npos;
-    check(both.lines.size() >= 3 && std::all_of(both.lines.begin(), both.lines.end(), ok) && generic_last,
-          fmt::format("collect_problem: {} lines, all Ok, the generic kernel's last: {}", both.lines.size(),
-                      both.lines.empty() ? std::string() : both.lines.back()));
-    const CollectedProblem generic_only =
-        collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options, 3, CollectFamilies{false, true});
-    check(generic_only.lines.size() == 1 && ok(generic_only.lines[0]) &&
-              generic_only.lines[0].find("\"tile\":\"generic\"") != std::string::npos,
+    const auto is = [](const std::string& l, const std::string& tile, int family) {
+      return l.find(fmt::format("\"tile\":\"{}\"", tile)) != std::string::npos &&
+             l.find(fmt::format("\"family\":{}.0", family)) != std::string::npos;
+    };
+    const size_t lines = all.lines.size();
+    const bool order = lines >= 7 && is(all.lines[lines - 4], "generic", 1) && is(all.lines[lines - 3], "balanced-g1", 2) &&
+                       is(all.lines[lines - 2], "balanced-g2", 2) && is(all.lines[lines - 1], "balanced-g4", 2);
+    check(std::all_of(all.lines.begin(), all.lines.end(), ok) && order,
+          fmt::format("collect_problem: {} lines, all Ok, the generic and balanced kernels' last: {}", lines,
+                      all.lines.empty() ? std::string() : all.lines.back()));
+    const CollectedProblem generic_only = collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options, 3,
+                                                          CollectFamilies{false, true, false});
+    check(generic_only.lines.size() == 1 && ok(generic_only.lines[0]) && is(generic_only.lines[0], "generic", 1),
           fmt::format("collect_problem of the generic family alone: {} lines", generic_only.lines.size()));
+    const CollectedProblem balanced_only = collect_problem(a, "gpu-check", n, load_target("h100"), *gpu, collect_options,
+                                                           3, CollectFamilies{false, false, true});
+    check(balanced_only.lines.size() == 3 && std::all_of(balanced_only.lines.begin(), balanced_only.lines.end(), ok) &&
+              is(balanced_only.lines[0], "balanced-g1", 2),
+          fmt::format("collect_problem of the balanced family alone: {} lines", balanced_only.lines.size()));
   }
 
   // 5b. time_sgemm alone: the dense 40 x 48 layer at n = 256, and a cuBLAS that does not exist.

@@ -163,7 +163,7 @@ TEST_CASE("ranker domain: JSON round trip", "[ranker][domain]") {
   const nlohmann::ordered_json j = domain_json(d);
   CHECK(j.dump() ==
         R"({"problems":49,"n":{"min":256,"max":8192},"k":{"min":64,"max":4096},"rows":{"min":64,"max":4096},)"
-        R"("nnz":{"min":312,"max":11984},"row_spread":{"min":1.0625,"max":3.7109375},"generic_problems":0})");
+        R"("nnz":{"min":312,"max":11984},"row_spread":{"min":1.0625,"max":3.7109375},"generic_problems":0,"balanced_problems":0})");
   const TrainingDomain back = domain_from_json(nlohmann::json::parse(j.dump()));
   CHECK(back.problems == 49);
   CHECK(back.nnz.max == 11984);

@@ -53,11 +53,14 @@ int run_collect(const Args& args) {
   const double budget = args.get_double("--budget", 3600.0, 0.0, 1e9);
   const int64_t max_nnz = args.get_int("--max-nnz", 40000, 1, int64_t{1} << 31);
   const auto sample = static_cast<size_t>(args.get_int("--sample", 0, 0, 1 << 20));
-  CollectFamilies families{false, false};
-  for (const std::string& item : args.get_list("--families", "unrolled,generic")) {
+  CollectFamilies families{false, false, false};
+  for (const std::string& item : args.get_list("--families", "unrolled,generic,balanced")) {
     if (item == "unrolled") families.unrolled = true;
     else if (item == "generic") families.generic = true;
-    else fail_usage("--families {}: expected unrolled, generic or both, separated by a comma", args.get_or("--families", ""));
+    else if (item == "balanced") families.balanced = true;
+    else
+      fail_usage("--families {}: expected some of unrolled, generic and balanced, separated by commas",
+                 args.get_or("--families", ""));
   }
   const TuningSettings settings = tuning_settings_from(args);
   const Target target = target_from(args);
@@ -155,10 +158,11 @@ Command collect_command() {
       "space, compiles the real kernel of every survivor (the tiles the ranker ranks; --sample K of them)\n"
       "whose compile is within --real-compile-budget (the budget a search spends on one real kernel: a\n"
       "problem whose heuristic kernel is beyond it is skipped, since a search keeps that kernel unmeasured)\n"
-      "and of the heuristic's pick (marked \"heuristic\": true) with NVRTC in parallel, and the generic\n"
-      "family's kernel (tile \"generic\"), checks each against float64 and times it (L2 flushed, median of\n"
+      "and of the heuristic's pick (marked \"heuristic\": true) with NVRTC in parallel, the generic\n"
+      "family's kernel (tile \"generic\") and the balanced family's with 1, 2 and 4 pieces per warp (tiles\n"
+      "\"balanced-g1\", \"-g2\", \"-g4\"), checks each against float64 and times it (L2 flushed, median of\n"
       "--timing-runs), and writes DIR/<problem>.n<n>.jsonl, one line per candidate (format spmmc.collect/1,\n"
-      "docs/design/ranker.md), atomically. --families generic adds the generic kernels to a database\n"
+      "docs/design/ranker.md), atomically. --families generic (or balanced) adds those kernels to a database\n"
       "collected before (into another DIR: train-ranker joins a problem's lines across files). Problems whose file\n"
       "exists are skipped, so a rerun resumes; no problem is started after --budget seconds. Needs a GPU\n"
       "(exit 69 without one).";
@@ -169,7 +173,7 @@ Command collect_command() {
       {"--seed", "S", "seed of the generated problems (default 0)"},
       {"--budget", "S", "start no problem after S seconds (default 3600)"},
       {"--max-nnz", "Z", "skip matrices of more than Z non-zeros (default 40000: every survivor is compiled)"},
-      {"--families", "LIST", "the families measured: unrolled, generic or both (default unrolled,generic)"},
+      {"--families", "LIST", "the families measured: some of unrolled, generic and balanced (default all three)"},
       {"--sample", "K", "measure at most K candidates per problem, evenly spaced in plan order, besides the "
        "heuristic's pick, which is always measured (default 0: all)"},
       {"--target", "T", "GPU description: a name in models/targets (default h100) or a .json path"},
