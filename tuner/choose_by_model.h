@@ -34,6 +34,10 @@ struct ModelChoice {
   const PlannedCandidate* chosen = nullptr;  // nullptr only where there is no candidate and no heuristic
   bool heuristic_kept = false;
   bool generic = false;  // the model ranked the generic family first: emit it (`chosen` is then the heuristic's tile)
+  // The model ranked the balanced family's candidate with this many pieces per warp first: emit it
+  // (`chosen` is then the heuristic's tile); 0 where not.
+  int32_t balanced_groups = 0;
+  bool balanced_ranked = false;  // the balanced family's candidates were ranked (the family is the model's choice)
   std::string why;
 };
 
@@ -48,9 +52,15 @@ struct ModelChoice {
 // the family is not free. `heuristic_generic`: the heuristic's kernel is the generic family (--tune
 // none's rule for its tile), so the generic candidate's score is the heuristic's; a model never
 // trained on generic kernels then keeps the heuristic.
+// `balanced`: the balanced family's candidates (tuner/balanced_candidate.h), ranked beside the tiles
+// and the generic candidate where the model was trained on them too (its domain's balanced_problems >
+// 0); ignored otherwise (the file's family rules then decide as without a model).
+// `heuristic_balanced`: where --tune none's file is the balanced family (its rule, over the generic
+// family's), the one of `balanced` it would emit, scored as the heuristic's kernel.
 ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const RankerModel& model,
                                  const PlannedCandidate* heuristic, const PlannedCandidate* generic = nullptr,
-                                 bool heuristic_generic = false);
+                                 bool heuristic_generic = false, const std::vector<const PlannedCandidate*>& balanced = {},
+                                 const PlannedCandidate* heuristic_balanced = nullptr);
 
 // `spmmc compile --tune rank`: the `k` of `candidates` (tiles: the generic kernel is timed by every
 // search anyway, tuner/tune_with_proxies.h) that `model` ranks first, in their given

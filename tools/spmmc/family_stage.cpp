@@ -46,6 +46,10 @@ void choose_by_rules(const CompileOptions& o, const UnrolledRules& rules, bool f
       tile.tuning["decision"]["balanced"] = {{"emitted", f.balanced}, {"why", tile.tuned->balanced_decision->why}};
       if (f.balanced) tile.tuning["decision"]["emitted"] = "balanced family";
     }
+  } else if (family_auto && tile.model_balanced_groups > 0) {
+    f.generic = f.balanced = true;
+    f.why = fmt::format("auto: --tune model ranked the balanced family's kernel first ({} pieces per warp)",
+                        tile.model_balanced_groups);
   } else if (family_auto && tile.model_generic) {
     f.generic = true;
     f.why = "auto: --tune model ranked the generic family's kernel first";
@@ -180,16 +184,18 @@ FamilyChoice choose_family_stage(const CompileOptions& o, const Csr& a, const Pl
     if (o.balanced_asked) {
       f.balanced = true;
       f.why = "--family balanced";
-    } else if (family_auto && !(tile.tuned && tile.tuned->balanced_decision) && balanced_by_rule(a, rule_why)) {
+    } else if (family_auto && !(tile.tuned && tile.tuned->balanced_decision) && !tile.model_ranked_balanced &&
+               balanced_by_rule(a, rule_why)) {
       f.balanced = true;
       f.why += "; the balanced family's kernel by its rule: " + rule_why;
     }
   } else if (o.balanced_asked) {
     fail_usage("--family balanced takes float32 or tf32 (--dtype {})", dtype_name(o.dtype));
   }
-  // Its pieces per warp: as given, else the fastest timed, else its rule for --n.
+  // Its pieces per warp: as given, else the fastest timed, else the model's pick, else its rule for --n.
   f.balanced_groups = o.balanced_groups                          ? *o.balanced_groups
                       : tile.tuned && tile.tuned->best_balanced() ? tile.tuned->best_balanced()->first
+                      : tile.model_balanced_groups > 0            ? tile.model_balanced_groups
                                                                   : default_balanced_groups(a, o.plan.n);
   return f;
 }

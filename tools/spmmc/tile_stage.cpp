@@ -6,6 +6,8 @@
 
 #include "compiler/planning/choose_tile.h"
 #include "tools/spmmc/tune_stage.h"
+#include "codegen/families/balanced/balanced_schedule.h"
+#include "tuner/balanced_candidate.h"
 #include "tuner/choose_by_model.h"
 #include "tuner/generic_candidate.h"
 
@@ -56,15 +58,35 @@ void choose_by_search(const CompileOptions& o, const Csr& a, const Plan& plan, c
     print_warning(fmt::format("--tune {}: no kernel could be measured (see \"tuning\" in the report); using the heuristic", o.tune));
 }
 
-// --tune model with a ranker: its first candidate, the generic family among them where the family is free.
+// --tune model with a ranker: its first candidate, the generic family and the balanced family's
+// candidates among them where the family is free (the balanced ones in float32 and tf32, with rows cut
+// at `piece_length` products).
 void choose_by_model(const CompileOptions& o, const Csr& a, const Plan& plan, const UnrolledRules& rules, bool family_auto,
-                     TileChoice& t) {
+                     int32_t piece_length, TileChoice& t) {
   const PlannedCandidate generic_pick = generic_candidate(a, plan, o.target);
-  const ModelChoice by_model =
-      choose_tile_by_model(plan, o.target, *o.ranker, t.heuristic, family_auto ? &generic_pick : nullptr, t.heuristic_generic);
+  std::vector<PlannedCandidate> balanced_picks;
+  std::vector<const PlannedCandidate*> balanced;
+  const PlannedCandidate* heuristic_balanced = nullptr;
+  if (family_auto && (o.dtype == DType::kFp32 || o.tf32) && a.rows >= 1) {
+    for (const int32_t g : kBalancedGroupsTried) balanced_picks.push_back(balanced_candidate(a, plan, o.target, piece_length, g));
+    // Where --tune none's file is the balanced family (its rule over the generic family), the
+    // heuristic's kernel is the candidate with the rule's pieces per warp.
+    std::string rule_why;
+    const bool by_rule = t.heuristic_generic && balanced_by_rule(a, rule_why);
+    const int32_t rule_groups = default_balanced_groups(a, o.plan.n);
+    for (const PlannedCandidate& c : balanced_picks) {
+      balanced.push_back(&c);
+      if (by_rule && c.tile.m1 == rule_groups * kBalancedWarps) heuristic_balanced = &c;
+    }
+  }
+  const ModelChoice by_model = choose_tile_by_model(plan, o.target, *o.ranker, t.heuristic,
+                                                    family_auto ? &generic_pick : nullptr, t.heuristic_generic, balanced,
+                                                    heuristic_balanced);
   const std::string heuristic_why = t.why;
   t.chosen = by_model.chosen;
   t.model_generic = by_model.generic;
+  t.model_balanced_groups = by_model.balanced_groups;
+  t.model_ranked_balanced = by_model.balanced_ranked;
   t.why = by_model.why + " (model " + o.ranker_path + ")";
   // The model scored the pick's unrolled kernel: where the family rule would emit that tile
   // generic, what it scored is not what would be emitted.
@@ -75,8 +97,13 @@ void choose_by_model(const CompileOptions& o, const Csr& a, const Plan& plan, co
     t.chosen = t.heuristic;
   }
   Decision d;
-  d.heuristic_kept = t.chosen == t.heuristic && t.model_generic == t.heuristic_generic;
-  d.generic = t.model_generic;
+  // Kept: the heuristic's tile in the family its file would have (the balanced family's with the
+  // rule's pieces per warp, where the model ranked that family).
+  const int32_t heuristic_groups =
+      by_model.balanced_ranked && heuristic_balanced ? heuristic_balanced->tile.m1 / kBalancedWarps : 0;
+  d.heuristic_kept = t.chosen == t.heuristic && t.model_generic == (t.heuristic_generic && heuristic_groups == 0) &&
+                     t.model_balanced_groups == heuristic_groups;
+  d.generic = t.model_generic || t.model_balanced_groups > 0;
   d.why = t.why;
   t.decision = d;
 }
@@ -100,7 +127,7 @@ TileChoice choose_tile_stage(const CompileOptions& o, const Csr& a, const Plan& 
   if (o.gpu && o.dtype == DType::kFp32)
     choose_by_search(o, a, plan, rules, family_auto, piece_length, fmas_per_kernel, t);
   else if (o.tune == "model" && o.ranker)
-    choose_by_model(o, a, plan, rules, family_auto, t);
+    choose_by_model(o, a, plan, rules, family_auto, piece_length, t);
   if (!t.chosen) {
     t.chosen = t.heuristic;
     t.why = heuristic_why;

@@ -28,6 +28,8 @@ struct TileChoice {
   std::optional<TuningResult> tuned;  // --tune rank|proxy|exhaustive in float32
   std::optional<Decision> decision;   // what the timed search or the model decided against the heuristic
   bool model_generic = false;         // --tune model ranked the generic family first
+  int32_t model_balanced_groups = 0;  // --tune model ranked the balanced family first, with these pieces per warp
+  bool model_ranked_balanced = false; // --tune model ranked the balanced family's candidates: its rule does not apply
   nlohmann::ordered_json tuning;      // the report's "tuning" (null where nothing was timed)
 };
 
