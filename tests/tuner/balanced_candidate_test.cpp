@@ -101,7 +101,7 @@ TEST_CASE("balanced candidate: a long row's pieces set nnz_max", "[ranker][balan
   CHECK(c.features.nnc_sum == 203);
 }
 
-TEST_CASE("ranking data: balanced lines join their problem; the domain counts them apart from the tiles",
+TEST_CASE("ranking data: balanced lines join their problem, and the domain counts them apart from the tiles",
           "[ranker][balanced][domain]") {
   const Csr a = short_rows();
   const Target h100 = load_target("h100");
