@@ -372,26 +372,10 @@ __device__ __forceinline__ void finish_piece(const BlockPiece& piece, int slot, 
   store_c<V>(out, sum);
 }
 
-template <int V, int W>
-__global__ void __launch_bounds__(32 * W) block_pieces(const int* __restrict__ cols, const float* __restrict__ ws,
-                                                      const BlockPiece* __restrict__ warp_piece, const float* __restrict__ B,
-                                                      float* __restrict__ C, int64_t n) {
-  __shared__ float partial[W][32 * V];
-  __shared__ unsigned arrived[W];
-  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (lane == 0) arrived[w] = 0;
-  __syncthreads();
-  const BlockPiece piece = warp_piece[blockIdx.x * W + w];
-  if (piece.row < 0) return;
-  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
-  float acc[V] = {};
-  sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
-  finish_piece<V, 32, W>(piece, w, lane, kFull, partial, arrived, acc, C + int64_t(piece.row) * n + col);
-}
-
-// The same with R pieces per warp, taken one after the other: a cut row's pieces one per warp (the
-// warp's other R - 1 entries idle), the rows of one piece R to a warp in the longest-first order, so
-// that a warp amortises its start over several short rows. warp_piece[(block * W + w) * R + q].
+// A block of W warps, each taking R pieces one after the other (warp_piece[(block * W + w) * R + q]):
+// R = 1 is the balanced family's design; with R > 1 a cut row's pieces go one per warp (the
+// warp's other R - 1 entries idle) and the rows of one piece R to a warp in the longest-first order, so
+// that a warp amortises its start over several short rows.
 template <int V, int W, int R>
 __global__ void __launch_bounds__(32 * W) block_rows(const int* __restrict__ cols, const float* __restrict__ ws,
                                                     const BlockPiece* __restrict__ warp_piece, const float* __restrict__ B,
@@ -810,11 +794,11 @@ int main(int argc, char** argv) {
       });
     };
     for (int length : {64, 256}) {
-      blocked(block_pieces<V, 8>, 8, length);
-      blocked(block_pieces<V, 16>, 16, length);
-      blocked(block_pieces<V, 32>, 32, length);
+      blocked(block_rows<V, 8, 1>, 8, length);
+      blocked(block_rows<V, 16, 1>, 16, length);
+      blocked(block_rows<V, 32, 1>, 32, length);
     }
-    blocked(block_pieces<V, 16>, 16, 64, true);
+    blocked(block_rows<V, 16, 1>, 16, 64, true);
     auto by_rows = [&](auto kernel, int w, int r) {
       int cut = 0;
       const std::vector<BlockPiece> placed = place_rows(a, 64, w, r, cut);
@@ -823,7 +807,6 @@ int main(int argc, char** argv) {
       measure(mb::format("block %d warps, pieces of 64, %d rows per warp (%d rows cut)", w, r, cut), false,
               [&, kernel, grid, w] { kernel<<<grid, 32 * w>>>(d_col.get(), d_w.get(), d_placed.get(), d_b.get(), d_c, n); });
     };
-    by_rows(block_rows<V, 16, 1>, 16, 1);
     by_rows(block_rows<V, 16, 2>, 16, 2);
     by_rows(block_rows<V, 16, 4>, 16, 4);
     by_rows(block_rows<V, 16, 8>, 16, 8);
