@@ -7,6 +7,7 @@
 #include "codegen/families/balanced/balanced_launch.h"
 #include "codegen/families/balanced/balanced_schedule.h"
 #include "compiler/common/diagnostics.h"
+#include "tuner/generic_candidate.h"
 
 namespace spmmc {
 
@@ -44,15 +45,10 @@ PlannedCandidate balanced_candidate(const Csr& a, const Plan& plan, const Target
   f.min_blocks_per_sm = c.tile.min_blocks_per_sm;
   f.blocks_per_a_tile = 1;
   f.b_tiles_per_block = 1;
-  const int64_t sms = std::max<int64_t>(target.sm_count, 1);
   constexpr int64_t kRegistersPerThread = 64;  // the kernels' cap (kernel_balanced.cuh)
-  const int64_t blocks_per_sm = std::max<int64_t>(
-      1, std::min({target.max_blocks_per_sm, target.max_threads_per_sm / threads,
-                   target.registers_per_sm / (kRegistersPerThread * threads)}));
-  const int64_t grid = f.block_num;
-  f.wave_fill = std::min(1.0, static_cast<double>(grid) / static_cast<double>(sms * blocks_per_sm));
-  f.resident_warps_per_sm =
-      static_cast<double>(std::min(grid, sms * blocks_per_sm) * s.warps) / static_cast<double>(sms);
+  const LaunchFill fill = launch_fill(f.block_num, threads, target, kRegistersPerThread);
+  f.wave_fill = fill.wave_fill;
+  f.resident_warps_per_sm = fill.resident_warps_per_sm;
   f.kernels = 1;
   return c;
 }

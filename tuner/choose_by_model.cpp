@@ -40,9 +40,6 @@ ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const R
     return keep_heuristic("its kernel is the generic family, which the model was not trained on");
   if (rank_generic) candidates.push_back(generic);
   if (rank_balanced) candidates.insert(candidates.end(), balanced.begin(), balanced.end());
-  const auto is_balanced = [&](const PlannedCandidate* c) {
-    return rank_balanced && std::find(balanced.begin(), balanced.end(), c) != balanced.end();
-  };
   std::vector<std::vector<double>> rows;
   for (const auto* c : candidates) rows.push_back(c->features.values());
   if (heuristic && !model.domain().empty()) {
@@ -86,7 +83,7 @@ ModelChoice choose_tile_by_model(const Plan& plan, const Target& target, const R
         gap, kModelMaxM1));
   out.generic = candidates[first] == generic && rank_generic;
   out.balanced_ranked = rank_balanced;
-  if (is_balanced(candidates[first])) out.balanced_groups = candidates[first]->tile.m1 / kBalancedWarps;
+  if (candidates[first]->tile.family == KernelFamily::kBalanced) out.balanced_groups = candidates[first]->tile.m1 / kBalancedWarps;
   out.chosen = out.generic || out.balanced_groups > 0 ? heuristic : candidates[first];
   out.heuristic_kept = heuristic != nullptr && !departs;
   const std::string what = out.generic              ? "the generic family, " + ranked

@@ -19,6 +19,20 @@ std::string candidate_label(const PlannedCandidate& c) {
   return c.tile.label();
 }
 
+LaunchFill launch_fill(int64_t grid, int64_t threads, const Target& target, int64_t registers_per_thread) {
+  const int64_t sms = std::max<int64_t>(target.sm_count, 1);
+  const int64_t warps_per_block = (threads + target.warp_size - 1) / std::max<int64_t>(target.warp_size, 1);
+  int64_t blocks_per_sm = std::min(target.max_blocks_per_sm, target.max_threads_per_sm / std::max<int64_t>(threads, 1));
+  if (registers_per_thread > 0)
+    blocks_per_sm = std::min(blocks_per_sm, target.registers_per_sm / (registers_per_thread * std::max<int64_t>(threads, 1)));
+  blocks_per_sm = std::max<int64_t>(blocks_per_sm, 1);
+  LaunchFill out;
+  out.wave_fill = std::min(1.0, static_cast<double>(grid) / static_cast<double>(sms * blocks_per_sm));
+  out.resident_warps_per_sm =
+      static_cast<double>(std::min(grid, sms * blocks_per_sm) * warps_per_block) / static_cast<double>(sms);
+  return out;
+}
+
 PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target& target) {
   const int64_t n = plan.shape.n;
   const int sms = static_cast<int>(std::max<int64_t>(target.sm_count, 1));
@@ -54,12 +68,9 @@ PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target&
   const int64_t grid = int64_t{l.grid_x} * l.grid_y;
   f.blocks_per_a_tile = 1;
   f.b_tiles_per_block = (f.a_tile_num + l.grid_y - 1) / l.grid_y;
-  const int64_t warps_per_block = (threads + target.warp_size - 1) / std::max<int64_t>(target.warp_size, 1);
-  const int64_t blocks_per_sm = std::max<int64_t>(
-      1, std::min(target.max_blocks_per_sm, target.max_threads_per_sm / std::max<int64_t>(threads, 1)));
-  f.wave_fill = std::min(1.0, static_cast<double>(grid) / static_cast<double>(sms * blocks_per_sm));
-  f.resident_warps_per_sm =
-      static_cast<double>(std::min(grid, sms * blocks_per_sm) * warps_per_block) / static_cast<double>(sms);
+  const LaunchFill fill = launch_fill(grid, threads, target);
+  f.wave_fill = fill.wave_fill;
+  f.resident_warps_per_sm = fill.resident_warps_per_sm;
   f.kernels = 1;
   return c;
 }

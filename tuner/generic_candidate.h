@@ -15,6 +15,16 @@ namespace spmmc {
 // the tile's label (TileCandidate::label) otherwise.
 std::string candidate_label(const PlannedCandidate& c);
 
+// The share of one wave that `grid` blocks of `threads` threads fill on `target`'s SMs (at most 1) and
+// the warps they keep resident per SM, blocks per SM limited by the threads and blocks an SM holds
+// and, where `registers_per_thread` > 0, by its registers: the launch features of the families'
+// candidates (compiler/planning/features.h).
+struct LaunchFill {
+  double wave_fill = 1.0;
+  double resident_warps_per_sm = 0.0;
+};
+LaunchFill launch_fill(int64_t grid, int64_t threads, const Target& target, int64_t registers_per_thread = 0);
+
 // The generic family's candidate for A at plan.shape.n on `target`, as the tuners time it
 // (time_generic_kernel: the launch with B and C 16-byte aligned, weights ahead). tile.family is
 // kGeneric, tile.m1 and tile.n1 are the rows and columns of C of one block, tile.cols_per_thread
