@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -117,6 +118,12 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   SPMMC_CHECK(options.generic_below_n >= 0, "generic_below_n must not be negative");
   SPMMC_CHECK(!options.balanced || (options.generic_only && (options.dtype == DType::kFp32 || options.dtype == DType::kTf32)),
               "the balanced family: a generic-only file of float32 (or tf32) values");
+  // The balanced kernel as the small-n path of an unrolled or generic file (never the balanced family's
+  // or the tensor-core family's).
+  const bool small_n_balanced = options.balanced_below_n > options.balanced_from_n;
+  SPMMC_CHECK(!small_n_balanced || (options.balanced_from_n >= 1 && !options.balanced && !options.tensor_core &&
+                                    (options.dtype == DType::kFp32 || options.dtype == DType::kTf32)),
+              "the balanced small-n path: n from 1, in a float32 (or tf32) file of the unrolled or generic family");
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
@@ -240,6 +247,27 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     };
     generic_code = fill_template(embedded_template("kernel_generic.cuh"), generic_values, "kernel_generic.cuh");
   }
+  // The small-n path: the balanced kernel beside the generic path, reading its CSR arrays.
+  std::string small_n_code, small_n_variants;
+  if (small_n_balanced) {
+    const BalancedSchedule schedule = schedule_balanced(a, options.small_n_piece_length, kBalancedWarps, 1);
+    small_n_code = "// The balanced kernel as the small-n path (spmmc compile chose it, docs/emitted-code.md).\n"
+                   "#define SPMMC_SMALL_N_BALANCED 1\n" +
+                   print_balanced(a, schedule, false);
+    k.balanced_rows_cut = schedule.rows_cut;
+    k.balanced_blocks = schedule.blocks();
+    // One piece per warp: the template's spmmc_balanced_lanes is 32; V = 4 from 128 columns, 2 from 64.
+    const int64_t last = options.balanced_below_n - 1;
+    for (const auto& [kernel, from, needs] :
+         {std::make_tuple("balanced-v4", int64_t{128}, "n % 4 == 0; B and C aligned to 16 bytes"),
+          std::make_tuple("balanced-v2", int64_t{64}, "n % 2 == 0; B and C aligned to 8 bytes"),
+          std::make_tuple("balanced-v1", int64_t{1}, "")}) {
+      const int64_t first = std::max(from, options.balanced_from_n);
+      if (first > last) continue;
+      k.variants.push_back({kernel, first, last, needs});
+      fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", kernel, first, last, needs);
+    }
+  }
   const std::map<std::string, std::string> kernel_values = {
       {"HEADER_COMMENT", comment},
       {"HEADER", "\"" + options.name + ".h\""},
@@ -259,6 +287,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"DTYPE_CODE", dtype_code},
       {"DEVICE_CODE", device_code},
       {"GENERIC_CODE", generic_code},
+      {"SMALL_N_CODE", small_n_code},
+      {"BALANCED_FROM_N", std::to_string(options.balanced_from_n)},
+      {"BALANCED_BELOW_N", std::to_string(options.balanced_below_n)},
+      {"SMALL_N_VARIANTS", small_n_variants},
       {"TENSOR_CORE_CODE", tc.code},
       {"DTYPE", dtype_info_name(options.dtype)},
       // Compiled out in the generic family (no kernels): a table of one null entry.

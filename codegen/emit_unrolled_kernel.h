@@ -62,6 +62,13 @@ struct EmitOptions {
   bool balanced = false;
   int32_t piece_length = 64;
   int32_t balanced_groups = 1;  // pieces per warp: 1, 2 or 4 (schedule_balanced)
+  // The small-n path (docs/design/small-n.md): where balanced_below_n > balanced_from_n >= 1, a file of
+  // the unrolled or generic family in float32 (or tf32's CUDA-core code) also holds the balanced kernel
+  // (rows of more than small_n_piece_length products cut, one piece per warp), which the entry point
+  // takes for every n in [balanced_from_n, balanced_below_n) before any other path. 0: none.
+  int64_t balanced_from_n = 0;
+  int64_t balanced_below_n = 0;
+  int32_t small_n_piece_length = 32;
   // The tensor-core family (docs/design/precision.md; fp16, bf16 or tf32): the file holds A's 8 x 1
   // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
   // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.
@@ -122,7 +129,8 @@ struct EmittedKernel {
     std::string needs;
   };
   std::vector<Variant> variants;
-  // The balanced family: rows cut into pieces, and the grid's blocks (zero elsewhere).
+  // The balanced kernel (the family's, or another family's small-n path): rows cut into pieces, and
+  // the grid's blocks (zero where the file has none).
   int32_t balanced_rows_cut = 0;
   int32_t balanced_blocks = 0;
 };

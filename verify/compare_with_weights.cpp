@@ -117,6 +117,7 @@ class Comparison {
     if (code_.generic_only) {  // the generic family: the info object and the arrays the generic kernel reads
       check_info();
       check_generic_path();
+      if (code_.balanced_path.pieces.found) check_balanced();  // its balanced small-n path's pieces
       out_.code_nnz = static_cast<int64_t>(code_.generic.col_idx.values.size());
       out_.match = out_.total_differences == 0;
       return;
@@ -126,6 +127,7 @@ class Comparison {
     check_dispatch();
     for (const AnalyzedKernel& kernel : code_.kernels) check_columns(kernel);
     check_generic_path();
+    if (code_.balanced_path.pieces.found) check_balanced();  // the balanced small-n path's pieces
     check_tiles();
     std::vector<std::vector<Write>> writes(static_cast<size_t>(w_.rows));
     for (const AnalyzedBlock& block : code_.blocks)

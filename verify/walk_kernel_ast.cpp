@@ -268,9 +268,18 @@ class KernelWalker {
   // A file of the generic family (a_format "csr-constants"): its __global__ functions are the
   // generic kernels (four columns per thread, one with three batches, and the split one), which read the arrays read_generic_path
   // took; unrolled code would run unchecked, so any other __global__ function is an error.
+  // With the balanced small-n path (a table spmmc_piece, docs/design/small-n.md), the balanced kernels
+  // too, whose pieces compare_with_weights checks.
   void read_generic_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.generic_only = true;
-    expect_only_kernels(functions, "csr-constants", "the generic family", kGenericKernels, "the generic kernels");
+    if (!out_.balanced_path.pieces.found) {
+      expect_only_kernels(functions, "csr-constants", "the generic family", kGenericKernels, "the generic kernels");
+      return;
+    }
+    const char* const kernels[] = {kGenericKernels[0], kGenericKernels[1], kGenericKernels[2], kGenericKernels[3],
+                                   kGenericKernels[4], kBalancedKernels[0], kBalancedKernels[1], kBalancedKernels[2]};
+    expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
+                        "the generic and balanced kernels");
   }
 
   // A file of the balanced family (a_format "csr-pieces-constants"): float32 (or tf32, its weights

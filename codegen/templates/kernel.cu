@@ -12,6 +12,16 @@ namespace {
 /*@*/
 /*@GENERIC_CODE*/#include "kernel_generic.cuh"
 /*@*/
+/*@SMALL_N_CODE*//*@*/
+#ifdef SPMMC_SMALL_N_BALANCED
+// The small-n path of an unrolled or generic file (docs/design/small-n.md): the balanced kernel (rows
+// cut into pieces, codegen/families/balanced/kernel_balanced.cuh, reading the generic path's CSR arrays)
+// for every n from spmmc_balanced_from_n up to spmmc_balanced_below_n, tried before every other path. Its
+// cut rows sum in piece order, so below spmmc_balanced_below_n their last bits differ from the other
+// paths' (spmmc compile --batch-invariant leaves this path out).
+constexpr int64_t spmmc_balanced_from_n = /*@BALANCED_FROM_N*/4/*@*/;
+constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
+#endif
 #ifndef SPMMC_BALANCED  // (its launch asks nothing of the device)
 // What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
 // but different sizes work) and whether it has programmatic dependent launch (sm_90 and later).
@@ -140,6 +150,7 @@ constexpr const char* spmmc_generic_v4_needs = "n % 4 == 0; B and C aligned to 4
 #endif
 constexpr int64_t spmmc_any_n = 0x7fffffffffffffff;
 const spmmc_kernel_variant spmmc_variants[] = {
+    /*@SMALL_N_VARIANTS*//*@*/
 #if defined(SPMMC_TENSOR_CORE)
 #if SPMMC_TC_STAGED && !defined(SPMMC_TC_DIRECT)
     {"tensor-core-staged", spmmc_tc_staged_from_n > spmmc_generic_below_n ? spmmc_tc_staged_from_n : spmmc_generic_below_n,
@@ -374,6 +385,9 @@ cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spm
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
+#if defined(SPMMC_SMALL_N_BALANCED)
+  if (n >= spmmc_balanced_from_n && n < spmmc_balanced_below_n) return spmmc_launch_balanced(B, C, n, stream);
+#endif
 #if !defined(SPMMC_BALANCED)
   void* args[] = {const_cast<spmmc_elem**>(&B), &C, &n};
 #endif

@@ -80,4 +80,36 @@ SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured
   return d;
 }
 
+SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant) {
+  d.balanced_from_n = d.balanced_below_n = 0;
+  d.piece_length = kSmallNPieceLength;
+  if (batch_invariant) {
+    d.balanced_why = "--batch-invariant: every n sums each row in column order (no balanced path)";
+    return d;
+  }
+  int32_t longest = 0;
+  for (int32_t r = 0; r < a.rows; ++r)
+    longest = std::max(longest, a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]);
+  if (longest <= kSmallNPieceLength) {
+    d.balanced_why = fmt::format("no row of A has more than {} products (the longest {}): the balanced kernel would sum "
+                                 "whole rows, slower than the generic path",
+                                 kSmallNPieceLength, longest);
+    return d;
+  }
+  const int64_t below = generic_family ? kBalancedBelowN : std::min(kBalancedBelowN, d.generic_below_n);
+  if (below <= kBalancedFromN) {
+    d.balanced_why = fmt::format("the file leaves its generic path at n = {}, below the balanced path's n = {}",
+                                 d.generic_below_n, kBalancedFromN);
+    return d;
+  }
+  d.balanced_from_n = kBalancedFromN;
+  d.balanced_below_n = below;
+  d.balanced_why = fmt::format("rows up to {} products, cut into pieces of at most {} (at most 16 per row): the balanced "
+                               "kernel for n = {} to {}{}",
+                               longest, kSmallNPieceLength, kBalancedFromN, below - 1,
+                               generic_family || below == kBalancedBelowN ? "" : " (where the generic path ends)");
+  return d;
+}
+
 }  // namespace spmmc
+

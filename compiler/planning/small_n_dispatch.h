@@ -10,11 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "compiler/common/csr.h"
+
 namespace spmmc {
 
 struct SmallNDispatch {
   int64_t generic_below_n = 0;  // the generic path for every n below this
   std::string why;              // for NAME.json
+  // The balanced kernel as the small-n path, ahead of the generic path (choose_balanced_path): every n
+  // in [balanced_from_n, balanced_below_n); none where balanced_below_n <= balanced_from_n.
+  int64_t balanced_from_n = 0;
+  int64_t balanced_below_n = 0;
+  int32_t piece_length = 0;  // its rows of more products are cut
+  std::string balanced_why;  // for NAME.json
 };
 
 // The unrolled launch of the emitted file, for the rule where nothing was measured.
@@ -57,5 +65,26 @@ struct BatchSizeTime {
 // generic kernel was faster at every size, the family's kernel takes only the n above the largest.
 // One size: the rule above. Needs ascending n >= 1 and positive times (InternalError).
 SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured);
+
+// The balanced kernel as the small-n path of a float32 file of the unrolled or generic family (issue 27,
+// docs/design/small-n.md): rows of more than kSmallNPieceLength products cut into pieces that warps of
+// one block sum, from n = kBalancedFromN up to kBalancedBelowN (and, in an unrolled file, no further
+// than its generic path reaches: above it the unrolled kernel was tuned). Measured on 8 DNN layers
+// (H200, docs/benchmarks.md, *The balanced kernel at small n*): pieces of 32 ran 1.24 / 1.28 / 1.39 /
+// 1.12x the best cuSPARSE algorithm at n = 4 / 16 / 64 / 256 where the generic kernels ran 1.15 / 0.82
+// / 0.88 / 0.84x, pieces of 64 1.07x at n = 512 against 0.89x, and at n = 2048 the two were even (1.00
+// and 1.04x); at n = 1 the split kernel was faster (1.00 against 0.93x). On the 23 range files of
+// issue 27 the path up to 512 took n = 512 from 0.95 to 1.10x (geomean). Where no row is cut the
+// kernel sums whole rows, a warp each, which ran slower than the generic path (0.36-0.85x), so A must
+// have a row longer than the piece length. The cut rows' sums are in piece order, not column order:
+// `batch_invariant` (spmmc compile --batch-invariant) keeps every path in column order and leaves this
+// one out.
+inline constexpr int32_t kSmallNPieceLength = 32;
+inline constexpr int64_t kBalancedFromN = 4;
+inline constexpr int64_t kBalancedBelowN = 1024;
+// `d` with its balanced fields set: for the generic family's file where `generic_family`, else for the
+// unrolled file whose generic path reaches d.generic_below_n. Leaves them zero (and says why) where A
+// has no row longer than the piece length, or batch_invariant.
+SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant);
 
 }  // namespace spmmc

@@ -66,32 +66,6 @@ Csr rows_of_lengths(const std::vector<int32_t>& lengths, int32_t cols, uint32_t 
   return a;
 }
 
-// C = A * B as the balanced kernel sums it: each piece's products in column order by fmaf from +0;
-// a whole row's sum is its piece's; a cut row's, +0 plus its pieces' sums in piece order.
-std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
-  std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
-  std::map<int32_t, std::vector<const BalancedPiece*>> pieces;
-  for (const BalancedPiece& p : s.slots)
-    if (p.row >= 0) pieces[p.row].push_back(&p);
-  for (const auto& [row, list] : pieces)
-    for (int64_t j = 0; j < n; ++j) {
-      std::vector<float> sums;
-      for (const BalancedPiece* p : list) {
-        float acc = 0.0f;
-        for (int32_t q = p->begin; q < p->end; ++q)
-          acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
-        sums.push_back(acc);
-      }
-      float total = sums[0];
-      if (sums.size() > 1) {
-        total = 0.0f;
-        for (const float x : sums) total += x;
-      }
-      c[static_cast<size_t>(row) * n + j] = total;
-    }
-  return c;
-}
-
 }  // namespace
 
 TEST_CASE("balanced schedule: every product once, a row's pieces in one block, longest first", "[codegen][balanced]") {
@@ -261,7 +235,7 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
         }
         kernel->generic_kernels.emplace(l.symbol, func);
         const std::vector<float> c(c_at, c_at + static_cast<size_t>(a.rows) * n);
-        const std::vector<float> expected = piece_order_spmm(a, schedule, b, n);
+        const std::vector<float> expected = test::piece_order_spmm(a, schedule, b, n);
         CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
         const std::vector<double> exact = reference_spmm(a, b, n);
         double err = 0, norm = 0;

@@ -129,7 +129,15 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
       CHECK(x.n_max == variants[v]["n_max"].get<int64_t>());
       CHECK(x.needs == variants[v]["needs"].get<std::string>());
     }
-    CHECK(std::string(kernel->info()->variants[0].kernel) == (generic ? "generic-split" : "unrolled"));
+    // The balanced small-n path first where the file has it (NAME.json's balanced_path), then the family.
+    const bool balanced_path = !report["kernel"]["balanced_path"].is_null();
+    const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - (generic ? 3 : 4) : 0;
+    if (balanced_path) {
+      CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-v1");
+      CHECK(kernel->info()->variants[first - 1].n_min == report["kernel"]["balanced_path"]["from_n"].get<int64_t>());
+      CHECK(kernel->info()->variants[first - 1].n_max + 1 == report["kernel"]["balanced_path"]["below_n"].get<int64_t>());
+    }
+    CHECK(std::string(kernel->info()->variants[first].kernel) == (generic ? "generic-split" : "unrolled"));
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
     const spmmc_kernel_info& info = *kernel->info();
     const std::string label = fmt::format("{}x{}", info.m1, info.n1) +
@@ -710,6 +718,59 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   CHECK(paths.generic > 0);
   CHECK(paths.looped > 0);
   CHECK(paths.kernels > 5);
+}
+
+TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and generic files", "[codegen][emulation][balanced]") {
+  // Rows longer than 32 products (compiler/planning/small_n_dispatch.h): from n = 4 to below 1024 (or the
+  // unrolled file's generic path) the balanced kernel runs, its cut rows summed in piece order
+  // (check_emulated_kernel compares them bit for bit with piece_order_spmm), the other paths outside
+  // that range in column order; --batch-invariant leaves it out, --balanced-below moves its end, and a
+  // matrix without a row longer than 32 products has none.
+  test::TempDir dir;
+  const fs::path long_rows = write_mtx(dir.path, "long_rows", make_matrix(40, 300, [](int32_t r, int32_t c) {
+                                         const int32_t len = r % 5 == 0 ? 0 : r % 7 == 0 ? 250 : 5 + 11 * (r % 9);
+                                         return (c * 31 + r * 17) % 300 < len ? 0.0625f * static_cast<float>((c * 5 + r) % 23) - 0.7f
+                                                                               : 0.0f;
+                                       }));
+  const fs::path short_rows = write_mtx(dir.path, "short_rows", make_matrix(40, 300, [](int32_t r, int32_t c) {
+                                          return (c * 31 + r * 17) % 300 < 30 ? 0.5f + static_cast<float>(c % 3) : 0.0f;
+                                        }));
+  const std::vector<int64_t> ns = {1, 3, 4, 5, 63, 64, 66, 127, 128, 132, 511, 512, 516, 1023, 1024, 1028, 1152};
+  const std::vector<KernelCase> cases = {
+      {"path_unrolled", long_rows, {"--tile", "8x64", "--generic-below", "1100"}, ns, 1152, "overlap"},
+      {"path_unrolled_short", long_rows, {"--tile", "8x64", "--generic-below", "100"}, {3, 4, 99, 100, 128}, 640, "overlap"},
+      {"path_generic", long_rows, {"--family", "generic"}, ns, 128, "overlap"},
+      {"path_below_100", long_rows, {"--family", "generic", "--balanced-below", "100"}, {3, 4, 99, 100, 128}, 128, "overlap"},
+      {"path_invariant", long_rows, {"--family", "generic", "--batch-invariant"}, {4, 64, 128}, 128, "overlap"},
+      {"path_none", short_rows, {"--family", "generic"}, {4, 64, 128}, 128, "overlap"},
+  };
+  const test::PathCounts paths = run_cases(cases, dir.path);
+  CHECK(paths.balanced > 0);
+  CHECK(paths.unrolled > 0);
+  CHECK(paths.generic > 0);
+  const auto path_of = [&](const std::string& name) {
+    return nlohmann::json::parse(test::read_file(dir.path / name / (name + ".json")))["kernel"]["balanced_path"];
+  };
+  CHECK(path_of("path_unrolled")["from_n"] == 4);
+  CHECK(path_of("path_unrolled")["below_n"] == 1024);
+  CHECK(path_of("path_unrolled")["piece_length"] == 32);
+  CHECK(path_of("path_unrolled")["rows_cut"].get<int32_t>() > 0);
+  CHECK(path_of("path_unrolled_short")["below_n"] == 100);  // the unrolled kernel from its generic path's end
+  CHECK(path_of("path_generic")["below_n"] == 1024);
+  CHECK(path_of("path_below_100")["below_n"] == 100);
+  CHECK(path_of("path_invariant").is_null());
+  CHECK(path_of("path_none").is_null());
+  const auto why = nlohmann::json::parse(test::read_file(dir.path / "path_none" / "path_none.json"))["kernel"]["balanced_path_why"];
+  CHECK(why.get<std::string>().find("no row of A has more than 32 products") != std::string::npos);
+  // Not for half precision, nor with the path turned off and asked for at once.
+  const auto half = run_spmmc({"compile", long_rows.string(), "--n", "64", "--name", "h", "-o", (dir.path / "h").string(),
+                               "--quiet", "--dtype", "fp16", "--balanced-below", "100"});
+  CHECK(half.exit_code == 64);
+  CHECK(half.err.find("--balanced-below is for float32 and tf32 files") != std::string::npos);
+  const auto both = run_spmmc({"compile", long_rows.string(), "--n", "64", "--name", "b", "-o", (dir.path / "b").string(),
+                               "--quiet", "--batch-invariant", "--balanced-below", "100"});
+  CHECK(both.exit_code == 64);
+  CHECK(both.err.find("--batch-invariant leaves out the balanced small-n path") != std::string::npos);
 }
 
 TEST_CASE("emitted kernel on the CPU: the balanced width of the default (800 threads)", "[codegen][emulation]") {

@@ -1,7 +1,9 @@
 #include "tests/codegen/emitted_kernel_util.h"
 
+#include "codegen/families/balanced/balanced_launch.h"
 #include "codegen/generic_launch.h"
 #include "codegen/tensor_core_launch.h"
+#include "compiler/planning/small_n_dispatch.h"
 #include "compiler/planning/tile_space.h"
 
 #include <dlfcn.h>
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -198,7 +201,11 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     const std::string kernel = x.kernel;
     if (n < x.n_min || n > x.n_max) continue;
     const bool tc = kernel == "tensor-core" || kernel == "tensor-core-staged";
-    const int64_t v = kernel == "unrolled" ? info.cols_per_thread : tc ? 8 : kernel == "generic-v4" ? 4 : 1;
+    const int64_t v = kernel == "unrolled"                                  ? info.cols_per_thread
+                      : tc                                                  ? 8
+                      : kernel == "generic-v4" || kernel == "balanced-v4" ? 4
+                      : kernel == "balanced-v2"                             ? 2
+                                                                            : 1;
     const int64_t bytes = tc ? 16 : v * elem;
     if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
     if (n % v == 0 && aligned(bytes)) return kernel;
@@ -239,6 +246,30 @@ int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
 }  // namespace
 
+std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
+  std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
+  std::map<int32_t, std::vector<const BalancedPiece*>> pieces;
+  for (const BalancedPiece& p : s.slots)
+    if (p.row >= 0) pieces[p.row].push_back(&p);
+  for (const auto& [row, list] : pieces)
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<float> sums;
+      for (const BalancedPiece* p : list) {
+        float acc = 0.0f;
+        for (int32_t q = p->begin; q < p->end; ++q)
+          acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
+        sums.push_back(acc);
+      }
+      float total = sums[0];
+      if (sums.size() > 1) {
+        total = 0.0f;
+        for (const float x : sums) total += x;
+      }
+      c[static_cast<size_t>(row) * n + j] = total;
+    }
+  return c;
+}
+
 PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
                                  const std::string& label, bool misaligned, const std::vector<int32_t>& k_part_begin) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
@@ -249,11 +280,23 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   PathCounts paths;
   REQUIRE((v == 1 || v == 2 || v == 4));
   REQUIRE(n1 % v == 0);
+  // The balanced small-n path (its variants first in NAME_info()): the n it takes, and its schedule.
+  int64_t balanced_from = 0, balanced_below = 0;
+  for (int32_t i = 0; i < info.variant_count; ++i)
+    if (std::string(info.variants[i].kernel).rfind("balanced-", 0) == 0) {
+      REQUIRE(i < 3);  // tried before every other path
+      balanced_from = balanced_from == 0 ? info.variants[i].n_min : std::min(balanced_from, info.variants[i].n_min);
+      balanced_below = std::max(balanced_below, info.variants[i].n_max + 1);
+    }
+  const BalancedSchedule balanced_schedule =
+      balanced_below > 0 ? schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1) : BalancedSchedule{};
   std::vector<std::pair<size_t, size_t>> offsets = {{0, 0}};  // (B, C) in floats
   if (misaligned) offsets.insert(offsets.end(), {{1, 1}, {1, 0}, {0, 1}});
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
-    const std::vector<float> exact = fmaf_spmm(a, b, n, k_part_begin);
+    const bool balanced = n >= balanced_from && n < balanced_below;
+    // the sums in column order, or the balanced kernel's in piece order
+    const std::vector<float> exact = balanced ? piece_order_spmm(a, balanced_schedule, b, n) : fmaf_spmm(a, b, n, k_part_begin);
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     for (const auto& [b_offset, c_offset] : offsets) {
@@ -303,12 +346,24 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       // The path: unrolled exactly when n % V == 0 and B, C are aligned to 4 x V bytes.
       const auto aligned = [v](const float* p) { return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(4 * v) == 0; };
       // The file's family from NAME_info()->generic_below_n on, where n and the alignment allow it.
-      const bool unrolled = !generic_only && n >= info.generic_below_n && n % v == 0 && aligned(gb.data) && aligned(gc.data);
+      const bool unrolled =
+          !balanced && !generic_only && n >= info.generic_below_n && n % v == 0 && aligned(gb.data) && aligned(gc.data);
       const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
       // NAME_info()->variants names the kernel that ran.
       const std::string named = variant_for(info, n, 4, gb.data, gc.data);
       if (unrolled) CHECK(named == "unrolled");
-      if (unrolled) {
+      if (balanced) {
+        // The launch the tuner would make (codegen/families/balanced/balanced_launch.h).
+        ++paths.balanced;
+        CHECK(chain[0] == 1);
+        CHECK(runs == 0);
+        const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
+        const BalancedLaunch l = balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, balanced_schedule.blocks(),
+                                                 kBalancedWarps, 1);
+        CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
+              std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
+        CHECK(named == fmt::format("balanced-v{}", l.cols_per_lane));
+      } else if (unrolled) {
         ++paths.unrolled;
         const int64_t b_tiles = ceil_div(n, n1);
         // The template's spmmc_grid_y follows the compiler's rule (compiler/planning/tile_space.h).

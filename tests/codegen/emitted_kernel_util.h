@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/families/balanced/balanced_schedule.h"
 #include "codegen/print_tensor_core.h"
 #include "codegen/templates/spmmc_kernel_info.h"
 #include "compiler/common/csr.h"
@@ -97,6 +98,10 @@ constexpr int kEmulatedBlocksPerSm = 2;
 std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t n,
                              const std::vector<int32_t>& k_part_begin = {});
 
+// C = A * B as the balanced kernel sums it (codegen/families/balanced): each piece of `s` in column order
+// by fmaf from +0; a whole row's sum is its piece's; a cut row's, +0 plus its pieces' sums in piece order.
+std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n);
+
 // Seeded B (K x n) with values uniform in [-1, 1].
 std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);
 
@@ -104,13 +109,14 @@ std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);
 struct PathCounts {
   int unrolled = 0;  // runs that took the unrolled kernel (inline PTX)
   int generic = 0;   // runs that took the generic CSR kernel
+  int balanced = 0;  // runs that took the balanced kernel of the small-n path
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
   int64_t kernels = 0;  // the most kernels one unrolled run launched
   int graphs = 0;       // unrolled runs launched as one CUDA graph (several kernels)
   int tensor_core = 0;  // runs that took a tensor-core kernel (check_emulated_half_kernel, _tf32_kernel)
   int tensor_core_staged = 0;  // of those, runs of the staged kernel (B in shared memory)
   PathCounts& operator+=(const PathCounts& o) {
-    unrolled += o.unrolled, generic += o.generic, looped += o.looped, kernels = std::max(kernels, o.kernels);
+    unrolled += o.unrolled, generic += o.generic, balanced += o.balanced, looped += o.looped, kernels = std::max(kernels, o.kernels);
     graphs += o.graphs, tensor_core += o.tensor_core, tensor_core_staged += o.tensor_core_staged;
     return *this;
   }
@@ -120,7 +126,9 @@ struct PathCounts {
 // `misaligned` is set, also with B, C or both offset by one float (C filled with NaN first and
 // guarded by NaN-filled floats on both sides), and checks with Catch2 CHECKs labelled `label`:
 // C against reference_spmm (relative Frobenius error < 1e-5), against fmaf_spmm with the file's
-// ranges of K `k_part_begin` (bit for bit),
+// ranges of K `k_part_begin` (bit for bit; where the balanced small-n path that NAME_info()'s
+// variants list takes n, against piece_order_spmm of its schedule, pieces of kSmallNPieceLength, and
+// its launch against balanced_launch),
 // for NaN and for writes outside C; the path the entry point took (the unrolled kernel exactly
 // when n is a multiple of V and B and C are aligned to 4 x V bytes, the generic one otherwise)
 // and its launch (grid, block, and one tile execution per A-tile and group of V columns; several

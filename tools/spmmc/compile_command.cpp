@@ -101,6 +101,21 @@ SmallNDispatch place_generic_path(const CompileOptions& o, const TileChoice& til
   return small_n;
 }
 
+// Ahead of the generic path, in float32 (and tf32's CUDA-core) files of the unrolled and generic
+// families, the balanced kernel for middle n (compiler/planning/small_n_dispatch.h): by its rule, left
+// out with --batch-invariant, or up to --balanced-below N (0: left out).
+SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& family, const Csr& a, SmallNDispatch d) {
+  if (family.tensor_core || family.balanced || !(o.dtype == DType::kFp32 || o.dtype == DType::kTf32)) return d;
+  d = choose_balanced_path(d, a, family.generic, o.batch_invariant);
+  if (o.balanced_below) {
+    const bool any = *o.balanced_below > kBalancedFromN;
+    d.balanced_from_n = any ? kBalancedFromN : 0;
+    d.balanced_below_n = any ? *o.balanced_below : 0;
+    d.balanced_why = fmt::format("--balanced-below {}", *o.balanced_below);
+  }
+  return d;
+}
+
 // How the file is emitted: the chosen tile and family, the small-n dispatch, and the provenance
 // comment that says how to regenerate it.
 EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice& tile, const FamilyChoice& family,
@@ -120,6 +135,9 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
   emit.loads_ahead = o.loads_ahead;
   emit.dtype = o.dtype;
   emit.generic_below_n = small_n.generic_below_n;
+  emit.balanced_from_n = small_n.balanced_from_n;
+  emit.balanced_below_n = small_n.balanced_below_n;
+  emit.small_n_piece_length = small_n.piece_length;
   emit.sm_count = o.target.sm_count;
   emit.tuned_n = o.plan.n;
   emit.provenance = fmt::format(
@@ -221,6 +239,12 @@ void print_summary(const CompiledLayer& l) {
                  base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), l.tile.chosen->tile.label().c_str(),
                  o.tile ? "--tile" : o.tune == "none" || (o.tune == "model" && !o.ranker) ? "heuristic" : ("--tune " + o.tune).c_str(), kernel.tiles,
                  static_cast<double>(kernel.cu.size()) / 1e6, f.estimate.nvcc_seconds);
+  if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
+    std::fprintf(stderr,
+                 "spmmc compile: n = %lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
+                 "summed in piece order; --batch-invariant leaves it out)\n",
+                 static_cast<long long>(l.small_n.balanced_from_n), static_cast<long long>(l.small_n.balanced_below_n - 1),
+                 kernel.balanced_rows_cut, l.small_n.piece_length);
   if (l.rounding.to_zero > 0)
     std::fprintf(stderr, "spmmc compile: note: %lld values of A are below the smallest %s and were dropped (rounded to zero)\n",
                  static_cast<long long>(l.rounding.to_zero), dtype_name(o.dtype));
@@ -275,7 +299,7 @@ int run_compile(const Args& args) {
                                            : SgemmComparison{};
   // The generic kernel takes its rows in the order of 16-row tiles (its blocks' rows), as tuning timed it.
   const M1Plan& rows_plan = family.generic ? plan.for_generic(kGenericRowsPerBlock) : plan.for_m1(tile.chosen->tile.m1);
-  const SmallNDispatch small_n = place_generic_path(o, tile, family, rows_plan);
+  const SmallNDispatch small_n = place_balanced_path(o, family, m.csr, place_generic_path(o, tile, family, rows_plan));
 
   const EmitOptions emit = emit_options(o, m.csr, tile, family, small_n, piece_length);
   const EmittedKernel kernel =
@@ -322,6 +346,12 @@ Command compile_command() {
       {"--generic-below", "N", "take the generic path (A as CSR data) for every n below N (default: where the timed search "
                                 "saw it meet the chosen kernel, else --n / 2; 0: only where n or alignment rules the "
                                 "kernel out)"},
+      {"--balanced-below", "N", "float32 (and tf32 on CUDA cores) files of the unrolled and generic families: take the "
+                                 "balanced kernel (rows cut into pieces of 32 products, summed in piece order) for every n "
+                                 "from 4 up to below N, ahead of every other path (default: 1024 where A has a row of more "
+                                 "than 32 products, no further than the generic path of an unrolled file; 0: never)"},
+      {"--batch-invariant", "", "sum every row in column order at every n (the same bits whatever batch a call has): "
+                                "leaves out the balanced small-n path, whose cut rows sum in piece order"},
       {"--name", "NAME", "the C name of the kernel (required)"},
       {"--output|-o", "DIR", "output folder (created if missing; required)"},
       {"--tile", "M1xN1[xV]", "force the tile: M1 rows, N1 columns per block, V columns per thread (N1 / V threads), e.g. "

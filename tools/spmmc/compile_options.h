@@ -48,6 +48,8 @@ struct CompileOptions {
   bool auto_split = true;             // --fmas-per-kernel auto (the default)
   int64_t fmas_per_kernel = 0;        // --fmas-per-kernel F where not auto
   std::optional<int64_t> generic_below;  // --generic-below
+  std::optional<int64_t> balanced_below;  // --balanced-below (0: no balanced small-n path)
+  bool batch_invariant = false;           // --batch-invariant
 
   // --tune, with auto resolved: none, model, rank, proxy or exhaustive.
   std::string tune;

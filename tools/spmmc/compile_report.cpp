@@ -91,6 +91,19 @@ Json compile_report(const CompiledLayer& l) {
                                     {"pieces_per_warp", f.balanced_groups},
                                     {"blocks", l.kernel.balanced_blocks},
                                     {"rows_cut", l.kernel.balanced_rows_cut}};
+  // The balanced kernel as the small-n path (docs/design/small-n.md); null where the file has none, and
+  // why (absent where the family is one the path is not for).
+  report["kernel"]["balanced_path"] =
+      l.small_n.balanced_below_n > l.small_n.balanced_from_n
+          ? Json{{"from_n", l.small_n.balanced_from_n},
+                 {"below_n", l.small_n.balanced_below_n},
+                 {"piece_length", l.small_n.piece_length},
+                 {"warps_per_block", kBalancedWarps},
+                 {"pieces_per_warp", 1},
+                 {"blocks", l.kernel.balanced_blocks},
+                 {"rows_cut", l.kernel.balanced_rows_cut}}
+          : Json(nullptr);
+  if (!l.small_n.balanced_why.empty()) report["kernel"]["balanced_path_why"] = l.small_n.balanced_why;
   if (f.tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
     report["kernel"]["tensor_core"] = {{"mma", o.tf32 ? "m16n8k4.tf32" : o.dtype == DType::kFp16 ? "m16n8k8.f16" : "m16n8k8.bf16"},
                                        {"k", l.kernel.tensor_core.k},

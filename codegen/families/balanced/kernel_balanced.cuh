@@ -1,6 +1,8 @@
 /*@HEADER_COMMENT*/// Template of the balanced family's device code (codegen/families/balanced/kernel_balanced.cuh):
-// A's CSR arrays, its pieces placed in blocks, and the kernel. The printer (print_balanced.h) fills
-// it and the emitter pastes it into NAME.cu (kernel.cu) in place of the generic family's code.
+// A's CSR arrays (balanced_csr.cuh), its pieces placed in blocks, and the kernel. The printer
+// (print_balanced.h) fills it and the emitter pastes it into NAME.cu (kernel.cu) in place of the generic
+// family's code, or beside the generic path as another family's small-n path (then without the CSR
+// arrays: the generic path's serve it).
 // Needs int64_t, spmmc_elem (float) and the CUDA built-ins from its includer.
 /*@*/
 // The balanced family (docs/design/balanced.md): rows longer than the piece length are cut, ahead of
@@ -15,8 +17,8 @@
 // row's pieces leave theirs in shared memory and the row's last warp to finish adds them in piece
 // order (a counter per row in shared memory): no workspace, no atomics on global memory, the same
 // sums at every n (batch invariance; the sums of a cut row differ from one chain in column order).
-constexpr int spmmc_rows = /*@M*/1/*@*/;
-constexpr int spmmc_balanced_warps = /*@WARPS*/16/*@*/;  // warps per block
+/*@CSR_ARRAYS*/#include "balanced_csr.cuh"
+/*@*/constexpr int spmmc_balanced_warps = /*@WARPS*/16/*@*/;  // warps per block
 constexpr int spmmc_balanced_groups = /*@GROUPS*/1/*@*/;  // pieces per warp, each on 32 / groups lanes
 constexpr int spmmc_balanced_lanes = 32 / spmmc_balanced_groups;
 constexpr int spmmc_balanced_slots = spmmc_balanced_warps * spmmc_balanced_groups;  // pieces per block
@@ -27,12 +29,6 @@ static_assert(spmmc_balanced_warps >= 1 && spmmc_balanced_warps <= 32 && spmmc_b
                   (spmmc_balanced_groups == 1 || spmmc_balanced_groups == 2 || spmmc_balanced_groups == 4),
               "1..32 warps per block, 1, 2 or 4 pieces per warp, pieces of at least one product");
 
-// A as CSR: spmmc_row_ptr is what spmmc verify checks the rows against; the kernel reads the products
-// of its piece from spmmc_piece below, their columns and weights from spmmc_col_idx and
-// spmmc_weight_bits.
-[[maybe_unused]] __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
-__device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
-__device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
 // The piece of each slot of the grid (block b's slot s at b * spmmc_balanced_slots + s; slot s is
 // lane group s % spmmc_balanced_groups of warp s / spmmc_balanced_groups): its row (-1: an idle
 // slot), its products [begin, end), and first + spmmc_balanced_slots x pieces: the slot of the row's

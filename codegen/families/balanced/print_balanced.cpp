@@ -25,12 +25,26 @@ std::string joined(const std::vector<T>& values, F&& print) {
 
 }  // namespace
 
-std::string print_balanced(const Csr& a, const BalancedSchedule& schedule) {
+std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool csr_arrays) {
   const auto number = [](int32_t x) { return std::to_string(x); };
+  const std::string csr =
+      !csr_arrays ? std::string()
+                  : fill_template(embedded_template("balanced_csr.cuh"),
+                                  {{"HEADER_COMMENT", ""},
+                                   {"M", std::to_string(a.rows)},
+                                   {"ROW_PTR", joined(a.row_ptr, number)},
+                                   // an empty A: one unused entry (CUDA has no arrays of zero elements)
+                                   {"COL_IDX", a.col_idx.empty() ? "0" : joined(a.col_idx, number)},
+                                   {"WEIGHT_BITS", a.values.empty() ? "0u" : joined(a.values, [](float x) {
+                                      uint32_t bits = 0;
+                                      std::memcpy(&bits, &x, sizeof bits);
+                                      return fmt::format("0x{:08x}u", bits);
+                                    })}},
+                                  "balanced_csr.cuh");
   return fill_template(
       embedded_template("kernel_balanced.cuh"),
       {{"HEADER_COMMENT", ""},
-       {"M", std::to_string(a.rows)},
+       {"CSR_ARRAYS", csr},
        {"WARPS", std::to_string(schedule.warps)},
        {"GROUPS", std::to_string(schedule.groups)},
        // two blocks per SM asked only with several pieces per warp (kernel_balanced.cuh says why)
@@ -38,14 +52,6 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule) {
                                       : "__launch_bounds__(32 * spmmc_balanced_warps)"},
        {"BLOCKS", std::to_string(schedule.blocks())},
        {"PIECE_LENGTH", std::to_string(schedule.piece_length)},
-       {"ROW_PTR", joined(a.row_ptr, number)},
-       // an empty A: one unused entry (CUDA has no arrays of zero elements)
-       {"COL_IDX", a.col_idx.empty() ? "0" : joined(a.col_idx, number)},
-       {"WEIGHT_BITS", a.values.empty() ? "0u" : joined(a.values, [](float x) {
-          uint32_t bits = 0;
-          std::memcpy(&bits, &x, sizeof bits);
-          return fmt::format("0x{:08x}u", bits);
-        })},
        {"PIECES", joined(schedule.slots, [&](const BalancedPiece& p) {
           return fmt::format("{{{}, {}, {}, {}}}", p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces);
         })}},

@@ -10,7 +10,9 @@
 
 namespace spmmc {
 
-// The filled template: A (rows at their original index) and `schedule` (schedule_balanced of A).
-std::string print_balanced(const Csr& a, const BalancedSchedule& schedule);
+// The filled template: A (rows at their original index) and `schedule` (schedule_balanced of A). With
+// `csr_arrays` false, without A's CSR arrays and spmmc_rows (balanced_csr.cuh): for a file whose generic
+// path defines the same ones (kernel_generic.cuh), where the balanced kernel is its small-n path.
+std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool csr_arrays = true);
 
 }  // namespace spmmc
