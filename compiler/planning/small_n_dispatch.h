@@ -67,20 +67,19 @@ struct BatchSizeTime {
 SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured);
 
 // The balanced kernel as the small-n path of a float32 file of the unrolled or generic family (issue 27,
-// docs/design/small-n.md): rows of more than kSmallNPieceLength products cut into pieces that warps of
-// one block sum, from n = kBalancedFromN up to kBalancedBelowN (and, in an unrolled file, no further
-// than its generic path reaches: above it the unrolled kernel was tuned). Measured on 8 DNN layers
-// (H200, docs/benchmarks.md, *Sixth round*): pieces of 32 ran 1.24 / 1.28 / 1.39 /
-// 1.12x the best cuSPARSE algorithm at n = 4 / 16 / 64 / 256 where the generic kernels ran 1.15 / 0.82
-// / 0.88 / 0.84x, pieces of 64 1.07x at n = 512 against 0.89x, and at n = 2048 the two were even (1.00
-// and 1.04x); at n = 1 the split kernel was faster (1.00 against 0.93x). On the 23 range files of
-// issue 27 the path's end moved from 512 to 1024 took n = 512 from 0.95 to 1.10x (geomean); on the 8
-// layers the path and
-// the generic kernels ran 1.08 and 1.04x at n = 768, 0.98 and 0.99x at 1024, 0.93 and 1.04x at 2048,
-// hence the end at 1024. Where no row is cut the kernel sums whole rows, a warp each, which ran slower than the generic path (0.36-0.85x), so A must
-// have a row longer than the piece length. The cut rows' sums are in piece order, not column order:
-// `batch_invariant` (spmmc compile --batch-invariant) keeps every path in column order and leaves this
-// one out.
+// docs/design/small-n.md): rows of more than kSmallNPieceLength products cut into pieces that warps of one
+// block sum, from n = kBalancedFromN up to kBalancedBelowN (and, in an unrolled file, no further than its
+// generic path reaches: above it the unrolled kernel was tuned). Measured on 8 DNN layers (H200,
+// docs/benchmarks.md, *Sixth round*): pieces of 32 ran 1.24 / 1.28 / 1.39 / 1.12x the best cuSPARSE
+// algorithm at n = 4 / 16 / 64 / 256 where the generic kernels ran 1.15 / 0.82 / 0.88 / 0.84x, pieces of
+// 64 1.07x at n = 512 against 0.89x, and at n = 2048 the two were even (1.00 and 1.04x); at n = 1 the
+// split kernel was faster (1.00 against 0.93x). On the 23 range files of issue 27 the path's end moved
+// from 512 to 1024 took n = 512 from 0.95 to 1.10x (geomean); on the 8 layers the path and the generic
+// kernels ran 1.08 and 1.04x at n = 768, 0.98 and 0.99x at 1024, 0.93 and 1.04x at 2048, hence the end at
+// 1024. Where no row is cut the kernel sums whole rows, a warp each, which ran slower than the generic
+// path (0.36-0.85x), so A must have a row longer than the piece length. The cut rows' sums are in piece
+// order, not column order: `batch_invariant` (spmmc compile --batch-invariant) keeps every path in column
+// order and leaves this one out.
 inline constexpr int32_t kSmallNPieceLength = 32;
 inline constexpr int64_t kBalancedFromN = 4;
 inline constexpr int64_t kBalancedBelowN = 1024;
