@@ -44,6 +44,50 @@ TEST_CASE("small-n dispatch: where the generic kernel's time in proportion to n 
   CHECK_THROWS_AS(choose_generic_below_n(64, 0.0, 1.0), InternalError);
 }
 
+// A's rows of the given lengths (columns 0, 1, ...; values 1).
+Csr rows_of(const std::vector<int32_t>& lengths) {
+  Csr a;
+  a.rows = static_cast<int32_t>(lengths.size());
+  a.cols = 4096;
+  a.row_ptr.push_back(0);
+  for (const int32_t len : lengths) {
+    for (int32_t c = 0; c < len; ++c) a.col_idx.push_back(c), a.values.push_back(1.0f);
+    a.row_ptr.push_back(static_cast<int32_t>(a.col_idx.size()));
+  }
+  return a;
+}
+
+TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pieces", "[planning][small-n]") {
+  SmallNDispatch unrolled;
+  unrolled.generic_below_n = 4096;
+  const Csr long_rows = rows_of({10, 33, 0, 200});
+  // an unrolled file whose generic path reaches 4096: from n = 4 to 1023, pieces of 32
+  SmallNDispatch d = choose_balanced_path(unrolled, long_rows, false, false);
+  CHECK(d.balanced_from_n == kBalancedFromN);
+  CHECK(d.balanced_below_n == kBalancedBelowN);
+  CHECK(d.piece_length == kSmallNPieceLength);
+  CHECK(d.generic_below_n == 4096);  // the generic path's end is kept
+  CHECK_THAT(d.balanced_why, Catch::Contains("rows up to 200 products"));
+  // ... no further than the generic path of an unrolled file; the generic family's file to 1023
+  unrolled.generic_below_n = 64;
+  CHECK(choose_balanced_path(unrolled, long_rows, false, false).balanced_below_n == 64);
+  CHECK(choose_balanced_path(SmallNDispatch{}, long_rows, true, false).balanced_below_n == kBalancedBelowN);
+  // an unrolled file that leaves its generic path at n = 4 or below: none
+  unrolled.generic_below_n = 4;
+  d = choose_balanced_path(unrolled, long_rows, false, false);
+  CHECK(d.balanced_below_n == 0);
+  CHECK(d.balanced_from_n == 0);
+  CHECK_THAT(d.balanced_why, Catch::Contains("leaves its generic path at n = 4"));
+  // rows of at most 32 products (one piece each: a warp per whole row, slower than the generic path)
+  d = choose_balanced_path(SmallNDispatch{}, rows_of({32, 1, 0, 32}), true, false);
+  CHECK(d.balanced_below_n == 0);
+  CHECK_THAT(d.balanced_why, Catch::Contains("no row of A has more than 32 products (the longest 32)"));
+  // --batch-invariant
+  d = choose_balanced_path(SmallNDispatch{}, long_rows, true, true);
+  CHECK(d.balanced_below_n == 0);
+  CHECK_THAT(d.balanced_why, Catch::Contains("--batch-invariant"));
+}
+
 TEST_CASE("batch sizes: one n, a list or a range, the file tuned for the largest", "[small-n]") {
   std::string error;
   auto sizes = parse_batch_sizes("4096", kMaxIndex, error);
