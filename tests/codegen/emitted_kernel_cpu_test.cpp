@@ -759,6 +759,10 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
   CHECK(path_of("path_generic")["below_n"] == 1024);
   CHECK(path_of("path_below_100")["below_n"] == 100);
   CHECK(path_of("path_invariant").is_null());
+  // the regenerate line of the header comment keeps the options that set the dispatch
+  CHECK_THAT(test::read_file(dir.path / "path_invariant" / "path_invariant.cu"), Catch::Contains(" --batch-invariant\n"));
+  CHECK_THAT(test::read_file(dir.path / "path_below_100" / "path_below_100.cu"), Catch::Contains(" --balanced-below 100\n"));
+  CHECK_THAT(test::read_file(dir.path / "path_unrolled" / "path_unrolled.cu"), Catch::Contains(" --generic-below 1100\n"));
   CHECK(path_of("path_none").is_null());
   const auto why = nlohmann::json::parse(test::read_file(dir.path / "path_none" / "path_none.json"))["kernel"]["balanced_path_why"];
   CHECK(why.get<std::string>().find("no row of A has more than 32 products") != std::string::npos);
