@@ -78,6 +78,20 @@ bool is_c_identifier(const std::string& name) {
 
 namespace {
 
+// The balanced kernels as NAME_info()'s variants (kernel_balanced.cuh's launch): V = 4 from 4 x `lanes`
+// columns, 2 from 2 x `lanes`, 1 from 1, each from no lower than `from_n`, up to `last_n`; a variant whose
+// range is empty is left out. The balanced family's (from 1, no end) and the small-n path's.
+std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n) {
+  std::vector<EmittedKernel::Variant> out;
+  for (const auto& [kernel, v, needs] : {std::make_tuple("balanced-v4", int64_t{4}, "n % 4 == 0; B and C aligned to 16 bytes"),
+                                         std::make_tuple("balanced-v2", int64_t{2}, "n % 2 == 0; B and C aligned to 8 bytes"),
+                                         std::make_tuple("balanced-v1", int64_t{1}, "")}) {
+    const int64_t first = std::max(v == 1 ? 1 : v * lanes, from_n);
+    if (first <= last_n) out.push_back({kernel, first, last_n, needs});
+  }
+  return out;
+}
+
 // The order in which the generic kernel takes the rows: the A-tiles' rows (rows that share columns
 // run in one block and share the rows of B they load through L1), the tiles with the most
 // non-zeros first (the longest blocks start first, so the last wave's tail is short), then the
@@ -256,16 +270,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                    print_balanced(a, schedule, false);
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
-    // One piece per warp: the template's spmmc_balanced_lanes is 32; V = 4 from 128 columns, 2 from 64.
-    const int64_t last = options.balanced_below_n - 1;
-    for (const auto& [kernel, from, needs] :
-         {std::make_tuple("balanced-v4", int64_t{128}, "n % 4 == 0; B and C aligned to 16 bytes"),
-          std::make_tuple("balanced-v2", int64_t{64}, "n % 2 == 0; B and C aligned to 8 bytes"),
-          std::make_tuple("balanced-v1", int64_t{1}, "")}) {
-      const int64_t first = std::max(from, options.balanced_from_n);
-      if (first > last) continue;
-      k.variants.push_back({kernel, first, last, needs});
-      fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", kernel, first, last, needs);
+    // One piece per warp: the template's spmmc_balanced_lanes is 32.
+    for (const EmittedKernel::Variant& x : balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1)) {
+      k.variants.push_back(x);
+      fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", x.kernel, x.n_min, x.n_max,
+                     x.needs);
     }
   }
   const std::map<std::string, std::string> kernel_values = {
@@ -349,9 +358,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                           "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"});
   if (options.balanced) {
     const int64_t lanes = 32 / options.balanced_groups;  // the template's spmmc_balanced_lanes
-    k.variants.push_back({"balanced-v4", 4 * lanes, any_n, "n % 4 == 0; B and C aligned to 16 bytes"});
-    k.variants.push_back({"balanced-v2", 2 * lanes, any_n, "n % 2 == 0; B and C aligned to 8 bytes"});
-    k.variants.push_back({"balanced-v1", 1, any_n, ""});
+    for (const EmittedKernel::Variant& x : balanced_variants(lanes, 1, any_n)) k.variants.push_back(x);
     return k;
   }
   k.variants.push_back({"generic-split", 1, kGenericSplitBelow - 1, ""});

@@ -88,8 +88,7 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
     return d;
   }
   int32_t longest = 0;
-  for (int32_t r = 0; r < a.rows; ++r)
-    longest = std::max(longest, a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)]);
+  for (int32_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
   if (longest <= kSmallNPieceLength) {
     d.balanced_why = fmt::format("no row of A has more than {} products (the longest {}): the balanced kernel would sum "
                                  "whole rows, slower than the generic path",
