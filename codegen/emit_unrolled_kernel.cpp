@@ -78,11 +78,14 @@ bool is_c_identifier(const std::string& name) {
 
 namespace {
 
-// The balanced kernels as NAME_info()'s variants (kernel_balanced.cuh's launch): V = 4 from 4 x `lanes`
-// columns, 2 from 2 x `lanes`, 1 from 1, each from no lower than `from_n`, up to `last_n`; a variant whose
-// range is empty is left out. The balanced family's (from 1, no end) and the small-n path's.
-std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n) {
+// The balanced kernels as NAME_info()'s variants (kernel_balanced.cuh's launch): the pairs kernel from
+// `from_n` below `pairs_below_n` (0: none), then V = 4 from 4 x `lanes` columns, 2 from 2 x `lanes`, 1
+// from 1, each from no lower than `from_n` and `pairs_below_n`, up to `last_n`; a variant whose range is
+// empty is left out. The balanced family's (from 1, no end) and the small-n path's.
+std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n, int64_t pairs_below_n = 0) {
   std::vector<EmittedKernel::Variant> out;
+  if (pairs_below_n > from_n) out.push_back({"balanced-pairs-v1", from_n, std::min(pairs_below_n - 1, last_n), ""});
+  from_n = std::max(from_n, pairs_below_n);
   for (const auto& [kernel, v, needs] : {std::make_tuple("balanced-v4", int64_t{4}, "n % 4 == 0; B and C aligned to 16 bytes"),
                                          std::make_tuple("balanced-v2", int64_t{2}, "n % 2 == 0; B and C aligned to 8 bytes"),
                                          std::make_tuple("balanced-v1", int64_t{1}, "")}) {
@@ -267,11 +270,12 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     const BalancedSchedule schedule = schedule_balanced(a, options.small_n_piece_length, kBalancedWarps, 1);
     small_n_code = "// The balanced kernel as the small-n path (spmmc compile chose it, docs/emitted-code.md).\n"
                    "#define SPMMC_SMALL_N_BALANCED 1\n" +
-                   print_balanced(a, schedule, false);
+                   print_balanced(a, schedule, false, options.balanced_pairs_below_n);
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
     // One piece per warp: the template's spmmc_balanced_lanes is 32.
-    for (const EmittedKernel::Variant& x : balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1)) {
+    for (const EmittedKernel::Variant& x :
+         balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n)) {
       k.variants.push_back(x);
       fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", x.kernel, x.n_min, x.n_max,
                      x.needs);

@@ -69,6 +69,9 @@ struct EmitOptions {
   int64_t balanced_from_n = 0;
   int64_t balanced_below_n = 0;
   int32_t small_n_piece_length = 32;
+  // Of that path, every n below this (above balanced_from_n) takes its pairs kernel: two pieces per
+  // warp, 16 lanes each (kernel_balanced.cuh). 0: none.
+  int64_t balanced_pairs_below_n = 0;
   // The tensor-core family (docs/design/precision.md; fp16, bf16 or tf32): the file holds A's 8 x 1
   // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
   // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.

@@ -43,6 +43,8 @@ constexpr const char* kStagedTensorCoreKernel = "spmmc_tc_staged_kernel";
 // __global__ functions (V = 4, 2 and 1 columns per lane), the only ones its file has.
 constexpr const char* kPiecesFormat = "csr-pieces-constants";
 constexpr const char* kBalancedKernels[] = {"spmmc_balanced_v4", "spmmc_balanced_v2", "spmmc_balanced_v1"};
+// The small-n path's kernel of two pieces per warp, where its file has one (the same pieces).
+constexpr const char* kBalancedPairsKernel = "spmmc_balanced_pairs_v1";
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
@@ -278,8 +280,18 @@ class KernelWalker {
     }
     const char* const kernels[] = {kGenericKernels[0], kGenericKernels[1], kGenericKernels[2], kGenericKernels[3],
                                    kGenericKernels[4], kBalancedKernels[0], kBalancedKernels[1], kBalancedKernels[2]};
-    expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
-                        "the generic and balanced kernels");
+    const char* const with_pairs[] = {kGenericKernels[0],  kGenericKernels[1],  kGenericKernels[2],
+                                      kGenericKernels[3],  kGenericKernels[4],  kBalancedKernels[0],
+                                      kBalancedKernels[1], kBalancedKernels[2], kBalancedPairsKernel};
+    const bool pairs = std::any_of(functions.begin(), functions.end(), [](const clang::FunctionDecl* f) {
+      return f->hasAttr<clang::CUDAGlobalAttr>() && f->getNameAsString() == kBalancedPairsKernel;
+    });
+    if (pairs)
+      expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", with_pairs,
+                          "the generic and balanced kernels");
+    else
+      expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
+                          "the generic and balanced kernels");
   }
 
   // A file of the balanced family (a_format "csr-pieces-constants"): float32 (or tf32, its weights

@@ -80,8 +80,17 @@ SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured
   return d;
 }
 
+int64_t small_n_pieces(const Csr& a) {
+  int64_t pieces = 0;
+  for (int32_t r = 0; r < a.rows; ++r) {
+    const int64_t length = a.row_length(r);
+    pieces += length <= kSmallNPieceLength ? 1 : std::min<int64_t>(16, (length + kSmallNPieceLength - 1) / kSmallNPieceLength);
+  }
+  return pieces;
+}
+
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant) {
-  d.balanced_from_n = d.balanced_below_n = 0;
+  d.balanced_from_n = d.balanced_below_n = d.balanced_pairs_below_n = 0;
   d.piece_length = kSmallNPieceLength;
   if (batch_invariant) {
     d.balanced_why = "--batch-invariant: every n sums each row in column order (no balanced path)";
@@ -103,10 +112,16 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
   }
   d.balanced_from_n = kBalancedFromN;
   d.balanced_below_n = below;
-  d.balanced_why = fmt::format("rows up to {} products, cut into pieces of at most {} (at most 16 per row): the balanced "
-                               "kernel for n = {} to {}{}",
-                               longest, kSmallNPieceLength, kBalancedFromN, below - 1,
-                               generic_family || below == kBalancedBelowN ? "" : " (where the generic path ends)");
+  const int64_t pieces = small_n_pieces(a);
+  if (pieces >= kBalancedPairsFromPieces) d.balanced_pairs_below_n = std::min(kBalancedPairsBelowN, below);
+  d.balanced_why = fmt::format("rows up to {} products, cut into {} pieces of at most {} (at most 16 per row): the balanced "
+                               "kernel for n = {} to {}{}{}",
+                               longest, pieces, kSmallNPieceLength, kBalancedFromN, below - 1,
+                               generic_family || below == kBalancedBelowN ? "" : " (where the generic path ends)",
+                               d.balanced_pairs_below_n > kBalancedFromN
+                                   ? fmt::format(", two pieces per warp below n = {} (at least {} pieces)",
+                                                 d.balanced_pairs_below_n, kBalancedPairsFromPieces)
+                                   : std::string());
   return d;
 }
 

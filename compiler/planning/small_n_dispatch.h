@@ -22,6 +22,8 @@ struct SmallNDispatch {
   int64_t balanced_from_n = 0;
   int64_t balanced_below_n = 0;
   int32_t piece_length = 0;  // its rows of more products are cut
+  // Every n of the path below this takes its pairs kernel (two pieces per warp); 0: none.
+  int64_t balanced_pairs_below_n = 0;
   std::string balanced_why;  // for NAME.json
 };
 
@@ -83,9 +85,22 @@ SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured
 inline constexpr int32_t kSmallNPieceLength = 32;
 inline constexpr int64_t kBalancedFromN = 4;
 inline constexpr int64_t kBalancedBelowN = 1024;
+// Two pieces per warp (16 lanes each, V = 1) for the path's n below kBalancedPairsBelowN, where A cuts
+// into at least kBalancedPairsFromPieces pieces. Measured on 8 DNN layers (H200, docs/benchmarks.md,
+// *Seventh round*): at n = 4-16 two pieces per warp took 0.66-0.73x the time of one on the two layers
+// of more pieces than one wave of warps holds (7 000 and 8 192 pieces; 132 SMs x 32 warps = 4 224), about
+// the same on three of 2 048-3 584 pieces (0.96-1.02x), and 1.07-1.14x on three small layers of 64-1 024
+// pieces, where a warp per piece hides more latency. From n = 17 a lane group of 16 would need a second
+// block of columns.
+inline constexpr int64_t kBalancedPairsBelowN = 17;
+inline constexpr int64_t kBalancedPairsFromPieces = 4224;
+// The pieces the balanced path cuts A into: one per row of at most kSmallNPieceLength products (empty
+// rows too), min(16, ceil(length / kSmallNPieceLength)) per longer row (the schedule's warps per block).
+int64_t small_n_pieces(const Csr& a);
 // `d` with its balanced fields set: for the generic family's file where `generic_family`, else for the
-// unrolled file whose generic path reaches d.generic_below_n. Leaves them zero (and says why) where A
-// has no row longer than the piece length, or batch_invariant.
+// unrolled file whose generic path reaches d.generic_below_n, with its pairs below kBalancedPairsBelowN
+// where A has kBalancedPairsFromPieces pieces. Leaves them zero (and says why) where A has no row longer
+// than the piece length, or batch_invariant.
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant);
 
 }  // namespace spmmc

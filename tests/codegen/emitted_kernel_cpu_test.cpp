@@ -130,12 +130,23 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
       CHECK(x.needs == variants[v]["needs"].get<std::string>());
     }
     // The balanced small-n path first where the file has it (NAME.json's balanced_path), then the family.
-    const bool balanced_path = !report["kernel"]["balanced_path"].is_null();
+    // Below its pairs_below_n (where not 0) the pairs kernel, first of all.
+    const nlohmann::json& path = report["kernel"]["balanced_path"];
+    const bool balanced_path = !path.is_null();
     const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - (generic ? 3 : 4) : 0;
     if (balanced_path) {
-      CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-v1");
-      CHECK(kernel->info()->variants[first - 1].n_min == report["kernel"]["balanced_path"]["from_n"].get<int64_t>());
-      CHECK(kernel->info()->variants[first - 1].n_max + 1 == report["kernel"]["balanced_path"]["below_n"].get<int64_t>());
+      const int64_t from_n = path["from_n"].get<int64_t>(), below_n = path["below_n"].get<int64_t>();
+      const int64_t pairs_below_n = path["pairs_below_n"].get<int64_t>();
+      if (pairs_below_n > 0) {
+        CHECK(std::string(kernel->info()->variants[0].kernel) == "balanced-pairs-v1");
+        CHECK(kernel->info()->variants[0].n_min == from_n);
+        CHECK(kernel->info()->variants[0].n_max + 1 == std::min(pairs_below_n, below_n));
+      }
+      if (pairs_below_n < below_n) {
+        CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-v1");
+        CHECK(kernel->info()->variants[first - 1].n_min == std::max(from_n, pairs_below_n));
+        CHECK(kernel->info()->variants[first - 1].n_max + 1 == below_n);
+      }
     }
     CHECK(std::string(kernel->info()->variants[first].kernel) == (generic ? "generic-split" : "unrolled"));
     // A forced tile is the one built: M1 x N1, with x V when V > 1.
@@ -743,6 +754,9 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
       {"path_below_100", long_rows, {"--family", "generic", "--balanced-below", "100"}, {3, 4, 99, 100, 128}, 128, "overlap"},
       {"path_invariant", long_rows, {"--family", "generic", "--batch-invariant"}, {4, 64, 128}, 128, "overlap"},
       {"path_none", short_rows, {"--family", "generic"}, {4, 64, 128}, 128, "overlap"},
+      // two pieces per warp below 17 (the rule's, forced on this small matrix), and below 9 in an unrolled file
+      {"path_pairs", long_rows, {"--family", "generic", "--balanced-pairs-below", "17"}, {3, 4, 5, 15, 16, 17, 18, 64}, 128, "overlap"},
+      {"path_pairs_unrolled", long_rows, {"--tile", "8x64", "--generic-below", "1100", "--balanced-pairs-below", "9"}, {4, 8, 9, 128}, 1152, "overlap"},
   };
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.balanced > 0);
@@ -759,6 +773,10 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
   CHECK(path_of("path_generic")["below_n"] == 1024);
   CHECK(path_of("path_below_100")["below_n"] == 100);
   CHECK(path_of("path_invariant").is_null());
+  CHECK(path_of("path_generic")["pairs_below_n"] == 0);  // far fewer pieces than a wave of warps
+  CHECK(path_of("path_pairs")["pairs_below_n"] == 17);
+  CHECK(path_of("path_pairs_unrolled")["pairs_below_n"] == 9);
+  CHECK_THAT(test::read_file(dir.path / "path_pairs" / "path_pairs.cu"), Catch::Contains(" --balanced-pairs-below 17\n"));
   // the regenerate line of the header comment keeps the options that set the dispatch
   CHECK_THAT(test::read_file(dir.path / "path_invariant" / "path_invariant.cu"), Catch::Contains(" --batch-invariant\n"));
   CHECK_THAT(test::read_file(dir.path / "path_below_100" / "path_below_100.cu"), Catch::Contains(" --balanced-below 100\n"));
@@ -775,6 +793,11 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
                                "--quiet", "--batch-invariant", "--balanced-below", "100"});
   CHECK(both.exit_code == 64);
   CHECK(both.err.find("--batch-invariant leaves out the balanced small-n path") != std::string::npos);
+  const auto pairs = run_spmmc({"compile", long_rows.string(), "--n", "64", "--name", "p", "-o", (dir.path / "p").string(),
+                                "--quiet", "--batch-invariant", "--balanced-pairs-below", "17"});
+  CHECK(pairs.exit_code == 64);
+  CHECK(pairs.err.find("--batch-invariant leaves out the balanced small-n path that --balanced-pairs-below 17") !=
+        std::string::npos);
 }
 
 TEST_CASE("emitted kernel on the CPU: the balanced width of the default (800 threads)", "[codegen][emulation]") {

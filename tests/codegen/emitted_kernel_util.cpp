@@ -280,13 +280,18 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   PathCounts paths;
   REQUIRE((v == 1 || v == 2 || v == 4));
   REQUIRE(n1 % v == 0);
-  // The balanced small-n path (its variants first in NAME_info()): the n it takes, and its schedule.
-  int64_t balanced_from = 0, balanced_below = 0;
+  // The balanced small-n path (its variants first in NAME_info()): the n it takes, its pairs kernel's
+  // (below pairs_below), and its schedule.
+  int64_t balanced_from = 0, balanced_below = 0, pairs_below = 0;
   for (int32_t i = 0; i < info.variant_count; ++i)
     if (std::string(info.variants[i].kernel).rfind("balanced-", 0) == 0) {
-      REQUIRE(i < 3);  // tried before every other path
+      REQUIRE(i < 4);  // tried before every other path
       balanced_from = balanced_from == 0 ? info.variants[i].n_min : std::min(balanced_from, info.variants[i].n_min);
       balanced_below = std::max(balanced_below, info.variants[i].n_max + 1);
+      if (std::string(info.variants[i].kernel) == "balanced-pairs-v1") {
+        REQUIRE(i == 0);  // first: below every other balanced kernel
+        pairs_below = info.variants[i].n_max + 1;
+      }
     }
   const BalancedSchedule balanced_schedule =
       balanced_below > 0 ? schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1) : BalancedSchedule{};
@@ -358,11 +363,13 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
         const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
-        const BalancedLaunch l = balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, balanced_schedule.blocks(),
-                                                 kBalancedWarps, 1);
+        const BalancedLaunch l =
+            n < pairs_below ? balanced_pairs_launch(n, balanced_schedule.blocks(), kBalancedWarps)
+                            : balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, balanced_schedule.blocks(),
+                                              kBalancedWarps, 1);
         CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
               std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
-        CHECK(named == fmt::format("balanced-v{}", l.cols_per_lane));
+        CHECK(named == (n < pairs_below ? std::string("balanced-pairs-v1") : fmt::format("balanced-v{}", l.cols_per_lane)));
       } else if (unrolled) {
         ++paths.unrolled;
         const int64_t b_tiles = ceil_div(n, n1);

@@ -111,8 +111,15 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
     const bool any = *o.balanced_below > kBalancedFromN;
     d.balanced_from_n = any ? kBalancedFromN : 0;
     d.balanced_below_n = any ? *o.balanced_below : 0;
+    d.balanced_pairs_below_n =
+        any && small_n_pieces(a) >= kBalancedPairsFromPieces ? std::min(kBalancedPairsBelowN, *o.balanced_below) : 0;
     d.balanced_why = fmt::format("--balanced-below {}", *o.balanced_below);
   }
+  if (o.balanced_pairs_below) {
+    d.balanced_pairs_below_n = d.balanced_below_n > d.balanced_from_n ? std::min(*o.balanced_pairs_below, d.balanced_below_n) : 0;
+    d.balanced_why += fmt::format("{}--balanced-pairs-below {}", d.balanced_why.empty() ? "" : "; ", *o.balanced_pairs_below);
+  }
+  if (d.balanced_pairs_below_n <= d.balanced_from_n) d.balanced_pairs_below_n = 0;
   return d;
 }
 
@@ -137,6 +144,7 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
   emit.generic_below_n = small_n.generic_below_n;
   emit.balanced_from_n = small_n.balanced_from_n;
   emit.balanced_below_n = small_n.balanced_below_n;
+  emit.balanced_pairs_below_n = small_n.balanced_pairs_below_n;
   emit.small_n_piece_length = small_n.piece_length;
   emit.sm_count = o.target.sm_count;
   emit.tuned_n = o.plan.n;
@@ -158,6 +166,7 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
       // the small-n dispatch where it was given (its defaults are rules of the inputs above)
       (o.generic_below ? fmt::format(" --generic-below {}", *o.generic_below) : std::string()) +
           (o.balanced_below ? fmt::format(" --balanced-below {}", *o.balanced_below) : std::string()) +
+          (o.balanced_pairs_below ? fmt::format(" --balanced-pairs-below {}", *o.balanced_pairs_below) : std::string()) +
           (o.batch_invariant ? std::string(" --batch-invariant") : std::string()),
       a.rows, a.cols, a.nnz(),
       emit.weights_sha256,
@@ -247,9 +256,12 @@ void print_summary(const CompiledLayer& l) {
   if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
     std::fprintf(stderr,
                  "spmmc compile: n = %lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
-                 "summed in piece order; --batch-invariant leaves it out)\n",
+                 "summed in piece order%s; --batch-invariant leaves it out)\n",
                  static_cast<long long>(l.small_n.balanced_from_n), static_cast<long long>(l.small_n.balanced_below_n - 1),
-                 kernel.balanced_rows_cut, l.small_n.piece_length);
+                 kernel.balanced_rows_cut, l.small_n.piece_length,
+                 l.small_n.balanced_pairs_below_n > 0
+                     ? fmt::format("; two pieces per warp below n = {}", l.small_n.balanced_pairs_below_n).c_str()
+                     : "");
   if (l.rounding.to_zero > 0)
     std::fprintf(stderr, "spmmc compile: note: %lld values of A are below the smallest %s and were dropped (rounded to zero)\n",
                  static_cast<long long>(l.rounding.to_zero), dtype_name(o.dtype));
@@ -356,6 +368,9 @@ Command compile_command() {
                                  "balanced kernel (rows cut into pieces of 32 products, summed in piece order) for every n "
                                  "from 4 up to below N, ahead of every other path (default: 1024 where A has a row of more "
                                  "than 32 products, no further than the generic path of an unrolled file; 0: never)"},
+      {"--balanced-pairs-below", "N", "the balanced small-n path: below N, two pieces per warp (16 lanes each) instead of "
+                                       "one (default: 17 where A cuts into at least 4224 pieces, more than a wave of "
+                                       "warps, else none; 0: never)"},
       {"--batch-invariant", "", "sum every row in column order at every n (the same bits whatever batch a call has): "
                                 "leaves out the balanced small-n path, whose cut rows sum in piece order"},
       {"--name", "NAME", "the C name of the kernel (required)"},

@@ -195,12 +195,17 @@ CompileOptions parse_compile_options(const Args& args) {
   if (!o.auto_split) o.fmas_per_kernel = args.get_int("--fmas-per-kernel", 0, 0, kMaxIndex);
   if (args.has("--generic-below")) o.generic_below = args.get_int("--generic-below", 0, 0, kMaxIndex);
   if (args.has("--balanced-below")) o.balanced_below = args.get_int("--balanced-below", 0, 0, kMaxIndex);
+  if (args.has("--balanced-pairs-below"))
+    o.balanced_pairs_below = args.get_int("--balanced-pairs-below", 0, 0, kMaxIndex);
   o.batch_invariant = args.has("--batch-invariant");
-  if (o.balanced_below && !(o.dtype == DType::kFp32 || o.dtype == DType::kTf32))
-    fail_usage("--balanced-below is for float32 and tf32 files (the balanced kernel takes float elements), not {}",
-               dtype_name(o.dtype));
-  if (o.batch_invariant && o.balanced_below.value_or(0) > 0)
-    fail_usage("--batch-invariant leaves out the balanced small-n path that --balanced-below {} asks for", *o.balanced_below);
+  for (const auto& [flag, value] : {std::pair{"--balanced-below", o.balanced_below},
+                                    std::pair{"--balanced-pairs-below", o.balanced_pairs_below}}) {
+    if (value && !(o.dtype == DType::kFp32 || o.dtype == DType::kTf32))
+      fail_usage("{} is for float32 and tf32 files (the balanced kernel takes float elements), not {}", flag,
+                 dtype_name(o.dtype));
+    if (o.batch_invariant && value.value_or(0) > 0)
+      fail_usage("--batch-invariant leaves out the balanced small-n path that {} {} asks for", flag, *value);
+  }
   if (auto tile = args.get("--tile")) o.tile = parse_tile(*tile);
   if (auto b = args.get("--min-blocks-per-sm")) {
     int64_t min_blocks = 0;

@@ -49,6 +49,7 @@ struct CompileOptions {
   int64_t fmas_per_kernel = 0;        // --fmas-per-kernel F where not auto
   std::optional<int64_t> generic_below;  // --generic-below
   std::optional<int64_t> balanced_below;  // --balanced-below (0: no balanced small-n path)
+  std::optional<int64_t> balanced_pairs_below;  // --balanced-pairs-below (0: no pairs kernel)
   bool batch_invariant = false;           // --batch-invariant
 
   // --tune, with auto resolved: none, model, rank, proxy or exhaustive.

@@ -100,6 +100,8 @@ Json compile_report(const CompiledLayer& l) {
                  {"piece_length", l.small_n.piece_length},
                  {"warps_per_block", kBalancedWarps},
                  {"pieces_per_warp", 1},
+                 // below this n two pieces per warp (0: none)
+                 {"pairs_below_n", l.small_n.balanced_pairs_below_n},
                  {"blocks", l.kernel.balanced_blocks},
                  {"rows_cut", l.kernel.balanced_rows_cut}}
           : Json(nullptr);

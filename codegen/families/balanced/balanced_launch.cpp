@@ -25,4 +25,15 @@ BalancedLaunch balanced_launch(int64_t n, int64_t alignment, int32_t blocks, int
   return l;
 }
 
+BalancedLaunch balanced_pairs_launch(int64_t n, int32_t blocks, int32_t warps) {
+  SPMMC_CHECK(n >= 1 && n <= 16 * int64_t{65535} && blocks >= 1 && warps >= 2 && warps % 2 == 0,
+              "a launch of the pairs kernel needs n in [1, 16 x 65535], blocks of at least one and an even number of warps");
+  BalancedLaunch l;
+  l.symbol = kBalancedPairsKernel;
+  l.grid_x = static_cast<unsigned>(blocks);
+  l.grid_y = static_cast<unsigned>((n + 15) / 16);
+  l.block_x = static_cast<unsigned>(16 * warps);
+  return l;
+}
+
 }  // namespace spmmc

@@ -13,6 +13,8 @@ inline constexpr const char* kBalancedKernelV4 = "spmmc_balanced_v4";
 inline constexpr const char* kBalancedKernelV2 = "spmmc_balanced_v2";
 inline constexpr const char* kBalancedKernelV1 = "spmmc_balanced_v1";
 inline constexpr const char* kBalancedKernels[] = {kBalancedKernelV4, kBalancedKernelV2, kBalancedKernelV1};
+// The small-n path's pairs kernel: two pieces per warp, V = 1 (kernel_balanced.cuh).
+inline constexpr const char* kBalancedPairsKernel = "spmmc_balanced_pairs_v1";
 
 struct BalancedLaunch {
   const char* symbol = kBalancedKernelV1;
@@ -27,5 +29,9 @@ struct BalancedLaunch {
 // (blocks, y, z) with y * z blocks of L x V columns, y at most 65535. n must be at least 1 and its
 // column blocks at most 65535 x 65535.
 BalancedLaunch balanced_launch(int64_t n, int64_t alignment, int32_t blocks, int32_t warps, int32_t groups = 1);
+
+// The pairs kernel's launch over n columns of a schedule of `blocks` blocks of `warps` warps of one piece
+// each: V = 1, grid (blocks, ceil(n / 16)), blocks of warps / 2 warps. n from 1 to 16 x 65535.
+BalancedLaunch balanced_pairs_launch(int64_t n, int32_t blocks, int32_t warps);
 
 }  // namespace spmmc

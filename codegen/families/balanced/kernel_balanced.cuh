@@ -24,7 +24,29 @@ constexpr int spmmc_balanced_lanes = 32 / spmmc_balanced_groups;
 constexpr int spmmc_balanced_slots = spmmc_balanced_warps * spmmc_balanced_groups;  // pieces per block
 constexpr int spmmc_balanced_blocks = /*@BLOCKS*/1/*@*/;  // grid.x
 constexpr int spmmc_balanced_piece_length = /*@PIECE_LENGTH*/64/*@*/;  // products; rows longer are cut
-constexpr int spmmc_balanced_ahead = 8;  // loads of B in flight per lane
+// Loads of B in flight per lane, by the lane's columns V, and the last count % ahead products of a
+// round loaded one after the other (SPMMC_BALANCED_TAIL 0) or as one predicated batch (1): study hooks
+// (-D), whose alternatives ran slower (docs/benchmarks.md, *Seventh round*).
+#ifndef SPMMC_BALANCED_AHEAD4
+#define SPMMC_BALANCED_AHEAD4 8
+#endif
+#ifndef SPMMC_BALANCED_AHEAD2
+#define SPMMC_BALANCED_AHEAD2 8
+#endif
+#ifndef SPMMC_BALANCED_AHEAD1
+#define SPMMC_BALANCED_AHEAD1 8
+#endif
+#ifndef SPMMC_BALANCED_TAIL
+#define SPMMC_BALANCED_TAIL 0
+#endif
+template <int V>
+constexpr int spmmc_balanced_ahead = V == 4 ? SPMMC_BALANCED_AHEAD4 : V == 2 ? SPMMC_BALANCED_AHEAD2 : SPMMC_BALANCED_AHEAD1;
+// The small-n path's pairs (docs/design/small-n.md): every n below this (0: none) takes
+// spmmc_balanced_pairs_v1, two pieces per warp on 16 lanes each, the same slots in blocks of half the
+// warps (a file of one piece per warp only).
+#define SPMMC_BALANCED_PAIRS_BELOW /*@PAIRS_BELOW*/0/*@*/
+static_assert(SPMMC_BALANCED_PAIRS_BELOW == 0 || (spmmc_balanced_groups == 1 && spmmc_balanced_warps % 2 == 0),
+              "pairs of pieces per warp only in a file of one piece per warp and an even number of warps");
 static_assert(spmmc_balanced_warps >= 1 && spmmc_balanced_warps <= 32 && spmmc_balanced_piece_length >= 1 &&
                   (spmmc_balanced_groups == 1 || spmmc_balanced_groups == 2 || spmmc_balanced_groups == 4),
               "1..32 warps per block, 1, 2 or 4 pieces per warp, pieces of at least one product");
@@ -59,26 +81,41 @@ __device__ __forceinline__ void spmmc_balanced_store(float* p, const float (&r)[
 // added to acc in order. Every lane of the group (`mask`; `lane` its index in the group) calls it
 // alike (lanes past C's columns read columns 0..V-1 instead, and their sums are not stored: no branch
 // around the loads).
-template <int V>
+template <int V, int L>
 __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* __restrict__ at, int64_t n, unsigned mask,
                                                    int lane, float (&acc)[V]) {
-  constexpr int L = spmmc_balanced_lanes;
   for (; p < end; p += L) {
     const int count = end - p < L ? end - p : L;
     const int my_col = lane < count ? __ldg(&spmmc_col_idx[p + lane]) : 0;
     const float my_w = lane < count ? __uint_as_float(__ldg(&spmmc_weight_bits[p + lane])) : 0.0f;
     int j = 0;
-    for (; j + spmmc_balanced_ahead <= count; j += spmmc_balanced_ahead) {
-      float b[spmmc_balanced_ahead][V];
-      float w[spmmc_balanced_ahead];
-      for (int u = 0; u < spmmc_balanced_ahead; ++u) {
+    constexpr int A = spmmc_balanced_ahead<V>;
+    for (; j + A <= count; j += A) {
+      float b[A][V];
+      float w[A];
+      for (int u = 0; u < A; ++u) {
         const int k = __shfl_sync(mask, my_col, j + u, L);
         w[u] = __shfl_sync(mask, my_w, j + u, L);
         spmmc_balanced_load<V>(at + k * n, b[u]);
       }
-      for (int u = 0; u < spmmc_balanced_ahead; ++u)
+      for (int u = 0; u < A; ++u)
         for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
     }
+#if SPMMC_BALANCED_TAIL
+    if (j < count) {
+      float b[A][V];
+      float w[A];
+      for (int u = 0; u < A; ++u)
+        if (j + u < count) {
+          const int k = __shfl_sync(mask, my_col, j + u, L);
+          w[u] = __shfl_sync(mask, my_w, j + u, L);
+          spmmc_balanced_load<V>(at + k * n, b[u]);
+        }
+      for (int u = 0; u < A; ++u)
+        if (j + u < count)
+          for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
+    }
+#else
     for (; j < count; ++j) {
       const int k = __shfl_sync(mask, my_col, j, L);
       const float w = __shfl_sync(mask, my_w, j, L);
@@ -86,22 +123,25 @@ __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* 
       spmmc_balanced_load<V>(at + k * n, b);
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
+#endif
   }
 }
 
-// All n columns of C, in blocks of spmmc_balanced_lanes x V: block blockIdx.z * gridDim.y + blockIdx.y
-// (the blocks past the last return). Each lane group of a warp takes its slot's piece (the groups of
-// a warp run apart: their shuffles name their own lanes). The body of the kernels below, one per V.
-template <int V>
+// All n columns of C, in blocks of 32 / G x V: block blockIdx.z * gridDim.y + blockIdx.y (the blocks
+// past the last return). Each lane group of a warp takes its slot's piece (the groups of a warp run
+// apart: their shuffles name their own lanes); G pieces per warp, so a block of the grid's
+// spmmc_balanced_slots slots is spmmc_balanced_slots / G warps. The body of the kernels below, one per
+// V (and G).
+template <int V, int G>
 __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  constexpr int L = spmmc_balanced_lanes, S = spmmc_balanced_slots;
+  constexpr int L = 32 / G, S = spmmc_balanced_slots;
   __shared__ float partial[S][L * V];
   __shared__ unsigned arrived[S];
   // (with one piece per warp: the whole warp, as constants; ptxas's registers follow them)
   const int lane = static_cast<int>(threadIdx.x) & (L - 1);
-  const int group = spmmc_balanced_groups == 1 ? 0 : (static_cast<int>(threadIdx.x) & 31) / L;
-  const int slot = (static_cast<int>(threadIdx.x) >> 5) * spmmc_balanced_groups + group;
-  const unsigned mask = spmmc_balanced_groups == 1 ? 0xffffffffu : (0xffffffffu >> (32 - L)) << (group * L);
+  const int group = G == 1 ? 0 : (static_cast<int>(threadIdx.x) & 31) / L;
+  const int slot = (static_cast<int>(threadIdx.x) >> 5) * G + group;
+  const unsigned mask = G == 1 ? 0xffffffffu : (0xffffffffu >> (32 - L)) << (group * L);
   if (lane == 0) arrived[slot] = 0;
   __syncthreads();
   // A plain load, not __ldg: with __ldg of the int4 ptxas gave the four-column kernel 82 registers,
@@ -113,7 +153,7 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
   const bool active = col < n;
   float acc[V];
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
-  spmmc_balanced_sum<V>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
+  spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
   const int first = piece.w % S, pieces = piece.w / S;
   float* const out = C + static_cast<int64_t>(piece.x) * n + col;
   if (pieces == 1) {
@@ -147,23 +187,42 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
 #define SPMMC_BALANCED_BOUNDS /*@BOUNDS*/__launch_bounds__(32 * spmmc_balanced_warps)/*@*/
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<4>(B, C, n);
+  spmmc_balanced_columns<4, spmmc_balanced_groups>(B, C, n);
 }
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v2(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<2>(B, C, n);
+  spmmc_balanced_columns<2, spmmc_balanced_groups>(B, C, n);
 }
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<1>(B, C, n);
+  spmmc_balanced_columns<1, spmmc_balanced_groups>(B, C, n);
 }
+
+#if SPMMC_BALANCED_PAIRS_BELOW > 0
+// V = 1 and two pieces per warp: blocks of half the warps, four of them per SM at 64 registers.
+__global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
+    spmmc_balanced_pairs_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_balanced_columns<1, 2>(B, C, n);
+}
+#endif
 
 #ifndef __CUDACC_RTC__  // the NVRTC form (the tuner's) has the kernels only
 // Launches the kernel over n columns: V = 4 where n >= 4 x spmmc_balanced_lanes is a multiple of 4 and
 // B and C are aligned to 16 bytes, else 2 where n >= 2 x spmmc_balanced_lanes is even and they are
 // aligned to 8, else 1 (a group's lanes x V columns no wider than n: below, lanes would idle); grid.y
 // (and grid.z where they are more than 65535) covers the columns in blocks of spmmc_balanced_lanes x V.
+// Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, grid.y over blocks of 16 columns.
 cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStream_t stream) {
+  void* args[] = {&B, &C, &n};
+#if SPMMC_BALANCED_PAIRS_BELOW > 0
+  if (n < SPMMC_BALANCED_PAIRS_BELOW) {
+    const int64_t pair_blocks = (n + 15) / 16;
+    if (pair_blocks > 65535) return cudaErrorInvalidValue;
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_balanced_pairs_v1),
+                            dim3(spmmc_balanced_blocks, static_cast<unsigned>(pair_blocks)), dim3(16 * spmmc_balanced_slots),
+                            args, 0, stream);
+  }
+#endif
   const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
   constexpr int64_t lanes = spmmc_balanced_lanes;
   const bool by4 = n >= 4 * lanes && n % 4 == 0 && aligned(B, 16) && aligned(C, 16);
@@ -174,7 +233,6 @@ cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStrea
   const int64_t column_blocks = (n + lanes * v - 1) / (lanes * v);
   const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
   if (z > 65535) return cudaErrorInvalidValue;
-  void* args[] = {&B, &C, &n};
   return cudaLaunchKernel(kernel, dim3(spmmc_balanced_blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
                           dim3(32 * spmmc_balanced_warps), args, 0, stream);
 }

@@ -3,6 +3,7 @@
 // into NAME.cu in place of the generic family's.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "codegen/families/balanced/balanced_schedule.h"
@@ -13,6 +14,8 @@ namespace spmmc {
 // The filled template: A (rows at their original index) and `schedule` (schedule_balanced of A). With
 // `csr_arrays` false, without A's CSR arrays and spmmc_rows (balanced_csr.cuh): for a file whose generic
 // path defines the same ones (kernel_generic.cuh), where the balanced kernel is its small-n path.
-std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool csr_arrays = true);
+// `pairs_below_n` > 0 (a schedule of one piece per warp only): every n below it takes the pairs kernel,
+// two pieces per warp (spmmc_balanced_pairs_v1).
+std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool csr_arrays = true, int64_t pairs_below_n = 0);
 
 }  // namespace spmmc

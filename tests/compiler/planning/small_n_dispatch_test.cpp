@@ -88,6 +88,27 @@ TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pi
   CHECK_THAT(d.balanced_why, Catch::Contains("--batch-invariant"));
 }
 
+TEST_CASE("small-n dispatch: the balanced path's pairs where A cuts into more pieces than a wave of warps", "[planning][small-n]") {
+  // pieces: one per row of at most 32 products (empty rows too), ceil(length / 32) per longer row, at most 16
+  CHECK(small_n_pieces(rows_of({0, 1, 32, 33, 64, 65, 512, 4000})) == 1 + 1 + 1 + 2 + 2 + 3 + 16 + 16);
+  // 4224 pieces: rows of 100 products cut in 4, 1056 of them; one row fewer is below the rule
+  const Csr many = rows_of(std::vector<int32_t>(1056, 100));
+  REQUIRE(small_n_pieces(many) == kBalancedPairsFromPieces);
+  SmallNDispatch d = choose_balanced_path(SmallNDispatch{}, many, true, false);
+  CHECK(d.balanced_pairs_below_n == kBalancedPairsBelowN);
+  CHECK(d.balanced_below_n == kBalancedBelowN);
+  CHECK_THAT(d.balanced_why, Catch::Contains("two pieces per warp below n = 17"));
+  CHECK(choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(1055, 100)), true, false).balanced_pairs_below_n == 0);
+  // no further than the path: an unrolled file whose generic path ends at 10
+  SmallNDispatch unrolled;
+  unrolled.generic_below_n = 10;
+  CHECK(choose_balanced_path(unrolled, many, false, false).balanced_pairs_below_n == 10);
+  // none without the path
+  d = choose_balanced_path(SmallNDispatch{}, many, true, true);
+  CHECK(d.balanced_below_n == 0);
+  CHECK(d.balanced_pairs_below_n == 0);
+}
+
 TEST_CASE("batch sizes: one n, a list or a range, the file tuned for the largest", "[small-n]") {
   std::string error;
   auto sizes = parse_batch_sizes("4096", kMaxIndex, error);
