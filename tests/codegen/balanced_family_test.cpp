@@ -23,6 +23,7 @@
 #include "codegen/families/balanced/balanced_launch.h"
 #include "codegen/families/balanced/balanced_schedule.h"
 #include "compiler/common/csr.h"
+#include "compiler/common/diagnostics.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/formats/write_matrix.h"
 #include "runtime/nvrtc_compile.h"
@@ -147,6 +148,18 @@ TEST_CASE("balanced groups: 4 pieces per warp for short even rows, 2 for many ro
   CHECK(default_balanced_groups(rows_of_lengths(skewed, 400, 2), 32) == 2);
   skewed.resize(20000);
   CHECK(default_balanced_groups(rows_of_lengths(skewed, 400, 2), 32) == 1);
+}
+
+TEST_CASE("balanced launch: the pairs kernel's grid over blocks of 16 columns, half the warps per block", "[codegen][balanced]") {
+  for (const auto& [n, y] : {std::pair<int64_t, unsigned>{1, 1}, {4, 1}, {16, 1}, {17, 2}, {32, 2}, {33, 3}}) {
+    INFO("n = " << n);
+    const BalancedLaunch l = balanced_pairs_launch(n, 7, kBalancedWarps);
+    CHECK(std::string(l.symbol) == kBalancedPairsKernel);
+    CHECK(l.cols_per_lane == 1);
+    CHECK(std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x) == std::make_tuple(7u, y, 1u, 16u * kBalancedWarps));
+  }
+  CHECK_THROWS_AS(balanced_pairs_launch(0, 7, kBalancedWarps), InternalError);
+  CHECK_THROWS_AS(balanced_pairs_launch(16, 7, 3), InternalError);  // an odd number of warps has no pairs
 }
 
 TEST_CASE("balanced rule: uneven rows with a long one, not even or short ones", "[codegen][balanced]") {
