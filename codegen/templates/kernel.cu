@@ -18,7 +18,8 @@ namespace {
 // cut into pieces, codegen/families/balanced/kernel_balanced.cuh, reading the generic path's CSR arrays)
 // for every n from spmmc_balanced_from_n up to spmmc_balanced_below_n, tried before every other path. Its
 // cut rows sum in piece order, so below spmmc_balanced_below_n their last bits differ from the other
-// paths' (spmmc compile --batch-invariant leaves this path out).
+// paths' (spmmc compile --batch-invariant leaves this path out). Below SPMMC_BALANCED_PAIRS_BELOW its launch
+// takes the pairs kernel, two pieces per warp (the same pieces and sums).
 constexpr int64_t spmmc_balanced_from_n = /*@BALANCED_FROM_N*/4/*@*/;
 constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
 #endif
