@@ -89,6 +89,10 @@ int64_t small_n_pieces(const Csr& a) {
   return pieces;
 }
 
+int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n) {
+  return small_n_pieces(a) >= kBalancedPairsFromPieces ? std::min(kBalancedPairsBelowN, below_n) : 0;
+}
+
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant) {
   d.balanced_from_n = d.balanced_below_n = d.balanced_pairs_below_n = 0;
   d.piece_length = kSmallNPieceLength;
@@ -113,7 +117,7 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
   d.balanced_from_n = kBalancedFromN;
   d.balanced_below_n = below;
   const int64_t pieces = small_n_pieces(a);
-  if (pieces >= kBalancedPairsFromPieces) d.balanced_pairs_below_n = std::min(kBalancedPairsBelowN, below);
+  d.balanced_pairs_below_n = balanced_pairs_below_n(a, below);
   d.balanced_why = fmt::format("rows up to {} products, cut into {} pieces of at most {} (at most 16 per row): the balanced "
                                "kernel for n = {} to {}{}{}",
                                longest, pieces, kSmallNPieceLength, kBalancedFromN, below - 1,

@@ -97,6 +97,9 @@ inline constexpr int64_t kBalancedPairsFromPieces = 4224;
 // The pieces the balanced path cuts A into: one per row of at most kSmallNPieceLength products (empty
 // rows too), min(16, ceil(length / kSmallNPieceLength)) per longer row (the schedule's warps per block).
 int64_t small_n_pieces(const Csr& a);
+// The rule's end of the pairs kernel for a path that ends below `below_n`: min(kBalancedPairsBelowN,
+// below_n) where A cuts into at least kBalancedPairsFromPieces pieces, else 0.
+int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n);
 // `d` with its balanced fields set: for the generic family's file where `generic_family`, else for the
 // unrolled file whose generic path reaches d.generic_below_n, with its pairs below kBalancedPairsBelowN
 // where A has kBalancedPairsFromPieces pieces. Leaves them zero (and says why) where A has no row longer

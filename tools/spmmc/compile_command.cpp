@@ -111,8 +111,7 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
     const bool any = *o.balanced_below > kBalancedFromN;
     d.balanced_from_n = any ? kBalancedFromN : 0;
     d.balanced_below_n = any ? *o.balanced_below : 0;
-    d.balanced_pairs_below_n =
-        any && small_n_pieces(a) >= kBalancedPairsFromPieces ? std::min(kBalancedPairsBelowN, *o.balanced_below) : 0;
+    d.balanced_pairs_below_n = any ? balanced_pairs_below_n(a, *o.balanced_below) : 0;
     d.balanced_why = fmt::format("--balanced-below {}", *o.balanced_below);
   }
   if (o.balanced_pairs_below) {
