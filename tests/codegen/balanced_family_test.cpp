@@ -151,14 +151,17 @@ TEST_CASE("balanced groups: 4 pieces per warp for short even rows, 2 for many ro
 }
 
 TEST_CASE("balanced launch: the pairs kernel's grid over blocks of 16 columns, half the warps per block", "[codegen][balanced]") {
-  for (const auto& [n, y] : {std::pair<int64_t, unsigned>{1, 1}, {4, 1}, {16, 1}, {17, 2}, {32, 2}, {33, 3}}) {
+  // (grid.z where the blocks of columns are more than 65535, as balanced_launch's)
+  for (const auto& [n, y, z] : {std::tuple<int64_t, unsigned, unsigned>{1, 1, 1}, {4, 1, 1}, {16, 1, 1}, {17, 2, 1},
+                                {32, 2, 1}, {33, 3, 1}, {16 * int64_t{65535}, 65535, 1}, {16 * int64_t{65535} + 1, 65535, 2}}) {
     INFO("n = " << n);
     const BalancedLaunch l = balanced_pairs_launch(n, 7, kBalancedWarps);
     CHECK(std::string(l.symbol) == kBalancedPairsKernel);
     CHECK(l.cols_per_lane == 1);
-    CHECK(std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x) == std::make_tuple(7u, y, 1u, 16u * kBalancedWarps));
+    CHECK(std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x) == std::make_tuple(7u, y, z, 16u * kBalancedWarps));
   }
   CHECK_THROWS_AS(balanced_pairs_launch(0, 7, kBalancedWarps), InternalError);
+  CHECK_THROWS_AS(balanced_pairs_launch(16 * int64_t{65535} * 65535 + 1, 7, kBalancedWarps), InternalError);
   CHECK_THROWS_AS(balanced_pairs_launch(16, 7, 3), InternalError);  // an odd number of warps has no pairs
 }
 

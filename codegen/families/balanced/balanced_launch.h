@@ -31,7 +31,7 @@ struct BalancedLaunch {
 BalancedLaunch balanced_launch(int64_t n, int64_t alignment, int32_t blocks, int32_t warps, int32_t groups = 1);
 
 // The pairs kernel's launch over n columns of a schedule of `blocks` blocks of `warps` warps of one piece
-// each: V = 1, grid (blocks, ceil(n / 16)), blocks of warps / 2 warps. n from 1 to 16 x 65535.
+// each: V = 1, grid (blocks, y, z) with y * z blocks of 16 columns as above, blocks of warps / 2 warps.
 BalancedLaunch balanced_pairs_launch(int64_t n, int32_t blocks, int32_t warps);
 
 }  // namespace spmmc

@@ -211,17 +211,19 @@ __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
 // B and C are aligned to 16 bytes, else 2 where n >= 2 x spmmc_balanced_lanes is even and they are
 // aligned to 8, else 1 (a group's lanes x V columns no wider than n: below, lanes would idle); grid.y
 // (and grid.z where they are more than 65535) covers the columns in blocks of spmmc_balanced_lanes x V.
-// Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, grid.y over blocks of 16 columns.
+// Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, blocks of 16 columns.
 cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStream_t stream) {
   void* args[] = {&B, &C, &n};
+  const auto launch = [&](const void* kernel, int64_t columns_per_block, int threads) {
+    const int64_t column_blocks = (n + columns_per_block - 1) / columns_per_block;
+    const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
+    if (z > 65535) return cudaErrorInvalidValue;
+    return cudaLaunchKernel(kernel, dim3(spmmc_balanced_blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
+                            dim3(threads), args, 0, stream);
+  };
 #if SPMMC_BALANCED_PAIRS_BELOW > 0
-  if (n < SPMMC_BALANCED_PAIRS_BELOW) {
-    const int64_t pair_blocks = (n + 15) / 16;
-    if (pair_blocks > 65535) return cudaErrorInvalidValue;
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_balanced_pairs_v1),
-                            dim3(spmmc_balanced_blocks, static_cast<unsigned>(pair_blocks)), dim3(16 * spmmc_balanced_slots),
-                            args, 0, stream);
-  }
+  if (n < SPMMC_BALANCED_PAIRS_BELOW)
+    return launch(reinterpret_cast<const void*>(&spmmc_balanced_pairs_v1), 16, 16 * spmmc_balanced_slots);
 #endif
   const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
   constexpr int64_t lanes = spmmc_balanced_lanes;
@@ -230,10 +232,6 @@ cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStrea
   const void* kernel = v == 4   ? reinterpret_cast<const void*>(&spmmc_balanced_v4)
                        : v == 2 ? reinterpret_cast<const void*>(&spmmc_balanced_v2)
                                 : reinterpret_cast<const void*>(&spmmc_balanced_v1);
-  const int64_t column_blocks = (n + lanes * v - 1) / (lanes * v);
-  const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
-  if (z > 65535) return cudaErrorInvalidValue;
-  return cudaLaunchKernel(kernel, dim3(spmmc_balanced_blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
-                          dim3(32 * spmmc_balanced_warps), args, 0, stream);
+  return launch(kernel, lanes * v, 32 * spmmc_balanced_warps);
 }
 #endif  // __CUDACC_RTC__
