@@ -4,7 +4,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <iterator>
 #include <utility>
+#include <vector>
 
 #include <clang/AST/Attr.h>
 #include <clang/AST/Decl.h>
@@ -247,9 +249,9 @@ class KernelWalker {
 
   // The __global__ functions of a family's file (a_format `format`): exactly `kernels`, one each; any
   // other would run unchecked. Errors name the family ("the generic family") and its kernels.
-  template <size_t N>
+  template <class Kernels>  // an array or vector of names
   void expect_only_kernels(const std::vector<clang::FunctionDecl*>& functions, const char* format, const char* family,
-                           const char* const (&kernels)[N], const char* kernels_name) {
+                           const Kernels& kernels, const char* kernels_name) {
     std::map<std::string, int> expected;
     for (const char* symbol : kernels) expected[symbol] = 0;
     for (const clang::FunctionDecl* f : functions) {
@@ -278,20 +280,14 @@ class KernelWalker {
       expect_only_kernels(functions, "csr-constants", "the generic family", kGenericKernels, "the generic kernels");
       return;
     }
-    const char* const kernels[] = {kGenericKernels[0], kGenericKernels[1], kGenericKernels[2], kGenericKernels[3],
-                                   kGenericKernels[4], kBalancedKernels[0], kBalancedKernels[1], kBalancedKernels[2]};
-    const char* const with_pairs[] = {kGenericKernels[0],  kGenericKernels[1],  kGenericKernels[2],
-                                      kGenericKernels[3],  kGenericKernels[4],  kBalancedKernels[0],
-                                      kBalancedKernels[1], kBalancedKernels[2], kBalancedPairsKernel};
+    std::vector<const char*> kernels(std::begin(kGenericKernels), std::end(kGenericKernels));
+    kernels.insert(kernels.end(), std::begin(kBalancedKernels), std::end(kBalancedKernels));
     const bool pairs = std::any_of(functions.begin(), functions.end(), [](const clang::FunctionDecl* f) {
       return f->hasAttr<clang::CUDAGlobalAttr>() && f->getNameAsString() == kBalancedPairsKernel;
     });
-    if (pairs)
-      expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", with_pairs,
-                          "the generic and balanced kernels");
-    else
-      expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
-                          "the generic and balanced kernels");
+    if (pairs) kernels.push_back(kBalancedPairsKernel);
+    expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
+                        "the generic and balanced kernels");
   }
 
   // A file of the balanced family (a_format "csr-pieces-constants"): float32 (or tf32, its weights
