@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/balanced_pieces.h"
 
 namespace spmmc {
 
@@ -83,8 +84,7 @@ SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured
 int64_t small_n_pieces(const Csr& a) {
   int64_t pieces = 0;
   for (int32_t r = 0; r < a.rows; ++r) {
-    const int64_t length = a.row_length(r);
-    pieces += length <= kSmallNPieceLength ? 1 : std::min<int64_t>(16, (length + kSmallNPieceLength - 1) / kSmallNPieceLength);
+    pieces += balanced_row_pieces(a.row_length(r), kSmallNPieceLength, kBalancedWarps);
   }
   return pieces;
 }

@@ -94,8 +94,8 @@ inline constexpr int64_t kBalancedBelowN = 1024;
 // block of columns.
 inline constexpr int64_t kBalancedPairsBelowN = 17;
 inline constexpr int64_t kBalancedPairsFromPieces = 4224;
-// The pieces the balanced path cuts A into: one per row of at most kSmallNPieceLength products (empty
-// rows too), min(16, ceil(length / kSmallNPieceLength)) per longer row (the schedule's warps per block).
+// The pieces the balanced path cuts A into: balanced_row_pieces(length, kSmallNPieceLength, kBalancedWarps)
+// per row (balanced_pieces.h: the schedule's rule).
 int64_t small_n_pieces(const Csr& a);
 // The rule's end of the pairs kernel for a path that ends below `below_n`: min(kBalancedPairsBelowN,
 // below_n) where A cuts into at least kBalancedPairsFromPieces pieces, else 0.

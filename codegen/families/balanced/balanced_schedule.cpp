@@ -42,7 +42,7 @@ BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t w
   };
   for (const int32_t r : order) {
     const int32_t len = row_length(a, r), begin = a.row_ptr[static_cast<size_t>(r)];
-    const int32_t pieces = len > piece_length ? std::min<int32_t>(warps, (len + piece_length - 1) / piece_length) : 1;
+    const int32_t pieces = balanced_row_pieces(len, piece_length, warps);
     if (s.slots.size() % per_block + static_cast<size_t>(pieces) > per_block) pad_block();
     const int32_t first = static_cast<int32_t>(s.slots.size() % per_block);
     const int32_t size = pieces == 1 ? len : (len + pieces - 1) / pieces;

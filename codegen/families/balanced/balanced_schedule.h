@@ -7,10 +7,9 @@
 #include <vector>
 
 #include "compiler/common/csr.h"
+#include "compiler/planning/balanced_pieces.h"
 
 namespace spmmc {
-
-constexpr int32_t kBalancedWarps = 16;  // warps per block (16 ran best of 8, 16 and 32: docs/benchmarks.md, issue 28)
 
 // One slot's work (a warp's, or a lane group's where a warp takes several pieces): products [begin,
 // end) of `row` (row -1: an idle slot that pads a block), its row's `pieces`, the first of them the
@@ -40,7 +39,7 @@ struct BalancedSchedule {
 int32_t default_piece_length(const Csr& a);
 
 // Rows longest first (ties: lower row first); a row of more than piece_length products becomes
-// min(warps, ceil(len / piece_length)) pieces of ceil(len / pieces) products (the last shorter),
+// balanced_row_pieces(len, piece_length, warps) pieces of ceil(len / pieces) products (the last shorter),
 // every other row one piece (empty rows too: their slots store zeros). The cuts do not depend on
 // `groups`, so neither do the sums. Pieces fill blocks of warps x groups slots in that order; where a
 // row's pieces do not fit in what is left of a block, the block's rest is idle and they start the

@@ -7,6 +7,7 @@
 
 #include "compiler/common/csr.h"
 #include "compiler/common/diagnostics.h"
+#include "compiler/planning/balanced_pieces.h"
 #include "compiler/planning/batch_sizes.h"
 
 namespace spmmc {
@@ -86,6 +87,19 @@ TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pi
   d = choose_balanced_path(SmallNDispatch{}, long_rows, true, true);
   CHECK(d.balanced_below_n == 0);
   CHECK_THAT(d.balanced_why, Catch::Contains("--batch-invariant"));
+}
+
+TEST_CASE("balanced pieces: the cut rule of a row", "[planning][small-n]") {
+  CHECK(balanced_row_pieces(0, 32, 16) == 1);
+  CHECK(balanced_row_pieces(32, 32, 16) == 1);
+  CHECK(balanced_row_pieces(33, 32, 16) == 2);
+  CHECK(balanced_row_pieces(64, 32, 16) == 2);
+  CHECK(balanced_row_pieces(65, 32, 16) == 3);
+  CHECK(balanced_row_pieces(512, 32, 16) == 16);
+  CHECK(balanced_row_pieces(int64_t{1} << 40, 32, 16) == 16);
+  CHECK(balanced_row_pieces(300, 64, 4) == 4);
+  CHECK_THROWS_AS(balanced_row_pieces(10, 0, 16), InternalError);
+  CHECK_THROWS_AS(balanced_row_pieces(10, 32, 0), InternalError);
 }
 
 TEST_CASE("small-n dispatch: the balanced path's pairs where A cuts into more pieces than a wave of warps", "[planning][small-n]") {
