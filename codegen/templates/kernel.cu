@@ -387,7 +387,8 @@ cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spm
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
 #if defined(SPMMC_SMALL_N_BALANCED)
-  if (n >= spmmc_balanced_from_n && n < spmmc_balanced_below_n) return spmmc_launch_balanced(B, C, n, stream);
+  if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n)
+    return spmmc_launch_balanced(B, C, n, stream);
 #endif
 #if !defined(SPMMC_BALANCED)
   void* args[] = {const_cast<spmmc_elem**>(&B), &C, &n};

@@ -26,6 +26,7 @@
 #include "compiler/common/diagnostics.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/formats/write_matrix.h"
+#include "compiler/planning/small_n_dispatch.h"
 #include "runtime/nvrtc_compile.h"
 #include "runtime/reference_spmm.h"
 #include "tests/codegen/emitted_kernel_util.h"
@@ -278,6 +279,84 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
                                      "--family", "balanced", "--dtype", "fp16"});
   CHECK(half.exit_code == 64);
   CHECK(half.err.find("--family balanced takes float32 or tf32") != std::string::npos);
+}
+
+TEST_CASE("emitted kernel on the CPU: the balanced kernels' n = 1 study hook, a lane per product",
+          "[codegen][emulation][balanced]") {
+  // nvcc -DSPMMC_BALANCED_SPMV=1 (kernel_balanced.cuh; scripts/studies/balanced-spmv.cases): n = 1 takes
+  // spmmc_balanced_spmv, over the family's slots or the small-n path's, its sums piece_tree_spmv's; other
+  // n as without it. Built here from a file that defines the hook and includes NAME.cu.
+  test::TempDir dir;
+  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33, 32, 31};
+  for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
+  const Csr a = rows_of_lengths(lengths, 1200, 13);
+  const fs::path matrix = dir.path / "skewed.mtx";
+  write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
+  REQUIRE(read_matrix_file(matrix.string(), ReadOptions{}).csr == a);
+  struct Hooked {
+    std::string name;
+    std::vector<std::string> args;
+    BalancedSchedule schedule;
+  };
+  const std::vector<Hooked> files = {
+      {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1)},
+      {"fam2", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "2"}, schedule_balanced(a, 64, kBalancedWarps, 2)},
+      {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4)},
+      // the small-n path of a generic-family file: pieces of 32, one per warp
+      {"path", {"--family", "generic"}, schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1)},
+  };
+  for (const Hooked& f : files) {
+    INFO(f.name);
+    const fs::path out = dir.path / f.name;
+    std::vector<std::string> args = {"compile", matrix.string(), "--n", "64", "--name", f.name, "-o", out.string(),
+                                     "--quiet", "--reproducible", "--tune", "none"};
+    args.insert(args.end(), f.args.begin(), f.args.end());
+    const auto r = test::run_spmmc(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const fs::path hooked = out / "hooked.cu";
+    test::write_file(hooked, "#define SPMMC_BALANCED_SPMV 1\n#include \"" + f.name + ".cu\"\n");
+    std::string log;
+    const fs::path so = out / ("lib" + f.name + ".so");
+    const int built = test::build_emulated({hooked}, so, log, {out});
+    INFO(log);
+    REQUIRE(built == 0);
+    std::string error;
+    const auto kernel = test::EmulatedKernel::load(so, f.name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    const std::vector<float> b = test::seeded_b(a.cols, 1, 5);
+    for (const size_t offset : {size_t{0}, size_t{1}}) {
+      INFO("B and C offset by " << offset << " floats");
+      // C guarded by NaN on both sides: at least one float before it and three after it inside the buffer
+      std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) + 16, std::nanf(""));
+      float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
+      float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
+      std::copy(b.begin(), b.end(), b_at);
+      REQUIRE(kernel->entry(b_at, c_at, 1, nullptr) == 0);
+      unsigned grid[3], block[3];
+      unsigned long long launches = 0, chain[4] = {}, runs = 0;
+      kernel->last_launch(grid, block, &launches, chain, &runs);
+      CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0]) ==
+            std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), 1u, 1u, static_cast<unsigned>(32 * kBalancedWarps)));
+      const std::vector<float> c(c_at, c_at + a.rows);
+      const std::vector<float> expected = test::piece_tree_spmv(a, f.schedule, b);
+      CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
+      CHECK(std::isnan(c_at[-1]));
+      CHECK(std::isnan(c_at[a.rows]));
+      const std::vector<double> exact = reference_spmm(a, b, 1);
+      double err = 0, norm = 0;
+      for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
+      CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+    }
+    // n = 2 runs as without the hook: the family's kernel, or the path's split kernel (column order).
+    const std::vector<float> b2 = test::seeded_b(a.cols, 2, 6);
+    std::vector<float> c2(static_cast<size_t>(a.rows) * 2);
+    REQUIRE(kernel->entry(b2.data(), c2.data(), 2, nullptr) == 0);
+    const std::vector<float> expected2 =
+        f.name == "path" ? test::fmaf_spmm(a, b2, 2) : test::piece_order_spmm(a, f.schedule, b2, 2);
+    CHECK(std::memcmp(c2.data(), expected2.data(), c2.size() * sizeof(float)) == 0);
+  }
 }
 
 TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with C linkage, and NVRTC builds it",

@@ -270,6 +270,35 @@ std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, con
   return c;
 }
 
+std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b) {
+  const int32_t lanes = 32 / s.groups;
+  std::map<int32_t, std::vector<float>> sums;  // row -> its pieces' sums in piece order
+  for (const BalancedPiece& p : s.slots) {
+    if (p.row < 0) continue;
+    std::vector<float> lane(static_cast<size_t>(lanes), 0.0f);
+    for (int32_t q = p.begin; q < p.end; ++q) {
+      float& acc = lane[static_cast<size_t>((q - p.begin) % lanes)];
+      acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)])], acc);
+    }
+    for (int32_t half = lanes / 2; half > 0; half /= 2) {
+      std::vector<float> next(lane.size());
+      for (int32_t l = 0; l < lanes; ++l) next[static_cast<size_t>(l)] = lane[static_cast<size_t>(l)] + lane[static_cast<size_t>(l ^ half)];
+      lane = next;
+    }
+    sums[p.row].push_back(lane[0]);
+  }
+  std::vector<float> c(static_cast<size_t>(a.rows), 0.0f);
+  for (const auto& [row, list] : sums) {
+    float total = list[0];
+    if (list.size() > 1) {
+      total = 0.0f;
+      for (const float x : list) total += x;
+    }
+    c[static_cast<size_t>(row)] = total;
+  }
+  return c;
+}
+
 PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
                                  const std::string& label, bool misaligned, const std::vector<int32_t>& k_part_begin) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue

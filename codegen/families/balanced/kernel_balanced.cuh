@@ -206,6 +206,49 @@ __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
 }
 #endif
 
+// n = 1 (a study hook, -DSPMMC_BALANCED_SPMV=1): a lane per product of its group's piece (lane l sums
+// products l, l + L, ... in order from +0), the lanes' sums added by a butterfly of shuffles (xor L / 2,
+// ..., 1), then as above: a whole row's sum stored, a cut row's pieces added in piece order.
+#ifndef SPMMC_BALANCED_SPMV
+#define SPMMC_BALANCED_SPMV 0
+#endif
+#if SPMMC_BALANCED_SPMV
+__global__ void SPMMC_BALANCED_BOUNDS spmmc_balanced_spmv(const float* __restrict__ B, float* __restrict__ C, int64_t) {
+  constexpr int G = spmmc_balanced_groups, L = 32 / G, S = spmmc_balanced_slots;
+  __shared__ float partial[S];
+  __shared__ unsigned arrived[S];
+  const int lane = static_cast<int>(threadIdx.x) & (L - 1);
+  const int group = G == 1 ? 0 : (static_cast<int>(threadIdx.x) & 31) / L;
+  const int slot = (static_cast<int>(threadIdx.x) >> 5) * G + group;
+  const unsigned mask = G == 1 ? 0xffffffffu : (0xffffffffu >> (32 - L)) << (group * L);
+  if (lane == 0) arrived[slot] = 0;
+  __syncthreads();
+  const int4 piece = spmmc_piece[blockIdx.x * S + slot];
+  if (piece.x < 0) return;
+  float acc = 0.0f;
+#ifdef __CUDA_ARCH__  // (not for a host build: the tests' emulation)
+#pragma unroll 4
+#endif
+  for (int p = piece.y + lane; p < piece.z; p += L)
+    acc = fmaf(__uint_as_float(__ldg(&spmmc_weight_bits[p])), spmmc_load_b1(B + __ldg(&spmmc_col_idx[p])), acc);
+  for (int step = L / 2; step > 0; step /= 2) acc += __shfl_xor_sync(mask, acc, step, L);
+  if (lane != 0) return;
+  const int first = piece.w % S, pieces = piece.w / S;
+  float* const out = C + piece.x;
+  if (pieces == 1) {
+    spmmc_store_c1(out, acc);
+    return;
+  }
+  partial[slot] = acc;
+  __threadfence_block();
+  if (atomicAdd(&arrived[first], 1u) + 1 != static_cast<unsigned>(pieces)) return;
+  __threadfence_block();
+  float sum = 0.0f;
+  for (int q = 0; q < pieces; ++q) sum += *static_cast<volatile float*>(&partial[first + q]);
+  spmmc_store_c1(out, sum);
+}
+#endif
+
 #ifndef __CUDACC_RTC__  // the NVRTC form (the tuner's) has the kernels only
 // Launches the kernel over n columns: V = 4 where n >= 4 x spmmc_balanced_lanes is a multiple of 4 and
 // B and C are aligned to 16 bytes, else 2 where n >= 2 x spmmc_balanced_lanes is even and they are
@@ -214,6 +257,11 @@ __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
 // Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, blocks of 16 columns.
 cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStream_t stream) {
   void* args[] = {&B, &C, &n};
+#if SPMMC_BALANCED_SPMV
+  if (n == 1)
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_balanced_spmv), dim3(spmmc_balanced_blocks),
+                            dim3(32 * spmmc_balanced_warps), args, 0, stream);
+#endif
   const auto launch = [&](const void* kernel, int64_t columns_per_block, int threads) {
     const int64_t column_blocks = (n + columns_per_block - 1) / columns_per_block;
     const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
