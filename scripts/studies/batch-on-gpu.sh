@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs a batch-size study (scripts/batch-study.sh) on a lent GPU machine in ONE call, and leaves
+# everything it measured in two files under $OUT: the GPU tool returns only a few files, and nothing a
+# call leaves in the working tree survives to the next one (a session lost its per-layer tables that
+# way). Expects what scripts/pack-for-gpu.sh CASES carried: .gpu-bin (spmmc without verify,
+# spmmc-gpu-bench, libfmt, libxgboost) and .gpu-pack/data.tar.xz (the matrices the cases name).
+#
+# usage: scripts/studies/batch-on-gpu.sh CASES [--budget S] [batch-study options]
+#   CASES     batch-study's case file (LABEL|MATRIX|N|SPMMC COMPILE FLAGS[|NVCC FLAGS])
+#   --budget  seconds the study may take (default 560): batch-study is stopped then (its running nvcc or
+#             bench may outlive it briefly), and what it ran is still tabled (the rest: a next call with
+#             --resume, results.jsonl unpacked into the work folder .gpu-batch-NAME first)
+#   the other options go to batch-study unchanged (--run-n LIST, --runs N, --jobs J, --resume)
+# Writes to $OUT (default /tmp/out): STUDY.md (batch-study's tables, its summary line last, and the
+# run's log) and results.tar.xz (results.jsonl, each case's bench logs, reports and nvcc times).
+# Exit: batch-study's (124 where the budget stopped it), or 64 on a usage error.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
+cases='' budget=560 pass=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --budget) [ $# -ge 2 ] || usage; budget=$2; shift ;;
+    --run-n|--runs|--jobs) [ $# -ge 2 ] || usage; pass+=("$1" "$2"); shift ;;
+    --resume) pass+=("$1") ;;
+    -h|--help) usage ;;
+    -*) usage ;;
+    *) [ -z "$cases" ] || usage; cases=$1 ;;
+  esac
+  shift
+done
+[ -f "$cases" ] || usage
+[[ $budget =~ ^[1-9][0-9]*$ ]] || usage
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+[ -d .gpu-data ] || tar xJf .gpu-pack/data.tar.xz
+mkdir -p ../shared
+if [ ! -e ../shared/data ]; then ln -sfn "$PWD/.gpu-data" ../shared/data; fi
+export LD_LIBRARY_PATH=$PWD/.gpu-bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} SPMMC_BUILD_DIR=.gpu-bin SPMMC_MODELS_DIR=$PWD/models
+work=.gpu-batch-$(basename "$cases" .cases)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${pass[@]}" >"$OUT/STUDY.md" 2>"$OUT/study.log"
+rc=$?
+if [ $rc -eq 124 ]; then  # stopped: table what ran
+  scripts/batch-study.sh "$cases" --out "$work" --table-only >"$OUT/STUDY.md" 2>>"$OUT/study.log"
+fi
+summary=$(tail -n 1 "$OUT/STUDY.md")
+{ echo; echo "GPU: $(cat "$OUT/gpu.txt")"; echo "batch-study exit: $rc"; echo '```'; tail -n 40 "$OUT/study.log"; echo '```'; } >>"$OUT/STUDY.md"
+(cd "$work" && tar cJf "$OUT/results.tar.xz" -- results.jsonl ./*/bench-n*.log ./*/bench-n*.rc ./*/*.json \
+  ./*/nvcc.seconds ./*/nvcc.rc ./*/nvcc.log ./*/emit.seconds ./*/emit.log 2>/dev/null)
+rm -f "$OUT/gpu.txt" "$OUT/study.log"
+echo "$summary"
+exit $rc
