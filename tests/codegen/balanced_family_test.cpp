@@ -138,6 +138,20 @@ TEST_CASE("balanced schedule: every product once, a row's pieces in one block, l
   }
 }
 
+TEST_CASE("balanced schedule: the small-n dispatch counts the pieces the path's schedule cuts", "[codegen][balanced][small-n]") {
+  // small_n_pieces (compiler/planning) decides the pairs kernel from the pieces the small-n path's
+  // schedule (pieces of 32, 16 warps) places: both apply balanced_row_pieces.
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<int32_t> lengths(static_cast<size_t>(1 + rng() % 300));
+    for (int32_t& len : lengths) len = static_cast<int32_t>(rng() % 4 == 0 ? rng() % 1200 : rng() % 40);
+    const Csr a = rows_of_lengths(lengths, 1200, static_cast<uint32_t>(trial));
+    const BalancedSchedule s = schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1);
+    const auto placed = std::count_if(s.slots.begin(), s.slots.end(), [](const BalancedPiece& p) { return p.row >= 0; });
+    CHECK(small_n_pieces(a) == placed);
+  }
+}
+
 TEST_CASE("balanced groups: 4 pieces per warp for short even rows, 2 for many rows, below n = 128", "[codegen][balanced]") {
   const Csr mesh = rows_of_lengths(std::vector<int32_t>(9000, 4), 100, 1);
   CHECK(default_balanced_groups(mesh, 32) == 4);
