@@ -11,8 +11,9 @@
 #             bench may outlive it briefly), and what it ran is still tabled (the rest: a next call with
 #             --resume, results.jsonl unpacked into the work folder .gpu-batch-NAME first)
 #   the other options go to batch-study unchanged (--run-n LIST, --runs N, --jobs J, --resume)
-# Writes to $OUT (default /tmp/out): STUDY.md (batch-study's tables, its summary line last, and the
-# run's log) and results.tar.xz (results.jsonl, each case's bench logs, reports and nvcc times).
+# Writes to $OUT (default /tmp/out), NAME the case file's name without .cases (so that several studies
+# can share a call): NAME.md (batch-study's tables, its summary line, and the end of the run's log) and
+# NAME.tar.xz (results.jsonl, each case's bench logs, reports and nvcc times).
 # Exit: batch-study's (124 where the budget stopped it), or 64 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -37,17 +38,19 @@ mkdir -p "$OUT"
 mkdir -p ../shared
 if [ ! -e ../shared/data ]; then ln -sfn "$PWD/.gpu-data" ../shared/data; fi
 export LD_LIBRARY_PATH=$PWD/.gpu-bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} SPMMC_BUILD_DIR=.gpu-bin SPMMC_MODELS_DIR=$PWD/models
-work=.gpu-batch-$(basename "$cases" .cases)
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$OUT/gpu.txt" 2>&1
-timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${pass[@]}" >"$OUT/STUDY.md" 2>"$OUT/study.log"
+name=$(basename "$cases" .cases)
+work=.gpu-batch-$name
+study=$OUT/$name.md log=$OUT/$name.log gpu=$OUT/$name.gpu
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$gpu" 2>&1
+timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${pass[@]}" >"$study" 2>"$log"
 rc=$?
 if [ $rc -eq 124 ]; then  # stopped: table what ran
-  scripts/batch-study.sh "$cases" --out "$work" --table-only >"$OUT/STUDY.md" 2>>"$OUT/study.log"
+  scripts/batch-study.sh "$cases" --out "$work" --table-only >"$study" 2>>"$log"
 fi
-summary=$(tail -n 1 "$OUT/STUDY.md")
-{ echo; echo "GPU: $(cat "$OUT/gpu.txt")"; echo "batch-study exit: $rc"; echo '```'; tail -n 40 "$OUT/study.log"; echo '```'; } >>"$OUT/STUDY.md"
-(cd "$work" && tar cJf "$OUT/results.tar.xz" -- results.jsonl ./*/bench-n*.log ./*/bench-n*.rc ./*/*.json \
+summary=$(tail -n 1 "$study")
+{ echo; echo "GPU: $(cat "$gpu")"; echo "batch-study exit: $rc"; echo '```'; tail -n 40 "$log"; echo '```'; } >>"$study"
+(cd "$work" && tar cJf "$OUT/$name.tar.xz" -- results.jsonl ./*/bench-n*.log ./*/bench-n*.rc ./*/*.json \
   ./*/nvcc.seconds ./*/nvcc.rc ./*/nvcc.log ./*/emit.seconds ./*/emit.log 2>/dev/null)
-rm -f "$OUT/gpu.txt" "$OUT/study.log"
+rm -f "$gpu" "$log"
 echo "$summary"
 exit $rc
