@@ -127,13 +127,35 @@ __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* 
   }
 }
 
+// n = 1, lanes over products (the study hook -DSPMMC_BALANCED_SPMV=1; compiled only with it): lane l of
+// the group sums products p + l, p + l + L, ... < end of column 0 (`b`: B) in order from +0, and a
+// butterfly of shuffles (xor L / 2, ..., 1) adds the lanes, so every lane of the group holds the piece's sum.
+#ifndef SPMMC_BALANCED_SPMV
+#define SPMMC_BALANCED_SPMV 0
+#endif
+#if SPMMC_BALANCED_SPMV
+template <int L>
+__device__ __forceinline__ float spmmc_balanced_spmv_sum(int p, int end, const float* __restrict__ b, unsigned mask, int lane) {
+  float acc = 0.0f;
+#ifdef __CUDA_ARCH__  // (not for a host build: the tests' emulation)
+#pragma unroll 4
+#endif
+  for (p += lane; p < end; p += L)
+    acc = fmaf(__uint_as_float(__ldg(&spmmc_weight_bits[p])), spmmc_load_b1(b + __ldg(&spmmc_col_idx[p])), acc);
+  for (int step = L / 2; step > 0; step /= 2) acc += __shfl_xor_sync(mask, acc, step, L);
+  return acc;
+}
+#endif
+
 // All n columns of C, in blocks of 32 / G x V: block blockIdx.z * gridDim.y + blockIdx.y (the blocks
 // past the last return). Each lane group of a warp takes its slot's piece (the groups of a warp run
 // apart: their shuffles name their own lanes); G pieces per warp, so a block of the grid's
 // spmmc_balanced_slots slots is spmmc_balanced_slots / G warps. The body of the kernels below, one per
-// V (and G).
-template <int V, int G>
+// V (and G); with LanesOverProducts (V = 1, n = 1: the study hook's kernel) each piece by
+// spmmc_balanced_spmv_sum instead, whose total lane 0 stores as its column's.
+template <int V, int G, bool LanesOverProducts = false>
 __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  static_assert(!LanesOverProducts || V == 1, "lanes over products: one column");
   constexpr int L = 32 / G, S = spmmc_balanced_slots;
   __shared__ float partial[S][L * V];
   __shared__ unsigned arrived[S];
@@ -153,7 +175,12 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
   const bool active = col < n;
   float acc[V];
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
-  spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
+#if SPMMC_BALANCED_SPMV
+  if constexpr (LanesOverProducts)
+    acc[0] = spmmc_balanced_spmv_sum<L>(piece.y, piece.z, B, mask, lane);
+  else
+#endif
+    spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
   const int first = piece.w % S, pieces = piece.w / S;
   float* const out = C + static_cast<int64_t>(piece.x) * n + col;
   if (pieces == 1) {
@@ -206,46 +233,12 @@ __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
 }
 #endif
 
-// n = 1 (a study hook, -DSPMMC_BALANCED_SPMV=1): a lane per product of its group's piece (lane l sums
-// products l, l + L, ... in order from +0), the lanes' sums added by a butterfly of shuffles (xor L / 2,
-// ..., 1), then as above: a whole row's sum stored, a cut row's pieces added in piece order.
-#ifndef SPMMC_BALANCED_SPMV
-#define SPMMC_BALANCED_SPMV 0
-#endif
+// n = 1 (a study hook, -DSPMMC_BALANCED_SPMV=1): lanes over each piece's products (spmmc_balanced_spmv_sum),
+// a cut row's pieces added in piece order as above. Launched with one block of columns (grid.y = 1).
 #if SPMMC_BALANCED_SPMV
-__global__ void SPMMC_BALANCED_BOUNDS spmmc_balanced_spmv(const float* __restrict__ B, float* __restrict__ C, int64_t) {
-  constexpr int G = spmmc_balanced_groups, L = 32 / G, S = spmmc_balanced_slots;
-  __shared__ float partial[S];
-  __shared__ unsigned arrived[S];
-  const int lane = static_cast<int>(threadIdx.x) & (L - 1);
-  const int group = G == 1 ? 0 : (static_cast<int>(threadIdx.x) & 31) / L;
-  const int slot = (static_cast<int>(threadIdx.x) >> 5) * G + group;
-  const unsigned mask = G == 1 ? 0xffffffffu : (0xffffffffu >> (32 - L)) << (group * L);
-  if (lane == 0) arrived[slot] = 0;
-  __syncthreads();
-  const int4 piece = spmmc_piece[blockIdx.x * S + slot];
-  if (piece.x < 0) return;
-  float acc = 0.0f;
-#ifdef __CUDA_ARCH__  // (not for a host build: the tests' emulation)
-#pragma unroll 4
-#endif
-  for (int p = piece.y + lane; p < piece.z; p += L)
-    acc = fmaf(__uint_as_float(__ldg(&spmmc_weight_bits[p])), spmmc_load_b1(B + __ldg(&spmmc_col_idx[p])), acc);
-  for (int step = L / 2; step > 0; step /= 2) acc += __shfl_xor_sync(mask, acc, step, L);
-  if (lane != 0) return;
-  const int first = piece.w % S, pieces = piece.w / S;
-  float* const out = C + piece.x;
-  if (pieces == 1) {
-    spmmc_store_c1(out, acc);
-    return;
-  }
-  partial[slot] = acc;
-  __threadfence_block();
-  if (atomicAdd(&arrived[first], 1u) + 1 != static_cast<unsigned>(pieces)) return;
-  __threadfence_block();
-  float sum = 0.0f;
-  for (int q = 0; q < pieces; ++q) sum += *static_cast<volatile float*>(&partial[first + q]);
-  spmmc_store_c1(out, sum);
+__global__ void SPMMC_BALANCED_BOUNDS
+    spmmc_balanced_spmv(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_balanced_columns<1, spmmc_balanced_groups, true>(B, C, n);
 }
 #endif
 
