@@ -34,10 +34,7 @@ done
 [[ $budget =~ ^[1-9][0-9]*$ ]] || usage
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-[ -d .gpu-data ] || tar xJf .gpu-pack/data.tar.xz
-mkdir -p ../shared
-if [ ! -e ../shared/data ]; then ln -sfn "$PWD/.gpu-data" ../shared/data; fi
-export LD_LIBRARY_PATH=$PWD/.gpu-bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} SPMMC_BUILD_DIR=.gpu-bin SPMMC_MODELS_DIR=$PWD/models
+. scripts/studies/gpu-machine.sh
 name=$(basename "$cases" .cases)
 work=.gpu-batch-$name
 study=$OUT/$name.md log=$OUT/$name.log gpu=$OUT/$name.gpu

@@ -36,10 +36,7 @@ start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-[ -d .gpu-data ] || tar xJf .gpu-pack/data.tar.xz
-mkdir -p ../shared
-if [ ! -e ../shared/data ]; then ln -sfn "$PWD/.gpu-data" ../shared/data; fi
-export LD_LIBRARY_PATH=$PWD/.gpu-bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} SPMMC_BUILD_DIR=.gpu-bin SPMMC_MODELS_DIR=$PWD/models
+. scripts/studies/gpu-machine.sh
 work=.gpu-study-$(basename "$cases" .cases)
 count=$(grep -cv '^\s*\(#\|$\)' "$cases")
 keep=$(( 20 + 3 * count ))
