@@ -244,6 +244,15 @@ struct GuardedBuffer {
 
 int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
+// A row's value from its pieces' sums, as the balanced kernels store it: a whole row's its piece's, a
+// cut row's +0 plus its pieces' sums in piece order.
+float row_of_pieces(const std::vector<float>& sums) {
+  if (sums.size() == 1) return sums[0];
+  float total = 0.0f;
+  for (const float x : sums) total += x;
+  return total;
+}
+
 }  // namespace
 
 std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
@@ -260,12 +269,7 @@ std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, con
           acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
         sums.push_back(acc);
       }
-      float total = sums[0];
-      if (sums.size() > 1) {
-        total = 0.0f;
-        for (const float x : sums) total += x;
-      }
-      c[static_cast<size_t>(row) * n + j] = total;
+      c[static_cast<size_t>(row) * n + j] = row_of_pieces(sums);
     }
   return c;
 }
@@ -288,14 +292,7 @@ std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, cons
     sums[p.row].push_back(lane[0]);
   }
   std::vector<float> c(static_cast<size_t>(a.rows), 0.0f);
-  for (const auto& [row, list] : sums) {
-    float total = list[0];
-    if (list.size() > 1) {
-      total = 0.0f;
-      for (const float x : list) total += x;
-    }
-    c[static_cast<size_t>(row)] = total;
-  }
+  for (const auto& [row, list] : sums) c[static_cast<size_t>(row)] = row_of_pieces(list);
   return c;
 }
 
