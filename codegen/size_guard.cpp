@@ -10,9 +10,11 @@ namespace {
 
 // Bytes of NAME.cu, measured on emitted kernels: per non-zero its generic-path CSR entry (13)
 // and one FMA statement per column of a thread (40 x V); per B load (one per non-empty column
-// of a tile) and per stored row; per tile function; the fixed part.
+// of a tile) and per stored row; an empty row's zero costs a move besides its store (about 100
+// bytes in all: 131 072 rows of one non-zero gave 14.4 MB); per tile function; the fixed part (the
+// template: 44 KB for a 1 x 1 matrix).
 constexpr double kBytesPerNonZero = 13.0, kBytesPerFmaLane = 40.0, kBytesPerLoad = 68.0, kBytesPerRow = 40.0,
-                 kBytesPerTile = 300.0, kBytesFixed = 8192.0;
+                 kBytesPerEmptyRow = 60.0, kBytesPerTile = 300.0, kBytesFixed = 44000.0;
 
 // nvcc -O3 -arch=sm_90 time of one process on the H100 machine's cores (docs/design/kernel.md,
 // "Compile time"): cicc takes 0.4-4 s whatever the size (the tile bodies are inline PTX it
@@ -26,6 +28,18 @@ constexpr double kBytesPerNonZero = 13.0, kBytesPerFmaLane = 40.0, kBytesPerLoad
 // twice the fit: it errs on the side of refusing.
 constexpr double kNvccStartSeconds = 2.0, kPtxasScale = 2.0;
 
+// Empty rows are code the fit above never saw (its layers had non-zeros in nearly every row): each
+// is a store of zeros in its tile's PTX. nvcc of files of 32 768 and 131 072 rows with one non-zero
+// took 22.5 and 103 s (development machine, one build, ptxas -O1) where the fit said 2 s: about 0.8
+// ms per row, taken twice as the fit is.
+constexpr double kPtxasSecondsPerEmptyRow = 0.8e-3;
+
+int64_t empty_rows(const Csr& a) {
+  int64_t empty = 0;
+  for (int32_t r = 0; r < a.rows; ++r) empty += a.row_ptr[r + 1] == a.row_ptr[r];
+  return empty;
+}
+
 }  // namespace
 
 SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile,
@@ -35,15 +49,16 @@ SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, con
   e.fmas = a.nnz() * tile.cols_per_thread;
   e.loads = tiling.nnc_sum;
   const auto nnz = static_cast<double>(a.nnz()), loads = static_cast<double>(std::max<int64_t>(tiling.nnc_sum, 1));
+  const auto empty = static_cast<double>(empty_rows(a));
   e.source_bytes = static_cast<int64_t>((kBytesPerNonZero + kBytesPerFmaLane * v) * nnz + kBytesPerLoad * loads +
-                                        kBytesPerRow * static_cast<double>(a.rows) +
+                                        kBytesPerRow * static_cast<double>(a.rows) + kBytesPerEmptyRow * empty +
                                         kBytesPerTile * static_cast<double>(tiling.tiles) + kBytesFixed);
   // The kernels: taken as equal parts of the non-zeros and loads; ptxas compiles each on its own.
   const double kernels = fmas_per_kernel > 0 ? std::max(1.0, std::ceil(nnz / static_cast<double>(fmas_per_kernel))) : 1.0;
   const double ptxas = kernels * std::exp(-13.123) * std::pow(std::max(nnz / kernels, 1.0), 0.592) *
                        std::pow(std::max(loads / kernels, 1.0), 1.128) * std::pow(static_cast<double>(tile.m1), 0.162) *
                        std::pow(v, 0.6);
-  e.nvcc_seconds = kNvccStartSeconds + kPtxasScale * ptxas;
+  e.nvcc_seconds = kNvccStartSeconds + kPtxasScale * (ptxas + kPtxasSecondsPerEmptyRow * empty);
   e.kernel_loads = loads / kernels;
   return e;
 }

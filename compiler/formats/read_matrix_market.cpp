@@ -153,8 +153,10 @@ Csr read_matrix_market(std::istream& in, const std::string& file, const ReadOpti
   if (remaining >= 0) reserve = std::min(reserve, remaining / 4 + 1);
   if (header.symmetry != Symmetry::kGeneral) reserve *= 2;
   // 12 bytes per entry, plus row_ptr and the bucket cursors of assemble_csr_from_coo (4 bytes
-  // per row each): a tiny file may announce 2^31 rows.
-  check_fits_in_memory(static_cast<double>(reserve) * 12.0 + static_cast<double>(rows + 1) * 8.0,
+  // per row each), and the count per column that every command makes of what it read (spmmc
+  // inspect peaked at 8 bytes per row and 4 per column): a tiny file may announce 2^31 x 2^31.
+  check_fits_in_memory(static_cast<double>(reserve) * 12.0 + static_cast<double>(rows + 1) * 8.0 +
+                           static_cast<double>(cols) * 4.0,
                        "the matrix announced by the size line", size_where);
   CooEntries coo;
   coo.reserve(static_cast<size_t>(reserve));

@@ -111,6 +111,12 @@ const M1Plan& Plan::for_generic(int32_t rows_per_block) const {
   return *best;
 }
 
+double planning_memory_bytes(const Csr& a) {
+  constexpr double kBytesPerRow = 72.0, kBytesPerColumn = 8.0, kBytesPerNonZero = 150.0;
+  return kBytesPerRow * static_cast<double>(a.rows) + kBytesPerColumn * static_cast<double>(a.cols) +
+         kBytesPerNonZero * static_cast<double>(a.nnz());
+}
+
 Plan plan_tiles(const Csr& a, const Target& target, const PlanOptions& options) {
   SPMMC_CHECK(a.nnz() > 0, "planning needs a matrix with non-zeros");
   SPMMC_CHECK(options.n >= 1, "n must be at least 1");

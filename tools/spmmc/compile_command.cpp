@@ -16,6 +16,7 @@
 #include "compiler/common/output_set_lock.h"
 #include "compiler/common/sha256.h"
 #include "compiler/common/write_file_atomically.h"
+#include "compiler/formats/input_limits.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/planning/choose_tile.h"
 #include "compiler/planning/plan_tiles.h"
@@ -283,6 +284,7 @@ int run_compile(const Args& args) {
     throw UserError(ExitCode::kDataError, SourceLocation::whole(o.path),
                     rounding.to_zero > 0 ? fmt::format("every value of A rounds to zero in {}: there is nothing to compile", dtype_name(o.dtype))
                                          : std::string("the matrix has no non-zeros: there is nothing to compile"));
+  check_fits_in_memory(planning_memory_bytes(m.csr), "compiling this matrix", SourceLocation::whole(o.path));
   if (o.k_parts > m.csr.cols)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(o.path),
                     fmt::format("--k-parts {} asks for more ranges of K than A has columns ({})", o.k_parts, m.csr.cols));

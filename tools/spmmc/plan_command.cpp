@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/kernel_program.h"
+#include "compiler/formats/input_limits.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/planning/plan_tiles.h"
 #include "tools/spmmc/commands.h"
@@ -177,6 +178,7 @@ int run_plan(const Args& args) {
   const LoadedMatrix m = read_matrix_file(path, read_options_from(args));
   if (m.csr.nnz() == 0)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(path), "the matrix has no non-zeros: there is nothing to plan");
+  check_fits_in_memory(planning_memory_bytes(m.csr), "planning this matrix", SourceLocation::whole(path));
   options.fmas_per_kernel = default_fmas_per_kernel(m.csr.nnz(), options.n, target.arch);  // as spmmc compile splits
   const Plan plan = plan_tiles(m.csr, target, options);
   if (args.has("--json")) {

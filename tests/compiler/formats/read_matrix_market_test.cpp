@@ -234,5 +234,18 @@ TEST_CASE("mtx: the rows a size line announces count against the memory budget b
   CHECK(mtx(text).rows == 1000000);
 }
 
+TEST_CASE("mtx: the columns a size line announces count against the memory budget too", "[mtx][errors]") {
+  // A 2^31 - 1 square matrix with one entry: every command counts per column what it read, and
+  // spmmc inspect was killed by the system at 24 GB where the rows alone fitted the budget.
+  const std::string text = "%%MatrixMarket matrix coordinate real general\n2 1000000 1\n1 1 1\n";
+  {
+    const MemoryLimit limit("3");  // MiB; the columns' counts need 4 MB
+    const UserError e = expect_user_error([&] { mtx(text); });
+    CHECK(e.where().line == 2);
+    CHECK_THAT(e.message(), Catch::Contains("SPMMC_MEMORY_LIMIT_MB limit of 3 MiB"));
+  }
+  CHECK(mtx(text).cols == 1000000);
+}
+
 }  // namespace
 }  // namespace spmmc
