@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/arrays_on_host.h"
 #include "codegen/embedded_templates.h"
 #include "codegen/fill_template.h"
 #include "codegen/generic_launch.h"
@@ -281,8 +282,25 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                      x.needs);
     }
   }
+  // A's arrays on the host (--arrays host): NAME.cu only; the NVRTC form below keeps them constants.
+  std::string host_define, host_upload;
+  std::string cu_generic_code = generic_code, cu_small_n_code = small_n_code;
+  if (options.host_arrays) {
+    SPMMC_CHECK(!options.tensor_core, "A's arrays on the host: not the tensor-core family");
+    const HostArrays generic = move_arrays_to_host(generic_code), small_n = move_arrays_to_host(small_n_code);
+    cu_generic_code = generic.code;
+    cu_small_n_code = small_n.code;
+    std::vector<std::string> arrays = generic.arrays;
+    arrays.insert(arrays.end(), small_n.arrays.begin(), small_n.arrays.end());
+    host_define = "// A's arrays travel as host bytes, copied to each device at its first call (spmmc compile --arrays host).\n"
+                  "#define SPMMC_HOST_ARRAYS 1\n";
+    host_upload = print_host_array_upload(arrays);
+    k.host_array_bytes = generic.bytes + small_n.bytes;
+  }
   const std::map<std::string, std::string> kernel_values = {
       {"HEADER_COMMENT", comment},
+      {"HOST_ARRAYS_DEFINE", host_define},
+      {"HOST_ARRAYS", host_upload},
       {"HEADER", "\"" + options.name + ".h\""},
       {"GENERIC_ONLY", options.balanced ? "// The balanced family (spmmc compile chose it, docs/emitted-code.md): A's CSR arrays, its pieces and\n"
                                           "// the balanced kernel only; the unrolled path below is compiled out.\n"
@@ -299,8 +317,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                              : ""},
       {"DTYPE_CODE", dtype_code},
       {"DEVICE_CODE", device_code},
-      {"GENERIC_CODE", generic_code},
-      {"SMALL_N_CODE", small_n_code},
+      {"GENERIC_CODE", cu_generic_code},
+      {"SMALL_N_CODE", cu_small_n_code},
       {"BALANCED_FROM_N", std::to_string(options.balanced_from_n)},
       {"BALANCED_BELOW_N", std::to_string(options.balanced_below_n)},
       {"SMALL_N_VARIANTS", small_n_variants},

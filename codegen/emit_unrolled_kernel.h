@@ -96,6 +96,10 @@ struct EmitOptions {
   // where the staged kernel runs at that n (the staged form's blocks, cut at its chunks, pad those
   // the direct kernel runs below it).
   int64_t tuned_n = 0;
+  // A's arrays as host bytes in NAME.cu, copied to each device at its first call there (codegen/
+  // arrays_on_host.h; spmmc compile --arrays host): not the tensor-core family. The NVRTC form keeps
+  // them constants.
+  bool host_arrays = false;
 };
 
 struct EmittedKernel {
@@ -116,6 +120,7 @@ struct EmittedKernel {
   int64_t fmas = 0;        // one per non-zero (each a V-wide group of FMA instructions)
   int64_t loads = 0;       // global loads of B per thread: the sum of non-empty columns over tiles
   int64_t stores = 0;      // one per row of C
+  int64_t host_array_bytes = 0;  // EmitOptions::host_arrays: A's arrays' bytes, copied at the first call
   // The tensor-core family: what print_tensor_core made of A (windows, blocks, vectors, the staged and
   // split launches; codegen/print_tensor_core.h), its `code` left empty (it is in `cu`). Zero elsewhere.
   TensorCoreCode tensor_core;

@@ -139,6 +139,9 @@ std::vector<std::string> emitted_kernel_clang_args() {
           // The entry point's graph path captures the same launch chain the verifier reads
           // (codegen/templates/kernel.cu) and needs <mutex>, which the prelude does not have.
           "-DSPMMC_NO_GRAPH",
+          // A's arrays on the host (codegen/arrays_on_host.h): their bytes and the copy's table are host
+          // code, which a device-only parse would not see otherwise.
+          "-DSPMMC_VERIFY",
           "-isystem",
           kPreludeDir,
           "-include",

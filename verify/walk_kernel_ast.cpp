@@ -132,6 +132,7 @@ class KernelWalker {
     TopLevelDecls top(sm_);
     top.TraverseDecl(ctx_.getTranslationUnitDecl());
     read_info(top.variables);
+    read_host_bytes(top.variables);
     read_generic_path(top.variables);
     choose_dtype(top.functions);
     read_tensor_core_path(top.variables);
@@ -905,6 +906,67 @@ class KernelWalker {
     }
   }
 
+  // A's arrays on the host (spmmc compile --arrays host, codegen/arrays_on_host.h): each moved array
+  // `spmmc_X` is declared without values, its bytes are `spmmc_X_host` (string literals, little-endian),
+  // and the copy's table `spmmc_host_arrays` pairs them: {&spmmc_X, spmmc_X_host, sizeof(spmmc_X)}. The
+  // bytes go to host_bytes_ for read_integer_array and read_vector_array; the table must pair every
+  // array with its own bytes, once. (The copy's code is host code, which this device-side parse does
+  // not see: the tests run it in the CPU emulation.)
+  void read_host_bytes(const std::vector<clang::VarDecl*>& variables) {
+    const clang::VarDecl* table = nullptr;
+    for (const clang::VarDecl* v : variables) {
+      const std::string name = v->getNameAsString();
+      if (name == "spmmc_host_arrays") table = v;
+      if (name.size() < 6 || name.compare(name.size() - 5, 5, "_host") != 0 || !v->hasInit()) continue;
+      const auto* list = llvm::dyn_cast<clang::InitListExpr>(v->getInit()->IgnoreImplicit());
+      if (!list) continue;
+      std::string bytes;
+      for (const clang::Expr* piece : list->inits()) {
+        const auto* text = llvm::dyn_cast<clang::StringLiteral>(piece->IgnoreParenImpCasts());
+        if (!text) {
+          error(piece->getBeginLoc(), fmt::format("{} holds something other than string literals", name));
+          return;
+        }
+        bytes += text->getBytes().str();
+      }
+      host_bytes_[name.substr(0, name.size() - 5)] = {v, std::move(bytes)};
+    }
+    if (host_bytes_.empty()) return;
+    const auto* list = table && table->hasInit() ? llvm::dyn_cast<clang::InitListExpr>(table->getInit()->IgnoreImplicit()) : nullptr;
+    if (!list) {
+      error(host_bytes_.begin()->second.first->getLocation(), "host bytes of A's arrays but no table spmmc_host_arrays that copies them");
+      return;
+    }
+    std::set<std::string> paired;
+    for (const clang::Expr* entry : list->inits()) {
+      const auto* fields = llvm::dyn_cast<clang::InitListExpr>(entry->IgnoreImplicit());
+      const auto* address = fields && fields->getNumInits() == 3 ? llvm::dyn_cast<clang::UnaryOperator>(fields->getInit(0)->IgnoreParenImpCasts()) : nullptr;
+      const auto* array = address && address->getOpcode() == clang::UO_AddrOf
+                              ? llvm::dyn_cast<clang::DeclRefExpr>(address->getSubExpr()->IgnoreParenImpCasts())
+                              : nullptr;
+      const auto* bytes = array ? llvm::dyn_cast<clang::DeclRefExpr>(fields->getInit(1)->IgnoreParenImpCasts()) : nullptr;
+      const auto* size = bytes ? llvm::dyn_cast<clang::UnaryExprOrTypeTraitExpr>(fields->getInit(2)->IgnoreParenImpCasts()) : nullptr;
+      const auto* sized = size && size->getKind() == clang::UETT_SizeOf && !size->isArgumentType()
+                              ? llvm::dyn_cast<clang::DeclRefExpr>(size->getArgumentExpr()->IgnoreParens())
+                              : nullptr;
+      if (!sized) {
+        error(entry->getBeginLoc(), "an entry of spmmc_host_arrays that is not {&ARRAY, ARRAY_host, sizeof(ARRAY)}: " + snip(entry));
+        continue;
+      }
+      const std::string name = array->getDecl()->getNameAsString();
+      if (bytes->getDecl()->getNameAsString() != name + "_host" || sized->getDecl()->getNameAsString() != name)
+        error(entry->getBeginLoc(), fmt::format("spmmc_host_arrays copies {} into {} (sized as {}): each array takes its own bytes",
+                                                bytes->getDecl()->getNameAsString(), name, sized->getDecl()->getNameAsString()));
+      else if (!host_bytes_.count(name))
+        error(entry->getBeginLoc(), fmt::format("spmmc_host_arrays copies {}_host, which holds no string literals", name));
+      else if (!paired.insert(name).second)
+        error(entry->getBeginLoc(), fmt::format("spmmc_host_arrays copies {} twice", name));
+    }
+    for (const auto& [name, bytes] : host_bytes_)
+      if (!paired.count(name))
+        error(bytes.first->getLocation(), fmt::format("{}_host is not in spmmc_host_arrays: {} would keep zeros", name, name));
+  }
+
   // spmmc_row_ptr, spmmc_col_idx, spmmc_weight_bits, spmmc_k_part_begin, spmmc_generic_order,
   // spmmc_generic_span: arrays of integer constants.
   void read_generic_path(const std::vector<clang::VarDecl*>& variables) {
@@ -1032,6 +1094,8 @@ class KernelWalker {
     const clang::InitListExpr* list = nullptr;
     if (!start_array(v, name, array, list)) return false;
     const auto* type = ctx_.getAsConstantArrayType(v.getType());
+    if (!list && type && type->getElementType()->isIntegerType() && host_bytes_.count(name))
+      return read_host_array(v, name, *type, 1, array);
     if (!list || !type || !type->getElementType()->isIntegerType() || !v.getType().isConstQualified()) {
       error(v.getLocation(), fmt::format("{} is not a const array of integer constants", name));
       return false;
@@ -1068,6 +1132,8 @@ class KernelWalker {
     bool shaped = record && record->getName() == vector && members.size() == fields;
     for (unsigned m = 0; shaped && m < fields; ++m)
       shaped = members[m]->getName() == kMembers[m] && members[m]->getType()->isIntegerType();
+    // (a record's array without values may carry its implicit construction: no initialiser list)
+    if (!list && shaped && host_bytes_.count(name)) return read_host_array(v, name, *type, fields, array);
     if (!list || !shaped || !v.getType().isConstQualified()) {
       error(v.getLocation(), fmt::format("{} is not a const array of {} constants", name, vector));
       return false;
@@ -1098,10 +1164,37 @@ class KernelWalker {
     return true;
   }
 
+  // `v`, an array declared without values whose bytes are host_bytes_[name] (read_host_bytes): its
+  // elements (of `fields` 32-bit integers each) from them, little-endian, each placed at the bytes'
+  // definition. False, with an error at `v`, where their size is not the array's.
+  bool read_host_array(const clang::VarDecl& v, const std::string& name, const clang::ConstantArrayType& type, unsigned fields,
+                       IntegerArray& array) {
+    const auto& [bytes_decl, bytes] = host_bytes_.at(name);
+    const uint64_t size = type.getSize().getZExtValue();
+    const uint64_t element_bytes = static_cast<uint64_t>(ctx_.getTypeSize(type.getElementType()) / 8);
+    if (element_bytes != 4 * fields || bytes.size() != size * element_bytes) {
+      error(v.getLocation(), fmt::format("{} has {} elements of {} bytes, but {}_host holds {} bytes", name, size, element_bytes,
+                                         name, bytes.size()));
+      return false;
+    }
+    const bool is_signed = fields > 1 || type.getElementType()->isSignedIntegerType();
+    const CodeLocation at = locator_.at(bytes_decl->getLocation());
+    for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+      uint32_t word = 0;
+      for (int b = 3; b >= 0; --b) word = word << 8 | static_cast<unsigned char>(bytes[i + static_cast<size_t>(b)]);
+      array.values.push_back(is_signed ? static_cast<int64_t>(static_cast<int32_t>(word)) : static_cast<int64_t>(word));
+      array.lines.push_back(static_cast<int32_t>(at.line));
+      array.columns.push_back(static_cast<int32_t>(at.column));
+    }
+    return true;
+  }
+
   clang::ASTContext& ctx_;
   const clang::SourceManager& sm_;
   const Locator& locator_;
   EmittedKernelAnalysis& out_;
+  // A's arrays on the host: each moved array's bytes and where they are defined (read_host_bytes).
+  std::map<std::string, std::pair<const clang::VarDecl*, std::string>> host_bytes_;
   // The kernel being read, and what its first tile call says.
   const clang::FunctionDecl* kernel_ = nullptr;
   LinearForm n_symbol_;                     // {n: 1}

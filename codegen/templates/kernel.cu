@@ -1,7 +1,13 @@
 /*@HEADER_COMMENT*/// Template of an spmmc-emitted kernel (codegen/templates/kernel.cu). It compiles on its own
 // as an empty kernel; the emitter replaces each marked span (see codegen/fill_template.h).
 /*@*/
-#include /*@HEADER*/"kernel.h"/*@*/
+/*@HOST_ARRAYS_DEFINE*//*@*/#include /*@HEADER*/"kernel.h"/*@*/
+#if defined(SPMMC_HOST_ARRAYS) && !defined(__CUDA_ARCH__)  // what the copy of A's arrays needs (host_arrays.cuh)
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <vector>
+#endif
 
 namespace {
 
@@ -382,10 +388,17 @@ cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spm
 
 #endif  // SPMMC_GENERIC_ONLY
 
+/*@HOST_ARRAYS*//*@*/
 }  // namespace
 
 extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_elem* C, int64_t n, cudaStream_t stream) {
   if (B == nullptr || C == nullptr || n < 1) return cudaErrorInvalidValue;
+#if defined(SPMMC_HOST_ARRAYS) && !defined(__CUDA_ARCH__)
+  {
+    const cudaError_t uploaded = spmmc_upload_arrays();
+    if (uploaded != cudaSuccess) return uploaded;
+  }
+#endif
 #if defined(SPMMC_SMALL_N_BALANCED)
   if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n)
     return spmmc_launch_balanced(B, C, n, stream);

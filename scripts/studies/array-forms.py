@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How A's arrays travel (issue 28, scale): nvcc's time and memory for one emitted file of the generic
-or balanced family with its CSR arrays (and table of pieces) in five forms. Builds each form with
+or balanced family with its CSR arrays (and table of pieces) in six forms. Builds each form with
 `nvcc -O3 -arch=ARCH -c` (`--time` for the phases) under /usr/bin/time, one after the other, and prints a
 Markdown table: seconds, peak memory, the object's size, and the phases that took most.
 
@@ -9,6 +9,8 @@ Markdown table: seconds, peak memory, the object's size, and the phases that too
                   name a macro that casts it: the same device image, a tenth of the tokens
   host-ints       the initialisers as host arrays in the same file, the device arrays uninitialised
                   (an entry point would copy them at its first call on each device)
+  host-bytes      each array one host string literal of its bytes in the same file, the device arrays
+                  uninitialised (one file, as device-ints)
   host-ints-cpp   the host arrays in a .cpp of their own (g++ -O0) beside the .cu without them (nvcc)
   host-bytes-cpp  the host arrays as one string literal of their bytes in a .cpp (g++ -O0)
 
@@ -29,7 +31,7 @@ import subprocess
 import sys
 
 ARRAY = re.compile(r'^(\[\[maybe_unused\]\] )?__device__ const (int4|int|unsigned) (spmmc_\w+)\[\] = \{')
-FORMS = ['device-ints', 'device-bytes', 'host-ints', 'host-ints-cpp', 'host-bytes-cpp']
+FORMS = ['device-ints', 'device-bytes', 'host-ints', 'host-bytes', 'host-ints-cpp', 'host-bytes-cpp']
 
 
 def split_arrays(lines):
@@ -104,12 +106,15 @@ def write_forms(cu, out, forms):
             else:
                 body.append(f'__device__ {typ} {name}[{count(typ, numbers)}];')
                 host = f'__attribute__((used)) static const {typ} {name}_host[] = ' + text[text.index('= {') + 2:]
+                host_bytes = f'alignas(16) extern const char {name}_host[] =\n{literal(as_bytes(typ, numbers))};'
                 if form == 'host-ints':
                     body += ['#ifndef __CUDA_ARCH__', host, '#endif']
+                elif form == 'host-bytes':
+                    body += ['#ifndef __CUDA_ARCH__', host_bytes, '#endif']
                 elif form == 'host-ints-cpp':
                     data_cpp.append(host)
                 else:
-                    data_cpp.append(f'alignas(16) extern const char {name}_host[] =\n{literal(as_bytes(typ, numbers))};')
+                    data_cpp.append(host_bytes)
         cu_out = os.path.join(d, os.path.basename(cu))
         open(cu_out, 'w').write('\n'.join(body))
         builds[form] = [('nvcc', cu_out)]

@@ -219,15 +219,7 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
     CHECK(report["kernel"]["balanced"]["pieces_per_warp"] == groups);
     CHECK(report["kernel"]["variants"][0]["kernel"] == "balanced-v4");
     CHECK(report["kernel"]["variants"][0]["n_min"] == 4 * 32 / groups);
-    std::string log;
-    const fs::path so = out / ("lib" + name + ".so");
-    const int built = test::build_emulated({out / (name + ".cu")}, so, log);
-    INFO(log);
-    REQUIRE(built == 0);
-    std::string error;
-    kernel = test::EmulatedKernel::load(so, name, error);
-    INFO(error);
-    REQUIRE(kernel);
+    kernel = test::emulate_emitted(out / (name + ".cu"), name);
     const spmmc_kernel_info& info = *kernel->info();
     CHECK(std::string(info.a_format) == "csr-pieces-constants");
     CHECK(info.m == a.rows);

@@ -83,9 +83,11 @@ TEST_CASE("emitted kernels compile with nvcc without warnings", "[codegen][nvcc]
   // And in tf32 (m16n8k4, cvt.rna.tf32.f32 of B), and tf32 on CUDA cores (float32's code).
   compile_kernel(layer, "tc_tf32", dir.path, {"--dtype", "tf32", "--family", "tensor-core"});
   compile_kernel(layer, "cc_tf32", dir.path, {"--dtype", "tf32", "--tile", "16x128x2"});
+  // A's arrays on the host (the copy's runtime and driver entry points, in CUDA's real headers).
+  compile_kernel(holes, "host_arrays", dir.path, {"--family", "balanced", "--arrays", "host"});
   std::vector<Job> jobs;
   for (const char* name : {"single_nonzero", "sparse_holes", "rn50_layer", "k_ranges", "generic_family", "tc_fp16", "tc_bf16",
-                           "tc_tf32", "cc_tf32"})
+                           "tc_tf32", "cc_tf32", "host_arrays"})
     jobs.emplace_back(nvcc_compile_command(nvcc, dir.path / (std::string(name) + ".cu"), dir.path / (std::string(name) + ".o")));
   run_parallel(jobs);
   for (const Job& job : jobs) {

@@ -66,6 +66,21 @@ int build_emulated(const std::vector<std::filesystem::path>& sources, const std:
   return run_command(command, log);
 }
 
+std::unique_ptr<EmulatedKernel> emulate_emitted(const std::filesystem::path& cu, const std::string& name) {
+  std::string log;
+  const std::filesystem::path so = cu.parent_path() / ("lib" + name + ".so");
+  const int built = build_emulated({cu}, so, log);
+  INFO(log);
+  REQUIRE(built == 0);
+  std::string error;
+  std::unique_ptr<EmulatedKernel> kernel = EmulatedKernel::load(so, name, error);
+  INFO(error);
+  REQUIRE(kernel);
+  return kernel;
+}
+
+void* EmulatedKernel::symbol(const char* name) const { return dlsym(handle_, name); }
+
 std::unique_ptr<EmulatedKernel> EmulatedKernel::load(const std::filesystem::path& so, const std::string& name,
                                                      std::string& error) {
   std::unique_ptr<EmulatedKernel> k(new EmulatedKernel());

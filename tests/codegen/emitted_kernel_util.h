@@ -77,6 +77,8 @@ class EmulatedKernel {
   CapturingStream capturing_stream = nullptr;
   ReplayCapture replay_capture = nullptr;
   LastKernel last_kernel = nullptr;
+  // Any other symbol of the shared object (an emulation hook), or nullptr.
+  void* symbol(const char* name) const;
   // The generic path's kernels seen so far: codegen/generic_launch.h's symbol -> the address the
   // emulation launched (check_generic_launch: one address per symbol, one symbol per address).
   mutable std::map<std::string, const void*> generic_kernels;
@@ -85,6 +87,10 @@ class EmulatedKernel {
   EmulatedKernel() = default;
   void* handle_ = nullptr;
 };
+
+// Builds `cu` (an emitted NAME.cu) with build_emulated into lib`name`.so beside it and loads it, the
+// calling test failing (REQUIRE) with the compiler's or the loader's message where either fails.
+std::unique_ptr<EmulatedKernel> emulate_emitted(const std::filesystem::path& cu, const std::string& name);
 
 // What the emulated device reports (tests/cuda_emulation/cuda_runtime.h): the launch code's
 // grid.y is ceil(SMs x blocks per SM / A-tiles), at most the B-tiles and 65535.

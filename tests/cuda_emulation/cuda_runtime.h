@@ -598,6 +598,63 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return cudaSuccess;
 }
 
+// A's arrays on the host (spmmc compile --arrays host, codegen/templates/host_arrays.cuh): the copy to
+// the device's arrays is a memcpy here, the thread's capture mode a thread-local value, and the driver
+// entry points cuCtxGetCurrent and cuCtxGetId give one context whose ID the tests advance with
+// spmmc_emulation_reset_device(), which also zeroes every array copied to (as a new context's module
+// would have them), so that a kernel that does not copy them again computes with zeros.
+#define CUDART_VERSION 13000
+enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1 };
+enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
+#define cudaEnableDefault 0x0
+struct EmulatedUploads {
+  unsigned long long copies = 0, bytes = 0, context = 1;
+  std::vector<std::pair<void*, size_t>> arrays;  // every destination copied to
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+};
+__attribute__((visibility("hidden"))) inline EmulatedUploads emulated_uploads;
+
+inline cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
+                                           cudaMemcpyKind kind, cudaStream_t stream = nullptr) {
+  if (symbol == nullptr || src == nullptr || kind != cudaMemcpyHostToDevice) return cudaErrorInvalidValue;
+  if (stream != nullptr && stream->capture != nullptr) return cudaErrorStreamCaptureUnsupported;
+  void* to = static_cast<char*>(const_cast<void*>(symbol)) + offset;
+  memcpy(to, src, count);
+  ++emulated_uploads.copies;
+  emulated_uploads.bytes += count;
+  emulated_uploads.arrays.emplace_back(to, count);
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaStreamSynchronize(cudaStream_t /*stream*/) { return cudaSuccess; }
+
+inline cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  if (mode == nullptr) return cudaErrorInvalidValue;
+  const cudaStreamCaptureMode before = emulated_uploads.mode;
+  emulated_uploads.mode = *mode;
+  *mode = before;
+  return cudaSuccess;
+}
+
+inline int spmmc_emulated_ctx_get_current(void** context) {
+  *context = &emulated_uploads;
+  return 0;
+}
+inline int spmmc_emulated_ctx_get_id(void* /*context*/, unsigned long long* id) {
+  *id = emulated_uploads.context;
+  return 0;
+}
+inline cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int /*version*/,
+                                                    unsigned long long /*flags*/, cudaDriverEntryPointQueryResult* found) {
+  if (symbol == nullptr || function == nullptr) return cudaErrorInvalidValue;
+  const bool current = strcmp(symbol, "cuCtxGetCurrent") == 0, id = strcmp(symbol, "cuCtxGetId") == 0;
+  *function = current ? reinterpret_cast<void*>(&spmmc_emulated_ctx_get_current)
+              : id    ? reinterpret_cast<void*>(&spmmc_emulated_ctx_get_id)
+                      : nullptr;
+  if (found != nullptr) *found = *function != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return cudaSuccess;
+}
+
 inline cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
   if (status == nullptr) return cudaErrorInvalidValue;
   *status = stream != nullptr && stream->capture != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
@@ -786,6 +843,21 @@ extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulat
 extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_set_bounds(
     const void* read_only, size_t read_only_bytes, void* read_write, size_t read_write_bytes) {
   spmmc_emulation::set_memory_bounds(read_only, read_only_bytes, read_write, read_write_bytes);
+}
+
+// For the tests of A's arrays on the host: stats[0] copies to the device's arrays, [1] their bytes,
+// [2] the context's ID, [3] the calling thread's capture mode (cudaStreamCaptureMode).
+extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_upload_stats(unsigned long long* stats) {
+  stats[0] = emulated_uploads.copies;
+  stats[1] = emulated_uploads.bytes;
+  stats[2] = emulated_uploads.context;
+  stats[3] = static_cast<unsigned long long>(emulated_uploads.mode);
+}
+
+// As cudaDeviceReset would leave the device: a new context (another ID) whose arrays are zeros.
+extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_reset_device() {
+  for (const auto& [to, count] : emulated_uploads.arrays) memset(to, 0, count);
+  ++emulated_uploads.context;
 }
 
 #endif  // SPMMC_TESTS_CUDA_EMULATION_CUDA_RUNTIME_H

@@ -51,6 +51,11 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--max-candidates", "-1"}, "--max-candidates"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "rank", "--real-compile-budget", "-5"},
        "--real-compile-budget"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "disk"}, "--arrays disk: expected device (default) or host"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "host", "--family", "tensor-core", "--dtype", "fp16"},
+       "--arrays host moves the CSR arrays of the unrolled, generic and balanced families"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "host", "--dtype", "fp16"},
+       "--arrays host: the tensor-core family chosen here keeps its arrays constants"},
   };
   for (const auto& c : cases) {
     const auto r = run_spmmc(c.args);

@@ -24,16 +24,21 @@ struct Compiled {
   nlohmann::json report;
 };
 
-// A 64 x 48 matrix compiled with tiles of 8 rows (`tile`: M1 x N1 x V).
-void compile(Compiled& c, const std::vector<std::string>& extra = {}, const std::string& tile = "8x32") {
+// The 64 x 48 matrix of these tests, written to c.weights.
+void write_weights(Compiled& c) {
   c.weights = c.dir.path / "a.mtx";
-  auto r = run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
-                      c.weights.string()});
+  const auto r = run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
+                            c.weights.string()});
   REQUIRE(r.exit_code == 0);
+}
+
+// That matrix compiled with tiles of 8 rows (`tile`: M1 x N1 x V).
+void compile(Compiled& c, const std::vector<std::string>& extra = {}, const std::string& tile = "8x32") {
+  write_weights(c);
   std::vector<std::string> args = {"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--tile", tile,
                                    "-o", (c.dir.path / "out").string(), "--quiet", "--reproducible"};
   args.insert(args.end(), extra.begin(), extra.end());
-  r = run_spmmc(args);
+  const auto r = run_spmmc(args);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   c.cu = c.dir.path / "out" / "layer0.cu";
@@ -137,9 +142,7 @@ TEST_CASE("verify cli: the JSON report", "[verify][cli]") {
 TEST_CASE("verify cli: a file of the generic family matches, a changed weight, an added kernel or a row twice does not",
           "[verify][cli]") {
   Compiled c;
-  c.weights = c.dir.path / "a.mtx";
-  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "64", "--cols", "48", "--sparsity", "0.8", "--seed", "3", "-q", "-o",
-                     c.weights.string()}).exit_code == 0);
+  write_weights(c);
   const auto compiled = run_spmmc({"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--family", "generic", "-o",
                                    (c.dir.path / "out").string(), "--quiet"});
   INFO(compiled.err);
@@ -178,6 +181,47 @@ TEST_CASE("verify cli: a file of the generic family matches, a changed weight, a
   const auto o = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
   CHECK(o.exit_code == 65);
   CHECK_THAT(o.err, Catch::Contains("error: spmmc_generic_order[1] is row " + row + " again (also element 0)"));
+}
+
+TEST_CASE("verify cli: A's arrays on the host are read from their bytes, and the copy's table pairs each with its own",
+          "[verify][cli][arrays]") {
+  Compiled c;
+  write_weights(c);
+  for (const char* family : {"generic", "balanced", "unrolled"}) {
+    INFO("--family " << family);
+    const fs::path out = c.dir.path / family;
+    const auto compiled = run_spmmc({"compile", c.weights.string(), "--n", "64", "--name", "layer0", "--family", family,
+                                     "--arrays", "host", "-o", out.string(), "--quiet"});
+    INFO(compiled.err);
+    REQUIRE(compiled.exit_code == 0);
+    const auto r = run_spmmc({"verify", (out / "layer0.cu").string(), "--against", c.weights.string()});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("matches a.mtx: 64 x 48, "));
+  }
+  const fs::path cu = c.dir.path / "generic" / "layer0.cu";
+  const std::string text = test::read_file(cu);
+  const fs::path bad = cu.parent_path() / "layer0_bad.cu";
+  const auto refused = [&](const std::string& changed, const std::string& message) {
+    test::write_file(bad, changed);
+    const auto v = run_spmmc({"verify", bad.string(), "--against", c.weights.string()});
+    INFO(v.err);
+    CHECK(v.exit_code == 65);
+    CHECK_THAT(v.err, Catch::Contains(message));
+  };
+  // The first 64 bytes of the weights (their first line) replaced by as many 'A's: 0x41414141 is 12.07,
+  // no weight of this matrix.
+  const size_t line = text.find('\n', text.find("const char* const spmmc_weight_bits_host[] = {")) + 1;
+  refused(text.substr(0, line) + "\"" + std::string(64, 'A') + "\"" + text.substr(text.find('\n', line)),
+          "error: spmmc_weight_bits[0] is");
+  // The table copying one array's bytes into another, or leaving one out.
+  refused(test::replace_first(text, "{&spmmc_col_idx, spmmc_col_idx_host,", "{&spmmc_col_idx, spmmc_weight_bits_host,"),
+          "spmmc_host_arrays copies spmmc_weight_bits_host into spmmc_col_idx");
+  refused(test::replace_first(text, "    {&spmmc_col_idx, spmmc_col_idx_host, sizeof(spmmc_col_idx)},\n", ""),
+          "spmmc_col_idx_host is not in spmmc_host_arrays: spmmc_col_idx would keep zeros");
+  // Bytes of another size than the array's.
+  refused(test::replace_first(text, "const char* const spmmc_col_idx_host[] = {\n", "const char* const spmmc_col_idx_host[] = {\n\"abcd\"\n"),
+          "but spmmc_col_idx_host holds");
 }
 
 TEST_CASE("verify cli: a corrupted copy exits 65 naming the difference", "[verify][cli]") {

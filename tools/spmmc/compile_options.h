@@ -51,6 +51,7 @@ struct CompileOptions {
   std::optional<int64_t> balanced_below;  // --balanced-below (0: no balanced small-n path)
   std::optional<int64_t> balanced_pairs_below;  // --balanced-pairs-below (0: no pairs kernel)
   bool batch_invariant = false;           // --batch-invariant
+  bool host_arrays = false;               // --arrays host (default device)
 
   // --tune, with auto resolved: none, model, rank, proxy or exhaustive.
   std::string tune;

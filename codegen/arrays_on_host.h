@@ -1,0 +1,32 @@
+// A's arrays on the host (spmmc compile --arrays host; docs/emitted-code.md, *A's arrays on the
+// host*): the emitted code's device arrays lose their initialisers, which become host bytes that
+// the entry point copies to each device at its first call there (templates/host_arrays.cuh). nvcc
+// builds such a file several times faster and in a fraction of the memory (docs/benchmarks.md, *How
+// A's arrays travel*).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spmmc {
+
+struct HostArrays {
+  std::string code;                 // the code with its arrays declared without values, and their bytes
+  std::vector<std::string> arrays;  // the device arrays moved, in the order of the code
+  int64_t bytes = 0;                // their bytes in all
+};
+
+// Moves every array of `code` (printed by the emitter: `[[maybe_unused]]` or `alignas(N)`, then
+// `__device__ const int|unsigned|int4 spmmc_NAME[] = {...};`) to the host: the declaration becomes
+// `__device__ T spmmc_NAME[count];` and is followed by `spmmc_NAME_host`, its bytes (little-endian) as
+// string literals of at most 32768 bytes each. Other code is kept as it is. A malformed initialiser is
+// an internal error (the emitter printed it).
+HostArrays move_arrays_to_host(const std::string& code);
+
+// The copy's code (templates/host_arrays.cuh) with its table of `arrays` (the names
+// move_arrays_to_host moved), for the end of the emitted file's anonymous namespace (the file
+// defines SPMMC_HOST_ARRAYS at its top for the includes it needs and the entry point's call).
+std::string print_host_array_upload(const std::vector<std::string>& arrays);
+
+}  // namespace spmmc
