@@ -227,6 +227,7 @@ void print_summary(const CompiledLayer& l) {
   const std::string base = (std::filesystem::path(o.out_dir) / o.name).string();
   const Csr& a = l.matrix.csr;
   const EmittedKernel& kernel = l.kernel;
+  const char* const arrays = o.host_arrays ? "host bytes copied at the first call" : "constants";
   if (f.tensor_core)
     std::fprintf(stderr,
                  "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, tensor-core family (%s: %d windows of "
@@ -238,15 +239,15 @@ void print_summary(const CompiledLayer& l) {
                  static_cast<double>(kernel.cu.size()) / 1e6);
   else if (f.balanced)
     std::fprintf(stderr,
-                 "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, balanced family (A as CSR constants, "
+                 "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, balanced family (A as CSR %s, "
                  "%d rows cut into pieces of at most %d products; %s), %.1f MB of CUDA\n",
-                 base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), kernel.balanced_rows_cut,
+                 base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), arrays, kernel.balanced_rows_cut,
                  l.piece_length, f.why.c_str(), static_cast<double>(kernel.cu.size()) / 1e6);
   else if (f.generic)
     std::fprintf(stderr,
-                 "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, generic family (A as CSR constants; %s), "
+                 "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, generic family (A as CSR %s; %s), "
                  "%.1f MB of CUDA\n",
-                 base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), f.why.c_str(),
+                 base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), arrays, f.why.c_str(),
                  static_cast<double>(kernel.cu.size()) / 1e6);
   else
     std::fprintf(stderr,
@@ -255,6 +256,9 @@ void print_summary(const CompiledLayer& l) {
                  base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), l.tile.chosen->tile.label().c_str(),
                  o.tile ? "--tile" : o.tune == "none" || (o.tune == "model" && !o.ranker) ? "heuristic" : ("--tune " + o.tune).c_str(), kernel.tiles,
                  static_cast<double>(kernel.cu.size()) / 1e6, f.estimate.nvcc_seconds);
+  if (o.host_arrays && f.unrolled)
+    std::fprintf(stderr, "spmmc compile: the generic path's arrays: %.1f MB of host bytes, copied to each device at its first call\n",
+                 static_cast<double>(kernel.host_array_bytes) / 1e6);
   if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
     std::fprintf(stderr,
                  "spmmc compile: n = %lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
