@@ -165,6 +165,25 @@ TEST_CASE("compile cli: the size guard counts empty rows, and auto leaves the un
   CHECK_THAT(jg["family_why"].get<std::string>(), Catch::Contains("above the limit of 600 s"));
 }
 
+TEST_CASE("compile cli: a note where A's arrays as constants would need more than 4 GB of nvcc", "[cli][compile][arrays]") {
+  // 4.6M non-zeros: about 4 GB at the measured 0.88 KB per non-zero; --arrays host, or a smaller A, says nothing.
+  test::TempDir dir;
+  const fs::path big = dir.path / "big.smtx", small = dir.path / "small.smtx";
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "4600", "--cols", "2000", "--sparsity", "0.5", "-q", "-o", big.string()}).exit_code == 0);
+  REQUIRE(run_spmmc({"gen", "uniform", "--rows", "4000", "--cols", "2000", "--sparsity", "0.5", "-q", "-o", small.string()}).exit_code == 0);
+  const auto note = [&](const fs::path& matrix, const std::string& arrays) {
+    const auto r = run_spmmc({"compile", matrix.string(), "--n", "64", "--name", "g", "--family", "generic", "--arrays", arrays,
+                              "-o", (dir.path / "out").string()});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    return r.err.find("note: nvcc will need about 4 GB") != std::string::npos &&
+           r.err.find("--arrays host writes them as host bytes") != std::string::npos;
+  };
+  CHECK(note(big, "device"));
+  CHECK_FALSE(note(big, "host"));
+  CHECK_FALSE(note(small, "device"));
+}
+
 TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compile]") {
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string();

@@ -259,6 +259,18 @@ void print_summary(const CompiledLayer& l) {
   if (o.host_arrays && f.unrolled)
     std::fprintf(stderr, "spmmc compile: the generic path's arrays: %.1f MB of host bytes, copied to each device at its first call\n",
                  static_cast<double>(kernel.host_array_bytes) / 1e6);
+  // A's arrays as constants cost nvcc about 31 us and 0.88 KB per non-zero (a balanced file of 9.9M
+  // non-zeros: 307 s and 8.7 GB on the 2-core development machine; docs/benchmarks.md, *How A's arrays
+  // travel*); as host bytes 3.6 us and 0.37 KB. Said where the constants would need more than 4 GB.
+  constexpr double kConstantBytesPerNonZero = 880.0, kConstantSecondsPerNonZero = 31e-6;
+  const double constant_bytes = kConstantBytesPerNonZero * static_cast<double>(a.nnz());
+  if (!o.host_arrays && !f.tensor_core && constant_bytes > 4e9)
+    std::fprintf(stderr,
+                 "spmmc compile: note: nvcc will need about %.0f GB and %.0f minutes for A's %lld non-zeros as constants of "
+                 "%s.cu; --arrays host writes them as host bytes copied at the first call, which builds about 8x faster in "
+                 "less than half the memory (docs/emitted-code.md, *A's arrays on the host*)\n",
+                 constant_bytes / 1e9, kConstantSecondsPerNonZero * static_cast<double>(a.nnz()) / 60.0,
+                 static_cast<long long>(a.nnz()), o.name.c_str());
   if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
     std::fprintf(stderr,
                  "spmmc compile: n = %lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
