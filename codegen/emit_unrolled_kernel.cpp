@@ -284,12 +284,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   }
   // A's arrays on the host (--arrays host): NAME.cu only; the NVRTC form below keeps them constants.
   std::string host_define, host_upload;
-  std::string cu_generic_code = generic_code, cu_small_n_code = small_n_code;
+  HostArrays generic, small_n;
   if (options.host_arrays) {
     SPMMC_CHECK(!options.tensor_core, "A's arrays on the host: not the tensor-core family");
-    const HostArrays generic = move_arrays_to_host(generic_code), small_n = move_arrays_to_host(small_n_code);
-    cu_generic_code = generic.code;
-    cu_small_n_code = small_n.code;
+    generic = move_arrays_to_host(generic_code);
+    small_n = move_arrays_to_host(small_n_code);
     std::vector<std::string> arrays = generic.arrays;
     arrays.insert(arrays.end(), small_n.arrays.begin(), small_n.arrays.end());
     host_define = "// A's arrays travel as host bytes, copied to each device at its first call (spmmc compile --arrays host).\n"
@@ -317,8 +316,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                              : ""},
       {"DTYPE_CODE", dtype_code},
       {"DEVICE_CODE", device_code},
-      {"GENERIC_CODE", cu_generic_code},
-      {"SMALL_N_CODE", cu_small_n_code},
+      {"GENERIC_CODE", options.host_arrays ? generic.code : generic_code},
+      {"SMALL_N_CODE", options.host_arrays ? small_n.code : small_n_code},
       {"BALANCED_FROM_N", std::to_string(options.balanced_from_n)},
       {"BALANCED_BELOW_N", std::to_string(options.balanced_below_n)},
       {"SMALL_N_VARIANTS", small_n_variants},
