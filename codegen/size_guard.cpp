@@ -34,12 +34,6 @@ constexpr double kNvccStartSeconds = 2.0, kPtxasScale = 2.0;
 // ms per row, taken twice as the fit is.
 constexpr double kPtxasSecondsPerEmptyRow = 0.8e-3;
 
-int64_t empty_rows(const Csr& a) {
-  int64_t empty = 0;
-  for (int32_t r = 0; r < a.rows; ++r) empty += a.row_ptr[r + 1] == a.row_ptr[r];
-  return empty;
-}
-
 }  // namespace
 
 SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, const TileCandidate& tile,
@@ -49,7 +43,7 @@ SizeEstimate estimate_unrolled_size(const Csr& a, const TilingStats& tiling, con
   e.fmas = a.nnz() * tile.cols_per_thread;
   e.loads = tiling.nnc_sum;
   const auto nnz = static_cast<double>(a.nnz()), loads = static_cast<double>(std::max<int64_t>(tiling.nnc_sum, 1));
-  const auto empty = static_cast<double>(empty_rows(a));
+  const auto empty = static_cast<double>(tiling.empty_rows);
   e.source_bytes = static_cast<int64_t>((kBytesPerNonZero + kBytesPerFmaLane * v) * nnz + kBytesPerLoad * loads +
                                         kBytesPerRow * static_cast<double>(a.rows) + kBytesPerEmptyRow * empty +
                                         kBytesPerTile * static_cast<double>(tiling.tiles) + kBytesFixed);

@@ -7,6 +7,7 @@ namespace spmmc {
 
 TilingStats measure_tiling(const Csr& a, const RowTiling& tiling) {
   TilingStats s;
+  for (int32_t r = 0; r < a.rows; ++r) s.empty_rows += a.row_length(r) == 0;
   s.tiles = tiling.num_tiles();
   if (s.tiles <= 0) return s;
   // stamp[c] == t + 1 when column c was already counted for tile t.

@@ -18,6 +18,7 @@ struct TilingStats {
   int64_t max_nnz = 0;     // NNZ_max of Table 1
   double mean_nnz = 0.0;
   double nnz_cov = 0.0;    // COV_row: std / mean of non-zeros per tile (population std)
+  int64_t empty_rows = 0;  // rows of A without non-zeros (stored as zeros whatever the tiling: the size guard)
   std::vector<int32_t> nnc_per_tile;
   std::vector<int32_t> nnz_per_tile;
 };
