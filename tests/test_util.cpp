@@ -82,6 +82,12 @@ std::string shell_quote(const std::string& s) {
 }
 }  // namespace
 
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 CliResult run_spmmc(const std::vector<std::string>& args, const std::string& env) {
   TempDir dir;
   std::string command = env + " " + shell_quote(SPMMC_EXE);

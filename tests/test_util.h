@@ -41,6 +41,9 @@ struct CliResult {
   std::string out;
   std::string err;
 };
+// How many times `what` occurs in `text` (occurrences that do not overlap).
+size_t occurrences(const std::string& text, const std::string& what);
+
 CliResult run_spmmc(const std::vector<std::string>& args, const std::string& env = "");
 
 // `readelf -d` of the spmmc executable: its dynamic section, whose (NEEDED) entries are the

@@ -68,12 +68,6 @@ std::string host_initialiser(const std::string& code, const std::string& name) {
   return code.substr(open + 1, close - open - 1);
 }
 
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
-
 std::vector<unsigned char> little_endian(const std::vector<uint32_t>& values) {
   std::vector<unsigned char> bytes;
   for (const uint32_t v : values)
@@ -173,7 +167,7 @@ TEST_CASE("emitted kernel on the CPU: A's arrays on the host, copied once per co
     unsigned long long s[4] = {};
     stats(s);
     CHECK(s[0] == 0);  // nothing before the first call
-    const size_t arrays = occurrences(cu, "_host, sizeof(");  // the copy's table
+    const size_t arrays = test::occurrences(cu, "_host, sizeof(");  // the copy's table
     REQUIRE(arrays >= 4);
     // Every path at sizes from 1 up, bit for bit against the references: check_emulated_kernel for the
     // unrolled and generic files, the pieces' order for the balanced family's.

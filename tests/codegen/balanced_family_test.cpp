@@ -37,13 +37,6 @@ using namespace spmmc;
 
 namespace {
 
-// How many times `what` occurs in `text`.
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
-
 // Rows of the given lengths over `cols` columns (distinct seeded columns, sorted; values in [-2, 2],
 // never zero).
 Csr rows_of_lengths(const std::vector<int32_t>& lengths, int32_t cols, uint32_t seed) {
@@ -382,11 +375,11 @@ TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with
     CHECK(k.balanced_blocks == schedule_balanced(a, 64, kBalancedWarps, groups).blocks());
     CHECK(k.balanced_rows_cut == 2);
     for (const char* symbol : kBalancedKernels) {
-      CHECK(occurrences(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
-      CHECK(occurrences(k.cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 0);  // NAME.cu keeps them internal
+      CHECK(test::occurrences(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
+      CHECK(test::occurrences(k.cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 0);  // NAME.cu keeps them internal
     }
-    CHECK(occurrences(k.nvrtc_cu, "spmmc_launch_balanced") == 1);  // defined only outside NVRTC (#ifndef __CUDACC_RTC__)
-    CHECK(occurrences(k.nvrtc_cu, "spmmc_generic_kernel") == 0);
+    CHECK(test::occurrences(k.nvrtc_cu, "spmmc_launch_balanced") == 1);  // defined only outside NVRTC (#ifndef __CUDACC_RTC__)
+    CHECK(test::occurrences(k.nvrtc_cu, "spmmc_generic_kernel") == 0);
     NvrtcOptions nvrtc;
     nvrtc.arch = "sm_90";
     nvrtc.flags = {"--ptxas-options=-v"};
