@@ -96,6 +96,9 @@ std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t fro
   return out;
 }
 
+// NAME_info()'s name of spmmc_balanced_spmv, the balanced kernel at n = 1 (a lane per product).
+constexpr const char* kBalancedSpmvVariant = "balanced-spmv";
+
 // The order in which the generic kernel takes the rows: the A-tiles' rows (rows that share columns
 // run in one block and share the rows of B they load through L1), the tiles with the most
 // non-zeros first (the longest blocks start first, so the last wave's tail is short), then the
@@ -142,6 +145,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   SPMMC_CHECK(!small_n_balanced || (options.balanced_from_n >= 1 && !options.balanced && !options.tensor_core &&
                                     (options.dtype == DType::kFp32 || options.dtype == DType::kTf32)),
               "the balanced small-n path: n from 1, in a float32 (or tf32) file of the unrolled or generic family");
+  SPMMC_CHECK(!options.balanced_spmv || options.balanced || small_n_balanced,
+              "n = 1 by the balanced kernel needs the balanced family or its small-n path");
   // The generic and tensor-core families have no unrolled code.
   const bool no_unrolled = options.generic_only || options.tensor_core;
   SPMMC_CHECK(!no_unrolled || options.k_parts == 1, "only the unrolled family has a split along K");
@@ -155,6 +160,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::vector<int32_t> k_part_begin = no_unrolled ? std::vector<int32_t>{0, a.cols} : program.k_part_begin;
   const int32_t v = no_unrolled ? 1 : program.launch.cols_per_thread;
   EmittedKernel k;
+  k.balanced_spmv = options.balanced_spmv;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
   std::string tiles;
@@ -231,7 +237,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   std::string generic_code;
   if (options.balanced) {
     const BalancedSchedule schedule = schedule_balanced(a, options.piece_length, kBalancedWarps, options.balanced_groups);
-    generic_code = print_balanced(a, schedule);
+    generic_code = print_balanced(a, schedule, {true, 0, options.balanced_spmv});
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
   } else {
@@ -271,12 +277,15 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     const BalancedSchedule schedule = schedule_balanced(a, options.small_n_piece_length, kBalancedWarps, 1);
     small_n_code = "// The balanced kernel as the small-n path (spmmc compile chose it, docs/emitted-code.md).\n"
                    "#define SPMMC_SMALL_N_BALANCED 1\n" +
-                   print_balanced(a, schedule, false, options.balanced_pairs_below_n);
+                   print_balanced(a, schedule, {false, options.balanced_pairs_below_n, options.balanced_spmv});
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
     // One piece per warp: the template's spmmc_balanced_lanes is 32.
-    for (const EmittedKernel::Variant& x :
-         balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n)) {
+    std::vector<EmittedKernel::Variant> path =
+        balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n);
+    // (the template lists balanced-spmv itself, where SPMMC_BALANCED_SPMV)
+    if (options.balanced_spmv) k.variants.push_back({kBalancedSpmvVariant, 1, 1, ""});
+    for (const EmittedKernel::Variant& x : path) {
       k.variants.push_back(x);
       fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", x.kernel, x.n_min, x.n_max,
                      x.needs);
@@ -379,7 +388,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                           "n % cols_per_thread == 0; B and C aligned to cols_per_thread elements"});
   if (options.balanced) {
     const int64_t lanes = 32 / options.balanced_groups;  // the template's spmmc_balanced_lanes
-    for (const EmittedKernel::Variant& x : balanced_variants(lanes, 1, any_n)) k.variants.push_back(x);
+    if (options.balanced_spmv) k.variants.push_back({kBalancedSpmvVariant, 1, 1, ""});
+    for (const EmittedKernel::Variant& x : balanced_variants(lanes, options.balanced_spmv ? 2 : 1, any_n))
+      k.variants.push_back(x);
     return k;
   }
   k.variants.push_back({"generic-split", 1, kGenericSplitBelow - 1, ""});

@@ -72,6 +72,9 @@ struct EmitOptions {
   // Of that path, every n below this (above balanced_from_n) takes its pairs kernel: two pieces per
   // warp, 16 lanes each (kernel_balanced.cuh). 0: none.
   int64_t balanced_pairs_below_n = 0;
+  // n = 1 by the balanced kernel with a lane per product of each piece (spmmc_balanced_spmv,
+  // kernel_balanced.cuh), in the balanced family or on the small-n path (needs one of them).
+  bool balanced_spmv = false;
   // The tensor-core family (docs/design/precision.md; fp16, bf16 or tf32): the file holds A's 8 x 1
   // vectors and the tensor-core kernel (codegen/print_tensor_core.h), taken where n is a multiple
   // of 8 and B and C are 16-byte aligned, and the generic path for the rest; no unrolled code.
@@ -141,6 +144,7 @@ struct EmittedKernel {
   // the grid's blocks (zero where the file has none).
   int32_t balanced_rows_cut = 0;
   int32_t balanced_blocks = 0;
+  bool balanced_spmv = false;  // n = 1 by spmmc_balanced_spmv (EmitOptions::balanced_spmv)
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the

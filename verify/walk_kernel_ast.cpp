@@ -47,6 +47,8 @@ constexpr const char* kPiecesFormat = "csr-pieces-constants";
 constexpr const char* kBalancedKernels[] = {"spmmc_balanced_v4", "spmmc_balanced_v2", "spmmc_balanced_v1"};
 // The small-n path's kernel of two pieces per warp, where its file has one (the same pieces).
 constexpr const char* kBalancedPairsKernel = "spmmc_balanced_pairs_v1";
+// The family's and the path's kernel for n = 1, a lane per product, where the file has one (the same pieces).
+constexpr const char* kBalancedSpmvKernel = "spmmc_balanced_spmv";
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
@@ -248,6 +250,13 @@ class KernelWalker {
     return kernels;
   }
 
+  // Whether the file defines the __global__ function `name`.
+  static bool has_kernel(const std::vector<clang::FunctionDecl*>& functions, const char* name) {
+    return std::any_of(functions.begin(), functions.end(), [&](const clang::FunctionDecl* f) {
+      return f->hasAttr<clang::CUDAGlobalAttr>() && f->getNameAsString() == name;
+    });
+  }
+
   // The __global__ functions of a family's file (a_format `format`): exactly `kernels`, one each; any
   // other would run unchecked. Errors name the family ("the generic family") and its kernels.
   template <class Kernels>  // an array or vector of names
@@ -283,17 +292,16 @@ class KernelWalker {
     }
     std::vector<const char*> kernels(std::begin(kGenericKernels), std::end(kGenericKernels));
     kernels.insert(kernels.end(), std::begin(kBalancedKernels), std::end(kBalancedKernels));
-    const bool pairs = std::any_of(functions.begin(), functions.end(), [](const clang::FunctionDecl* f) {
-      return f->hasAttr<clang::CUDAGlobalAttr>() && f->getNameAsString() == kBalancedPairsKernel;
-    });
-    if (pairs) kernels.push_back(kBalancedPairsKernel);
+    for (const char* optional : {kBalancedPairsKernel, kBalancedSpmvKernel})
+      if (has_kernel(functions, optional)) kernels.push_back(optional);
     expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
                         "the generic and balanced kernels");
   }
 
   // A file of the balanced family (a_format "csr-pieces-constants"): float32 (or tf32, its weights
-  // rounded); its __global__ functions are its three kernels, one each, which read the CSR arrays and
-  // the pieces read_generic_path and read_balanced_path took; any other would run unchecked.
+  // rounded); its __global__ functions are its three kernels (and its n = 1 kernel where it has one),
+  // one each, which read the CSR arrays and the pieces read_generic_path and read_balanced_path took;
+  // any other would run unchecked.
   void read_balanced_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.balanced = true;
     if (dtype_is_half(out_.dtype)) {
@@ -304,7 +312,9 @@ class KernelWalker {
                                          kPiecesFormat, dtype_origin_, dtype_info_name(out_.dtype))});
       return;
     }
-    expect_only_kernels(functions, kPiecesFormat, "the balanced family", kBalancedKernels, "the balanced kernels");
+    std::vector<const char*> kernels(std::begin(kBalancedKernels), std::end(kBalancedKernels));
+    if (has_kernel(functions, kBalancedSpmvKernel)) kernels.push_back(kBalancedSpmvKernel);
+    expect_only_kernels(functions, kPiecesFormat, "the balanced family", kernels, "the balanced kernels");
   }
 
   // A file of the tensor-core family (a_format "vector-blocks-constants"): half precision or tf32;

@@ -157,6 +157,9 @@ constexpr const char* spmmc_generic_v4_needs = "n % 4 == 0; B and C aligned to 4
 #endif
 constexpr int64_t spmmc_any_n = 0x7fffffffffffffff;
 const spmmc_kernel_variant spmmc_variants[] = {
+#if (defined(SPMMC_SMALL_N_BALANCED) || defined(SPMMC_BALANCED)) && SPMMC_BALANCED_SPMV
+    {"balanced-spmv", 1, 1, ""},
+#endif
     /*@SMALL_N_VARIANTS*//*@*/
 #if defined(SPMMC_TENSOR_CORE)
 #if SPMMC_TC_STAGED && !defined(SPMMC_TC_DIRECT)
@@ -172,7 +175,7 @@ const spmmc_kernel_variant spmmc_variants[] = {
 #if defined(SPMMC_BALANCED)
     {"balanced-v4", 4 * spmmc_balanced_lanes, spmmc_any_n, "n % 4 == 0; B and C aligned to 16 bytes"},
     {"balanced-v2", 2 * spmmc_balanced_lanes, spmmc_any_n, "n % 2 == 0; B and C aligned to 8 bytes"},
-    {"balanced-v1", 1, spmmc_any_n, ""},
+    {"balanced-v1", SPMMC_BALANCED_SPMV ? 2 : 1, spmmc_any_n, ""},
 #else
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
     {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,

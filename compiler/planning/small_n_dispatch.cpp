@@ -95,6 +95,7 @@ int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n) {
 
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant) {
   d.balanced_from_n = d.balanced_below_n = d.balanced_pairs_below_n = 0;
+  d.balanced_spmv = false;
   d.piece_length = kSmallNPieceLength;
   if (batch_invariant) {
     d.balanced_why = "--batch-invariant: every n sums each row in column order (no balanced path)";
@@ -118,9 +119,11 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
   d.balanced_below_n = below;
   const int64_t pieces = small_n_pieces(a);
   d.balanced_pairs_below_n = balanced_pairs_below_n(a, below);
+  d.balanced_spmv = kBalancedSpmv;
   d.balanced_why = fmt::format("rows up to {} products, cut into {} pieces of at most {} (at most 16 per row): the balanced "
-                               "kernel for n = {} to {}{}{}",
-                               longest, pieces, kSmallNPieceLength, kBalancedFromN, below - 1,
+                               "kernel for n = {}{} to {}{}{}",
+                               longest, pieces, kSmallNPieceLength, d.balanced_spmv ? "1 (a lane per product) and " : "",
+                               kBalancedFromN, below - 1,
                                generic_family || below == kBalancedBelowN ? "" : " (where the generic path ends)",
                                d.balanced_pairs_below_n > kBalancedFromN
                                    ? fmt::format(", two pieces per warp below n = {} (at least {} pieces)",

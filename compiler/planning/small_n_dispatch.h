@@ -24,6 +24,8 @@ struct SmallNDispatch {
   int32_t piece_length = 0;  // its rows of more products are cut
   // Every n of the path below this takes its pairs kernel (two pieces per warp); 0: none.
   int64_t balanced_pairs_below_n = 0;
+  // n = 1 by the path's kernel with a lane per product of each piece (kBalancedSpmv); false without a path.
+  bool balanced_spmv = false;
   std::string balanced_why;  // for NAME.json
 };
 
@@ -94,6 +96,13 @@ inline constexpr int64_t kBalancedBelowN = 1024;
 // block of columns.
 inline constexpr int64_t kBalancedPairsBelowN = 17;
 inline constexpr int64_t kBalancedPairsFromPieces = 4224;
+// n = 1 by the balanced kernel with a lane per product of each piece and a butterfly of shuffles
+// (spmmc_balanced_spmv), in every file with the path and in the balanced family, unless batch_invariant
+// (its sums are in a third order). Measured at n = 1 (H200, docs/benchmarks.md, *n = 1 as a lane per
+// product*): on the 23 range-sample DNN layers (generic-family files) 1.23x faster than the path's split
+// kernel (geomean; 0.98-1.56x), 1.14 -> 1.41x the best cuSPARSE algorithm; on the ten shared graphs (the
+// default family) 1.00-3.01x, no graph slower.
+inline constexpr bool kBalancedSpmv = true;
 // The pieces the balanced path cuts A into: balanced_row_pieces(length, kSmallNPieceLength, kBalancedWarps)
 // per row (balanced_pieces.h: the schedule's rule).
 int64_t small_n_pieces(const Csr& a);

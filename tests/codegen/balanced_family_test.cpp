@@ -210,16 +210,23 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
     CHECK(report["choice"]["family"] == "balanced");
     CHECK(report["kernel"]["balanced"]["rows_cut"] == 4);
     CHECK(report["kernel"]["balanced"]["pieces_per_warp"] == groups);
-    CHECK(report["kernel"]["variants"][0]["kernel"] == "balanced-v4");
-    CHECK(report["kernel"]["variants"][0]["n_min"] == 4 * 32 / groups);
+    // n = 1 by lanes over products first, then the columns' kernels (V = 1 from n = 2)
+    CHECK(report["kernel"]["balanced"]["spmv"] == true);
+    CHECK(report["kernel"]["variants"][0]["kernel"] == "balanced-spmv");
+    CHECK(report["kernel"]["variants"][1]["kernel"] == "balanced-v4");
+    CHECK(report["kernel"]["variants"][1]["n_min"] == 4 * 32 / groups);
+    CHECK(report["kernel"]["variants"][3]["n_min"] == 2);
     kernel = test::emulate_emitted(out / (name + ".cu"), name);
     const spmmc_kernel_info& info = *kernel->info();
     CHECK(std::string(info.a_format) == "csr-pieces-constants");
     CHECK(info.m == a.rows);
     CHECK(info.nnz == a.nnz());
-    CHECK(info.variant_count == 3);
-    CHECK(std::string(info.variants[0].kernel) == "balanced-v4");
-    CHECK(info.variants[0].n_min == 4 * 32 / groups);
+    CHECK(info.variant_count == 4);
+    CHECK(std::string(info.variants[0].kernel) == "balanced-spmv");
+    CHECK((info.variants[0].n_min == 1 && info.variants[0].n_max == 1));
+    CHECK(std::string(info.variants[1].kernel) == "balanced-v4");
+    CHECK(info.variants[1].n_min == 4 * 32 / groups);
+    CHECK(info.variants[3].n_min == 2);
     const BalancedSchedule schedule = schedule_balanced(a, 64, kBalancedWarps, groups);
     // n: one column, a few (lanes idle), two blocks of columns and a ragged third; B and C aligned to
     // 16 bytes (V = 4 where n allows), offset by two floats (V = 2 for even n) and by one (V = 1).
@@ -244,20 +251,23 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
         CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
               std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
         CHECK(int64_t{l.grid_y} * l.grid_z * (32 / groups) * l.cols_per_lane >= n);
+        // (n = 1: spmmc_balanced_spmv, the same grid and block, another kernel)
+        const std::string symbol_ran = n == 1 ? std::string("spmmc_balanced_spmv") : std::string(l.symbol);
         const void* const func = kernel->last_kernel();
         for (const auto& [symbol, seen] : kernel->generic_kernels) {
-          INFO(symbol << " ran before; now " << l.symbol);
-          CHECK((symbol == l.symbol) == (seen == func));
+          INFO(symbol << " ran before; now " << symbol_ran);
+          CHECK((symbol == symbol_ran) == (seen == func));
         }
-        kernel->generic_kernels.emplace(l.symbol, func);
+        kernel->generic_kernels.emplace(symbol_ran, func);
         const std::vector<float> c(c_at, c_at + static_cast<size_t>(a.rows) * n);
-        const std::vector<float> expected = test::piece_order_spmm(a, schedule, b, n);
+        const std::vector<float> expected = test::balanced_family_spmm(a, schedule, b, n, true);
         CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
         const std::vector<double> exact = reference_spmm(a, b, n);
         double err = 0, norm = 0;
         for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
         CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
-        // rows without a cut sum in column order: the same bits as every other family's kernels
+        // rows without a cut sum in column order: the same bits as every other family's kernels (at n > 1)
+        if (n == 1) continue;
         const std::vector<float> ordered = test::fmaf_spmm(a, b, n);
         for (int32_t row = 0; row < a.rows; ++row) {
           const int32_t len = a.row_ptr[static_cast<size_t>(row) + 1] - a.row_ptr[static_cast<size_t>(row)];
@@ -280,11 +290,11 @@ TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation
   CHECK(half.err.find("--family balanced takes float32 or tf32") != std::string::npos);
 }
 
-TEST_CASE("emitted kernel on the CPU: the balanced kernels' n = 1 study hook, a lane per product",
+TEST_CASE("emitted kernel on the CPU: the balanced kernels take n = 1 with a lane per product",
           "[codegen][emulation][balanced]") {
-  // nvcc -DSPMMC_BALANCED_SPMV=1 (kernel_balanced.cuh; scripts/studies/balanced-spmv.cases): n = 1 takes
-  // spmmc_balanced_spmv, over the family's slots or the small-n path's, its sums piece_tree_spmv's; other
-  // n as without it. Built here from a file that defines the hook and includes NAME.cu.
+  // n = 1 takes spmmc_balanced_spmv (kernel_balanced.cuh), over the family's slots or the small-n path's, its
+  // sums piece_tree_spmv's; other n as before. nvcc -DSPMMC_BALANCED_SPMV=0 (built here from a file that
+  // defines it and includes NAME.cu) leaves it out, and so does --batch-invariant in the balanced family.
   test::TempDir dir;
   std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33, 32, 31};
   for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
@@ -292,19 +302,22 @@ TEST_CASE("emitted kernel on the CPU: the balanced kernels' n = 1 study hook, a 
   const fs::path matrix = dir.path / "skewed.mtx";
   write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
   REQUIRE(read_matrix_file(matrix.string(), ReadOptions{}).csr == a);
-  struct Hooked {
+  struct File {
     std::string name;
     std::vector<std::string> args;
     BalancedSchedule schedule;
+    bool spmv;  // as emitted
   };
-  const std::vector<Hooked> files = {
-      {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1)},
-      {"fam2", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "2"}, schedule_balanced(a, 64, kBalancedWarps, 2)},
-      {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4)},
+  const std::vector<File> files = {
+      {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1), true},
+      {"fam2", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "2"}, schedule_balanced(a, 64, kBalancedWarps, 2), true},
+      {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4), true},
       // the small-n path of a generic-family file: pieces of 32, one per warp
-      {"path", {"--family", "generic"}, schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1)},
+      {"path", {"--family", "generic"}, schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1), true},
+      {"invariant", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1", "--batch-invariant"},
+       schedule_balanced(a, 64, kBalancedWarps, 1), false},
   };
-  for (const Hooked& f : files) {
+  for (const File& f : files) {
     INFO(f.name);
     const fs::path out = dir.path / f.name;
     std::vector<std::string> args = {"compile", matrix.string(), "--n", "64", "--name", f.name, "-o", out.string(),
@@ -313,48 +326,59 @@ TEST_CASE("emitted kernel on the CPU: the balanced kernels' n = 1 study hook, a 
     const auto r = test::run_spmmc(args);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
-    const fs::path hooked = out / "hooked.cu";
-    test::write_file(hooked, "#define SPMMC_BALANCED_SPMV 1\n#include \"" + f.name + ".cu\"\n");
-    std::string log;
-    const fs::path so = out / ("lib" + f.name + ".so");
-    const int built = test::build_emulated({hooked}, so, log, {out});
-    INFO(log);
-    REQUIRE(built == 0);
-    std::string error;
-    const auto kernel = test::EmulatedKernel::load(so, f.name, error);
-    INFO(error);
-    REQUIRE(kernel);
-    const std::vector<float> b = test::seeded_b(a.cols, 1, 5);
-    for (const size_t offset : {size_t{0}, size_t{1}}) {
-      INFO("B and C offset by " << offset << " floats");
-      // C guarded by NaN on both sides: at least one float before it and three after it inside the buffer
-      std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) + 16, std::nanf(""));
-      float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
-      float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
-      std::copy(b.begin(), b.end(), b_at);
-      REQUIRE(kernel->entry(b_at, c_at, 1, nullptr) == 0);
-      unsigned grid[3], block[3];
-      unsigned long long launches = 0, chain[4] = {}, runs = 0;
-      kernel->last_launch(grid, block, &launches, chain, &runs);
-      CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0]) ==
-            std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), 1u, 1u, static_cast<unsigned>(32 * kBalancedWarps)));
-      const std::vector<float> c(c_at, c_at + a.rows);
-      const std::vector<float> expected = test::piece_tree_spmv(a, f.schedule, b);
-      CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
-      CHECK(std::isnan(c_at[-1]));
-      CHECK(std::isnan(c_at[a.rows]));
-      const std::vector<double> exact = reference_spmm(a, b, 1);
-      double err = 0, norm = 0;
-      for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
-      CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+    const auto report = nlohmann::json::parse(test::read_file(out / (f.name + ".json")));
+    CHECK(report["kernel"][f.name == "path" ? "balanced_path" : "balanced"]["spmv"] == f.spmv);
+    CHECK((report["kernel"]["variants"][0]["kernel"] == "balanced-spmv") == f.spmv);
+    const fs::path off = out / "spmv_off.cu";
+    test::write_file(off, "#define SPMMC_BALANCED_SPMV 0\n#include \"" + f.name + ".cu\"\n");
+    for (const bool spmv : {f.spmv, false}) {
+      INFO((spmv ? "with" : "without") << " the n = 1 kernel");
+      std::string log;
+      const fs::path so = out / ("lib" + f.name + (spmv ? "" : "_off") + ".so");
+      const int built = test::build_emulated({spmv ? out / (f.name + ".cu") : off}, so, log, {out});
+      INFO(log);
+      REQUIRE(built == 0);
+      std::string error;
+      const auto kernel = test::EmulatedKernel::load(so, f.name, error);
+      INFO(error);
+      REQUIRE(kernel);
+      CHECK((std::string(kernel->info()->variants[0].kernel) == "balanced-spmv") == spmv);
+      const std::vector<float> b = test::seeded_b(a.cols, 1, 5);
+      for (const size_t offset : {size_t{0}, size_t{1}}) {
+        INFO("B and C offset by " << offset << " floats");
+        // C guarded by NaN on both sides: at least one float before it and three after it inside the buffer
+        std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) + 16, std::nanf(""));
+        float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
+        float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
+        std::copy(b.begin(), b.end(), b_at);
+        REQUIRE(kernel->entry(b_at, c_at, 1, nullptr) == 0);
+        unsigned grid[3], block[3];
+        unsigned long long launches = 0, chain[4] = {}, runs = 0;
+        kernel->last_launch(grid, block, &launches, chain, &runs);
+        if (spmv)
+          CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0]) ==
+                std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), 1u, 1u, static_cast<unsigned>(32 * kBalancedWarps)));
+        const std::vector<float> c(c_at, c_at + a.rows);
+        // without it: the family's kernels, or the path's file's split kernel (column order)
+        const std::vector<float> expected = f.name == "path" && !spmv ? test::fmaf_spmm(a, b, 1)
+                                                                       : test::balanced_family_spmm(a, f.schedule, b, 1, spmv);
+        CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
+        CHECK(std::isnan(c_at[-1]));
+        CHECK(std::isnan(c_at[a.rows]));
+        const std::vector<double> exact = reference_spmm(a, b, 1);
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
+        CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+      }
+      // n = 2 runs the same either way: the family's kernel, or the path's file's split kernel.
+      const std::vector<float> b2 = test::seeded_b(a.cols, 2, 6);
+      std::vector<float> c2(static_cast<size_t>(a.rows) * 2);
+      REQUIRE(kernel->entry(b2.data(), c2.data(), 2, nullptr) == 0);
+      const std::vector<float> expected2 =
+          f.name == "path" ? test::fmaf_spmm(a, b2, 2) : test::piece_order_spmm(a, f.schedule, b2, 2);
+      CHECK(std::memcmp(c2.data(), expected2.data(), c2.size() * sizeof(float)) == 0);
+      if (!f.spmv) break;  // (nothing to leave out)
     }
-    // n = 2 runs as without the hook: the family's kernel, or the path's split kernel (column order).
-    const std::vector<float> b2 = test::seeded_b(a.cols, 2, 6);
-    std::vector<float> c2(static_cast<size_t>(a.rows) * 2);
-    REQUIRE(kernel->entry(b2.data(), c2.data(), 2, nullptr) == 0);
-    const std::vector<float> expected2 =
-        f.name == "path" ? test::fmaf_spmm(a, b2, 2) : test::piece_order_spmm(a, f.schedule, b2, 2);
-    CHECK(std::memcmp(c2.data(), expected2.data(), c2.size() * sizeof(float)) == 0);
   }
 }
 

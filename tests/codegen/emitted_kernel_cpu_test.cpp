@@ -129,18 +129,26 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
       CHECK(x.n_max == variants[v]["n_max"].get<int64_t>());
       CHECK(x.needs == variants[v]["needs"].get<std::string>());
     }
-    // The balanced small-n path first where the file has it (NAME.json's balanced_path), then the family.
-    // Below its pairs_below_n (where not 0) the pairs kernel, first of all.
+    // The balanced small-n path first where the file has it (NAME.json's balanced_path), then the family:
+    // n = 1 by lanes over products first of all (where spmv), then below its pairs_below_n (where not 0)
+    // the pairs kernel.
     const nlohmann::json& path = report["kernel"]["balanced_path"];
     const bool balanced_path = !path.is_null();
     const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - (generic ? 3 : 4) : 0;
     if (balanced_path) {
       const int64_t from_n = path["from_n"].get<int64_t>(), below_n = path["below_n"].get<int64_t>();
       const int64_t pairs_below_n = path["pairs_below_n"].get<int64_t>();
+      const bool spmv = path["spmv"].get<bool>();
+      CHECK(spmv);  // the rule's, in every file with the path
+      if (spmv) {
+        CHECK(std::string(kernel->info()->variants[0].kernel) == "balanced-spmv");
+        CHECK((kernel->info()->variants[0].n_min == 1 && kernel->info()->variants[0].n_max == 1));
+      }
       if (pairs_below_n > 0) {
-        CHECK(std::string(kernel->info()->variants[0].kernel) == "balanced-pairs-v1");
-        CHECK(kernel->info()->variants[0].n_min == from_n);
-        CHECK(kernel->info()->variants[0].n_max + 1 == std::min(pairs_below_n, below_n));
+        const spmmc_kernel_variant& pairs = kernel->info()->variants[spmv ? 1 : 0];
+        CHECK(std::string(pairs.kernel) == "balanced-pairs-v1");
+        CHECK(pairs.n_min == from_n);
+        CHECK(pairs.n_max + 1 == std::min(pairs_below_n, below_n));
       }
       if (pairs_below_n < below_n) {
         CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-v1");

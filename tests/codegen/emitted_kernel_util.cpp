@@ -311,6 +311,11 @@ std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, cons
   return c;
 }
 
+std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n,
+                                        bool spmv) {
+  return spmv && n == 1 ? piece_tree_spmv(a, s, b) : piece_order_spmm(a, s, b, n);
+}
+
 PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, const std::vector<int64_t>& ns,
                                  const std::string& label, bool misaligned, const std::vector<int32_t>& k_part_begin) {
   constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
@@ -323,26 +328,36 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   REQUIRE(n1 % v == 0);
   // The balanced small-n path (its variants first in NAME_info()): the n it takes, its pairs kernel's
   // (below pairs_below), and its schedule.
+  // n = 1 by the lanes-over-products kernel where it is listed (balanced-spmv, first).
   int64_t balanced_from = 0, balanced_below = 0, pairs_below = 0;
+  bool spmv = false;
   for (int32_t i = 0; i < info.variant_count; ++i)
-    if (std::string(info.variants[i].kernel).rfind("balanced-", 0) == 0) {
-      REQUIRE(i < 4);  // tried before every other path
+    if (std::string(info.variants[i].kernel) == "balanced-spmv") {
+      REQUIRE(i == 0);
+      REQUIRE((info.variants[i].n_min == 1 && info.variants[i].n_max == 1));
+      spmv = true;
+    } else if (std::string(info.variants[i].kernel).rfind("balanced-", 0) == 0) {
+      REQUIRE(i < 5);  // tried before every other path
       balanced_from = balanced_from == 0 ? info.variants[i].n_min : std::min(balanced_from, info.variants[i].n_min);
       balanced_below = std::max(balanced_below, info.variants[i].n_max + 1);
       if (std::string(info.variants[i].kernel) == "balanced-pairs-v1") {
-        REQUIRE(i == 0);  // first: below every other balanced kernel
+        REQUIRE(i == (spmv ? 1 : 0));  // first after n = 1's: below every other balanced kernel
         pairs_below = info.variants[i].n_max + 1;
       }
     }
+  REQUIRE((!spmv || balanced_below > 0));  // only beside the path
   const BalancedSchedule balanced_schedule =
       balanced_below > 0 ? schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1) : BalancedSchedule{};
   std::vector<std::pair<size_t, size_t>> offsets = {{0, 0}};  // (B, C) in floats
   if (misaligned) offsets.insert(offsets.end(), {{1, 1}, {1, 0}, {0, 1}});
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
-    const bool balanced = n >= balanced_from && n < balanced_below;
-    // the sums in column order, or the balanced kernel's in piece order
-    const std::vector<float> exact = balanced ? piece_order_spmm(a, balanced_schedule, b, n) : fmaf_spmm(a, b, n, k_part_begin);
+    const bool lanes_over_products = spmv && n == 1;
+    const bool balanced = (n >= balanced_from && n < balanced_below) || lanes_over_products;
+    // the sums in column order, or the balanced kernel's in piece order (at n = 1, its lanes' tree)
+    const std::vector<float> exact = lanes_over_products ? piece_tree_spmv(a, balanced_schedule, b)
+                                     : balanced          ? piece_order_spmm(a, balanced_schedule, b, n)
+                                                         : fmaf_spmm(a, b, n, k_part_begin);
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     for (const auto& [b_offset, c_offset] : offsets) {
@@ -404,13 +419,20 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
         const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
-        const BalancedLaunch l =
-            n < pairs_below ? balanced_pairs_launch(n, balanced_schedule.blocks(), kBalancedWarps)
-                            : balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, balanced_schedule.blocks(),
-                                              kBalancedWarps, 1);
-        CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
-              std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
-        CHECK(named == (n < pairs_below ? std::string("balanced-pairs-v1") : fmt::format("balanced-v{}", l.cols_per_lane)));
+        if (lanes_over_products) {  // one block of columns, the schedule's blocks of 32 x warps lanes
+          CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
+                std::make_tuple(static_cast<unsigned>(balanced_schedule.blocks()), 1u, 1u,
+                                static_cast<unsigned>(32 * kBalancedWarps), 1u, 1u));
+          CHECK(named == "balanced-spmv");
+        } else {
+          const BalancedLaunch l =
+              n < pairs_below ? balanced_pairs_launch(n, balanced_schedule.blocks(), kBalancedWarps)
+                              : balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, balanced_schedule.blocks(),
+                                                kBalancedWarps, 1);
+          CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
+                std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
+          CHECK(named == (n < pairs_below ? std::string("balanced-pairs-v1") : fmt::format("balanced-v{}", l.cols_per_lane)));
+        }
       } else if (unrolled) {
         ++paths.unrolled;
         const int64_t b_tiles = ceil_div(n, n1);

@@ -108,11 +108,16 @@ std::vector<float> fmaf_spmm(const Csr& a, const std::vector<float>& b, int64_t 
 // by fmaf from +0; a whole row's sum is its piece's; a cut row's, +0 plus its pieces' sums in piece order.
 std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n);
 
-// C = A * b (n = 1) as the balanced kernel's study hook for one column sums it (-DSPMMC_BALANCED_SPMV=1,
+// C = A * b (n = 1) as the balanced kernels' lanes over products sum it (spmmc_balanced_spmv,
 // kernel_balanced.cuh): each piece of `s` on L = 32 / s.groups lanes, lane l summing products l, l + L, ...
 // in order by fmaf from +0, the lanes' sums added by a butterfly (lane l + lane l xor h, h = L / 2 ... 1),
 // lane 0's kept; a whole row's sum is its piece's, a cut row's +0 plus its pieces' sums in piece order.
 std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b);
+
+// What a balanced-family file gives: piece_tree_spmv at n = 1 where `spmv` (NAME.json's
+// kernel.balanced.spmv), else piece_order_spmm.
+std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n,
+                                        bool spmv);
 
 // Seeded B (K x n) with values uniform in [-1, 1].
 std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);

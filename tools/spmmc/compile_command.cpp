@@ -113,6 +113,7 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
     d.balanced_from_n = any ? kBalancedFromN : 0;
     d.balanced_below_n = any ? *o.balanced_below : 0;
     d.balanced_pairs_below_n = any ? balanced_pairs_below_n(a, *o.balanced_below) : 0;
+    d.balanced_spmv = any && kBalancedSpmv;
     d.balanced_why = fmt::format("--balanced-below {}", *o.balanced_below);
   }
   if (o.balanced_pairs_below) {
@@ -145,6 +146,9 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
   emit.balanced_from_n = small_n.balanced_from_n;
   emit.balanced_below_n = small_n.balanced_below_n;
   emit.balanced_pairs_below_n = small_n.balanced_pairs_below_n;
+  // n = 1 a lane per product: on the path by its rule; in the balanced family unless --batch-invariant
+  // (the family's other kernels give the same sums at every n).
+  emit.balanced_spmv = family.balanced ? kBalancedSpmv && !o.batch_invariant : small_n.balanced_spmv;
   emit.small_n_piece_length = small_n.piece_length;
   emit.sm_count = o.target.sm_count;
   emit.tuned_n = o.plan.n;
@@ -273,8 +277,9 @@ void print_summary(const CompiledLayer& l) {
                  static_cast<long long>(a.nnz()), o.name.c_str());
   if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
     std::fprintf(stderr,
-                 "spmmc compile: n = %lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
+                 "spmmc compile: n = %s%lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
                  "summed in piece order%s; --batch-invariant leaves it out)\n",
+                 l.small_n.balanced_spmv ? "1 (a lane per product) and " : "",
                  static_cast<long long>(l.small_n.balanced_from_n), static_cast<long long>(l.small_n.balanced_below_n - 1),
                  kernel.balanced_rows_cut, l.small_n.piece_length,
                  l.small_n.balanced_pairs_below_n > 0

@@ -92,7 +92,9 @@ Json compile_report(const CompiledLayer& l) {
                                     {"warps_per_block", kBalancedWarps},
                                     {"pieces_per_warp", f.balanced_groups},
                                     {"blocks", l.kernel.balanced_blocks},
-                                    {"rows_cut", l.kernel.balanced_rows_cut}};
+                                    {"rows_cut", l.kernel.balanced_rows_cut},
+                                    // n = 1 by a lane per product of each piece (balanced-spmv)
+                                    {"spmv", l.kernel.balanced_spmv}};
   // The balanced kernel as the small-n path (docs/design/small-n.md); null where the file has none, and
   // why (absent where the family is one the path is not for).
   report["kernel"]["balanced_path"] =
@@ -105,7 +107,9 @@ Json compile_report(const CompiledLayer& l) {
                  // below this n two pieces per warp (0: none)
                  {"pairs_below_n", l.small_n.balanced_pairs_below_n},
                  {"blocks", l.kernel.balanced_blocks},
-                 {"rows_cut", l.kernel.balanced_rows_cut}}
+                 {"rows_cut", l.kernel.balanced_rows_cut},
+                 // n = 1 too, by a lane per product of each piece (balanced-spmv)
+                 {"spmv", l.kernel.balanced_spmv}}
           : Json(nullptr);
   if (!l.small_n.balanced_why.empty()) report["kernel"]["balanced_path_why"] = l.small_n.balanced_why;
   if (f.tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)

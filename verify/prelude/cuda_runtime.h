@@ -128,5 +128,7 @@ __device__ void __syncwarp(unsigned mask = 0xffffffffu);
 __device__ unsigned __shfl_sync(unsigned mask, unsigned var, int src_lane, int width = 32);
 __device__ unsigned atomicAdd(unsigned* address, unsigned value);
 __device__ void __threadfence_block();
+/* The balanced kernels at n = 1: a butterfly of shuffles adds a piece's lanes. */
+__device__ float __shfl_xor_sync(unsigned mask, float var, int lane_mask, int width = 32);
 
 #endif

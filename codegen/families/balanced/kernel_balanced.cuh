@@ -127,10 +127,16 @@ __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* 
   }
 }
 
-// n = 1, lanes over products (the study hook -DSPMMC_BALANCED_SPMV=1; compiled only with it): lane l of
-// the group sums products p + l, p + l + L, ... < end of column 0 (`b`: B) in order from +0, and a
-// butterfly of shuffles (xor L / 2, ..., 1) adds the lanes, so every lane of the group holds the piece's sum.
+// n = 1, lanes over products (docs/design/small-n.md, *n = 1 as a lane per product*): lane l of the
+// group sums products p + l, p + l + L, ... < end of column 0 (`b`: B) in order from +0, and a butterfly
+// of shuffles (xor L / 2, ..., 1) adds the lanes, so every lane of the group holds the piece's sum. On by
+// the printer's value (spmmc compile leaves it out with --batch-invariant); `nvcc -DSPMMC_BALANCED_SPMV=0`
+// leaves it out too (n = 1 then takes the path's or the family's other kernels). Not in the NVRTC form.
 #ifndef SPMMC_BALANCED_SPMV
+#define SPMMC_BALANCED_SPMV /*@SPMV*/0/*@*/
+#endif
+#if defined(__CUDACC_RTC__)
+#undef SPMMC_BALANCED_SPMV
 #define SPMMC_BALANCED_SPMV 0
 #endif
 #if SPMMC_BALANCED_SPMV
@@ -151,7 +157,7 @@ __device__ __forceinline__ float spmmc_balanced_spmv_sum(int p, int end, const f
 // past the last return). Each lane group of a warp takes its slot's piece (the groups of a warp run
 // apart: their shuffles name their own lanes); G pieces per warp, so a block of the grid's
 // spmmc_balanced_slots slots is spmmc_balanced_slots / G warps. The body of the kernels below, one per
-// V (and G); with LanesOverProducts (V = 1, n = 1: the study hook's kernel) each piece by
+// V (and G); with LanesOverProducts (V = 1, n = 1: spmmc_balanced_spmv) each piece by
 // spmmc_balanced_spmv_sum instead, whose total lane 0 stores as its column's.
 template <int V, int G, bool LanesOverProducts = false>
 __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
@@ -233,7 +239,7 @@ __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
 }
 #endif
 
-// n = 1 (a study hook, -DSPMMC_BALANCED_SPMV=1): lanes over each piece's products (spmmc_balanced_spmv_sum),
+// n = 1 (where SPMMC_BALANCED_SPMV): lanes over each piece's products (spmmc_balanced_spmv_sum),
 // a cut row's pieces added in piece order as above. Launched with one block of columns (grid.y = 1).
 #if SPMMC_BALANCED_SPMV
 __global__ void SPMMC_BALANCED_BOUNDS

@@ -26,12 +26,12 @@ std::string joined(const std::vector<T>& values, F&& print) {
 
 }  // namespace
 
-std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool csr_arrays, int64_t pairs_below_n) {
-  SPMMC_CHECK(pairs_below_n == 0 || (schedule.groups == 1 && schedule.warps % 2 == 0),
+std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const BalancedPrint& how) {
+  SPMMC_CHECK(how.pairs_below_n == 0 || (schedule.groups == 1 && schedule.warps % 2 == 0),
               "the pairs kernel needs a schedule of one piece per warp and an even number of warps");
   const auto number = [](int32_t x) { return std::to_string(x); };
   const std::string csr =
-      !csr_arrays ? std::string()
+      !how.csr_arrays ? std::string()
                   : fill_template(embedded_template("balanced_csr.cuh"),
                                   {{"HEADER_COMMENT", ""},
                                    {"M", std::to_string(a.rows)},
@@ -55,7 +55,8 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool 
                                       : "__launch_bounds__(32 * spmmc_balanced_warps)"},
        {"BLOCKS", std::to_string(schedule.blocks())},
        {"PIECE_LENGTH", std::to_string(schedule.piece_length)},
-       {"PAIRS_BELOW", std::to_string(pairs_below_n)},
+       {"PAIRS_BELOW", std::to_string(how.pairs_below_n)},
+       {"SPMV", how.spmv ? "1" : "0"},
        {"PIECES", joined(schedule.slots, [&](const BalancedPiece& p) {
           return fmt::format("{{{}, {}, {}, {}}}", p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces);
         })}},

@@ -15,7 +15,13 @@ namespace spmmc {
 // `csr_arrays` false, without A's CSR arrays and spmmc_rows (balanced_csr.cuh): for a file whose generic
 // path defines the same ones (kernel_generic.cuh), where the balanced kernel is its small-n path.
 // `pairs_below_n` > 0 (a schedule of one piece per warp only): every n below it takes the pairs kernel,
-// two pieces per warp (spmmc_balanced_pairs_v1).
-std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, bool csr_arrays = true, int64_t pairs_below_n = 0);
+// two pieces per warp (spmmc_balanced_pairs_v1). `spmv`: n = 1 takes spmmc_balanced_spmv, a lane per
+// product of each piece (SPMMC_BALANCED_SPMV).
+struct BalancedPrint {
+  bool csr_arrays = true;
+  int64_t pairs_below_n = 0;
+  bool spmv = false;
+};
+std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const BalancedPrint& how);
 
 }  // namespace spmmc
