@@ -235,6 +235,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::string dtype_template = fmt::format("dtype_{}.cuh", dtype_name(code_dtype));
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   std::string generic_code;
+  int64_t split_below = kGenericSplitBelow;  // the generic path's (SPMMC_GENERIC_SPLIT_BELOW)
   if (options.balanced) {
     const BalancedSchedule schedule = schedule_balanced(a, options.piece_length, kBalancedWarps, options.balanced_groups);
     generic_code = print_balanced(a, schedule, {true, 0, options.balanced_spmv});
@@ -244,6 +245,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     // A's CSR arrays and the generic kernels: in NAME.cu always; in the NVRTC form of the generic
     // family only (the tuner times it: codegen/generic_launch.h), not in an unrolled candidate's.
     const std::vector<int32_t> generic_order = generic_row_order(a, tiling);
+    split_below = generic_split_below(a, options.sm_count);
     std::vector<int32_t> generic_span;  // the products of each slot's row: begin, end
     generic_span.reserve(2 * generic_order.size());
     for (const int32_t row : generic_order) {
@@ -263,6 +265,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         // the generic family builds at nvcc's default level, the unrolled files' generic path at -O1
         // (templates/kernel_generic.cuh says what each measured)
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
+        {"SPLIT_BELOW", std::to_string(split_below)},
         {"WEIGHT_BITS", joined(a.values, [](float x) {
            uint32_t bits = 0;
            std::memcpy(&bits, &x, sizeof bits);
@@ -393,9 +396,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       k.variants.push_back(x);
     return k;
   }
-  k.variants.push_back({"generic-split", 1, kGenericSplitBelow - 1, ""});
+  if (split_below > 1) k.variants.push_back({"generic-split", 1, split_below - 1, ""});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
-  k.variants.push_back({"generic-v1", kGenericSplitBelow, any_n, ""});
+  k.variants.push_back({"generic-v1", split_below, any_n, ""});
   return k;
 }
 

@@ -8,12 +8,23 @@
 
 namespace spmmc {
 
+int64_t generic_split_below(const Csr& a, int64_t sms) {
+  int32_t longest = 0;
+  for (int32_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
+  return longest <= kGenericShortRow && int64_t{a.rows} >= 32 * std::max<int64_t>(sms, 1) ? 1 : kGenericSplitBelow;
+}
+
+GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead) {
+  return {a.rows, a.nnz(), sms, weights_ahead, generic_split_below(a, sms)};
+}
+
 GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   const int32_t rows = a.rows;
-  SPMMC_CHECK(rows >= 1 && n >= 1 && a.sms >= 1,
-              fmt::format("the generic launch of {} rows for n = {} on {} SMs", rows, n, a.sms));
+  SPMMC_CHECK(rows >= 1 && n >= 1 && a.sms >= 1 && a.split_below >= 1 && a.split_below <= 33,
+              fmt::format("the generic launch of {} rows for n = {} on {} SMs (split below {})", rows, n, a.sms,
+                          a.split_below));
   GenericLaunch l;
-  if (n < kGenericSplitBelow) {
+  if (n < a.split_below) {
     const int32_t warps = kGenericSplitThreads / 32;
     l.symbol = kGenericKernelSplit;
     l.grid_x = static_cast<unsigned>(std::min<int64_t>((int64_t{rows} + warps - 1) / warps, 65535));

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "compiler/common/csr.h"
+
 namespace spmmc {
 
 // The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, one
@@ -37,13 +39,27 @@ inline constexpr int32_t kGenericRowsPerBlock = 16;
 inline constexpr int64_t kGenericV1ResidentWarps = 16;
 inline constexpr int64_t kGenericV1LongRow = 64;
 
+// Where A's rows are all short and many, one column per thread (a thread per row at n = 1, summing in
+// column order: the same bits) in place of the split kernel at every n: SPMMC_GENERIC_SPLIT_BELOW 1 in
+// the file. kGenericSplitBelow where a row of A has more than kGenericShortRow products or A has fewer
+// than 32 x `sms` rows (a warp per SM at n = 1), else 1. Measured at n = 1, 2, 4, 8, 16 (H200,
+// docs/benchmarks.md, *Short rows at small n*): on the three shared meshes (10 395-22 499 rows of at
+// most 4-5 products) one column per thread took 0.29-0.56x the split kernel's time
+// (0.36-0.71x -> 0.97-1.55x the best cuSPARSE algorithm); on a 64-row layer (rows up to 30) 1.23-1.28x
+// (the split kernel's 64 warps against a thread per row's 2).
+inline constexpr int32_t kGenericShortRow = 32;
+int64_t generic_split_below(const Csr& a, int64_t sms);
+
 // What the generic launch depends on besides n and the alignment of B and C.
 struct GenericShape {
   int32_t rows = 1;            // A's rows
   int64_t products = 0;        // A's non-zeros
   int sms = 1;                 // the device's SMs
   bool weights_ahead = false;  // SPMMC_GENERIC_WEIGHTS_AHEAD: 1 in the generic family's files
+  int64_t split_below = kGenericSplitBelow;  // SPMMC_GENERIC_SPLIT_BELOW (1..33)
 };
+// A's shape for its file's generic path, the split kernel's end by generic_split_below.
+GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead);
 
 struct GenericLaunch {
   const char* symbol = kGenericKernelV1;
@@ -54,7 +70,7 @@ struct GenericLaunch {
 };
 
 // The launch for A with `rows` rows and n columns of B and C, B and C 16-byte aligned when
-// `aligned16`: where n < kGenericSplitBelow, the split kernel (blocks of 128 threads, a warp per row,
+// `aligned16`: where n < a.split_below, the split kernel (blocks of 128 threads, a warp per row,
 // grid.x over the rows, at most 65535); else V = 4 where n is a multiple of 4, both are aligned and
 // n >= kGenericV4From, or n >= kGenericV4WideFrom and the V = 4 launch has at least
 // kGenericV4WideWarps warps per SM (blocks of 16 rows x 16 threads, 8 warps), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a

@@ -36,7 +36,7 @@ LaunchFill launch_fill(int64_t grid, int64_t threads, const Target& target, int6
 PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target& target) {
   const int64_t n = plan.shape.n;
   const int sms = static_cast<int>(std::max<int64_t>(target.sm_count, 1));
-  const GenericLaunch l = generic_launch({a.rows, a.nnz(), sms, /*weights_ahead=*/true}, n, true);
+  const GenericLaunch l = generic_launch(generic_shape(a, sms, /*weights_ahead=*/true), n, true);
   const bool split = l.symbol == kGenericKernelSplit;
   const int64_t threads = int64_t{l.block_x} * l.block_y;
   const int64_t rows_per_block = split ? threads / 32 : l.block_y;

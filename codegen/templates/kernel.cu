@@ -177,7 +177,9 @@ const spmmc_kernel_variant spmmc_variants[] = {
     {"balanced-v2", 2 * spmmc_balanced_lanes, spmmc_any_n, "n % 2 == 0; B and C aligned to 8 bytes"},
     {"balanced-v1", SPMMC_BALANCED_SPMV ? 2 : 1, spmmc_any_n, ""},
 #else
+#if SPMMC_GENERIC_SPLIT_BELOW > 1
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
+#endif
     {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,
      spmmc_any_n, spmmc_generic_v4_needs},
     {"generic-v1", SPMMC_GENERIC_SPLIT_BELOW, spmmc_any_n, ""},

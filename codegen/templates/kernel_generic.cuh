@@ -182,8 +182,8 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // thread from n = SPMMC_GENERIC_V4_FROM; nvcc -D for studies (docs/benchmarks.md, issue 27: the
 // split kernel ran 1.4x one column per thread at n = 8 and 1.04x at 16; one column per thread was
 // faster at n = 32).
-#ifndef SPMMC_GENERIC_SPLIT_BELOW
-#define SPMMC_GENERIC_SPLIT_BELOW 17
+#ifndef SPMMC_GENERIC_SPLIT_BELOW  // the printer's: 1 where A's rows are all short and many (generic_launch.h)
+#define SPMMC_GENERIC_SPLIT_BELOW /*@SPLIT_BELOW*/17/*@*/
 #endif
 #ifndef SPMMC_GENERIC_V4_FROM
 #define SPMMC_GENERIC_V4_FROM 512

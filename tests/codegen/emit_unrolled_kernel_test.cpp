@@ -957,6 +957,32 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK_THROWS_AS(generic_launch({10, 0, 0}, 32, true), InternalError);
 }
 
+TEST_CASE("emitter: generic_split_below keeps the split kernel unless A's rows are all short and many",
+          "[codegen][emit][small-n]") {
+  const auto rows = [](int32_t count, int32_t longest) {
+    Csr a;
+    a.rows = count;
+    a.cols = 64;
+    a.row_ptr.push_back(0);
+    for (int32_t r = 0; r < count; ++r) {
+      const int32_t len = r == count / 2 ? longest : r % 5;
+      for (int32_t j = 0; j < len; ++j) a.col_idx.push_back(j), a.values.push_back(1.0f);
+      a.row_ptr.push_back(static_cast<int32_t>(a.col_idx.size()));
+    }
+    return a;
+  };
+  CHECK(generic_split_below(rows(4224, 32), 132) == 1);                   // 32 x 132 rows, none over 32
+  CHECK(generic_split_below(rows(4223, 32), 132) == kGenericSplitBelow);  // one row too few
+  CHECK(generic_split_below(rows(4224, 33), 132) == kGenericSplitBelow);  // a row of 33
+  CHECK(generic_split_below(rows(512, 4), 16) == 1);                      // 16 SMs: 512 rows
+  const GenericShape shape = generic_shape(rows(5000, 8), 132, true);
+  CHECK(shape.split_below == 1);
+  CHECK(std::string(generic_launch(shape, 1, true).symbol) != kGenericKernelSplit);
+  CHECK(generic_launch(shape, 1, true).block_y == 128);  // a thread per row, 128 rows per block
+  CHECK(std::string(generic_launch(generic_shape(rows(5000, 40), 132, true), 1, true).symbol) == kGenericKernelSplit);
+  CHECK_THROWS_AS(generic_launch({10, 0, 132, false, 0}, 4, true), InternalError);
+}
+
 TEST_CASE("emitter: generic_launch takes one column per thread's batch from A's rows and the launch's warps",
           "[codegen][emit]") {
   // 512 rows at n = 128: a row's 128 columns are one block of 4 warps, 2048 warps; R = 16 x 132 =

@@ -253,6 +253,48 @@ TEST_CASE("emitted kernel on the CPU: edge shapes", "[codegen][emulation]") {
   CHECK(paths.looped > 0);
 }
 
+TEST_CASE("emitted kernel on the CPU: many short rows take one column per thread at small n, not the split kernel",
+          "[codegen][emulation][small-n]") {
+  // generic_split_below (codegen/generic_launch.h): no row over 32 products and at least 32 x 132 rows (the
+  // default target's SMs) print SPMMC_GENERIC_SPLIT_BELOW 1; fewer rows or one long row keep 17. The sums
+  // are in column order either way (check_emulated_kernel: bit for bit, and the launch the file lists).
+  test::TempDir dir;
+  const auto short_rows = [](int32_t r, int32_t c) {
+    return (r * 7 + c * 13) % 97 < 4 ? 0.5f + static_cast<float>((r + c) % 7) : 0.0f;  // 12-13 per row
+  };
+  struct Shape {
+    std::string name;
+    int32_t rows;
+    bool long_row;
+    bool split;
+  };
+  for (const Shape& shape : {Shape{"many", 4300, false, false}, Shape{"few", 4000, false, true}, Shape{"one_long", 4300, true, true}}) {
+    INFO(shape.name);
+    const Csr a = make_matrix(shape.rows, 300, [&](int32_t r, int32_t c) {
+      return shape.long_row && r == 5 && c < 40 ? 1.0f + static_cast<float>(c) : short_rows(r, c);
+    });
+    const fs::path matrix = write_mtx(dir.path, shape.name, a);
+    const fs::path out = dir.path / shape.name;
+    const auto r = run_spmmc({"compile", matrix.string(), "--n", "64", "--name", shape.name, "-o", out.string(), "--quiet",
+                              "--reproducible", "--tune", "none", "--family", "generic"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string cu = test::read_file(out / (shape.name + ".cu"));
+    CHECK_THAT(cu, Catch::Contains(shape.split ? "#define SPMMC_GENERIC_SPLIT_BELOW 17" : "#define SPMMC_GENERIC_SPLIT_BELOW 1\n"));
+    const auto report = nlohmann::json::parse(test::read_file(out / (shape.name + ".json")));
+    bool listed = false;
+    for (const auto& v : report["kernel"]["variants"]) {
+      if (v["kernel"] == "generic-split") listed = true;
+      if (v["kernel"] == "generic-v1") CHECK(v["n_min"] == (shape.split ? 17 : 1));
+    }
+    CHECK(listed == shape.split);
+    const auto kernel = test::emulate_emitted(out / (shape.name + ".cu"), shape.name);
+    REQUIRE(kernel);
+    const test::PathCounts paths = test::check_emulated_kernel(*kernel, a, {1, 2, 3, 8, 16, 17}, shape.name, false);
+    CHECK(paths.generic + paths.balanced == 6);
+  }
+}
+
 TEST_CASE("emitted kernel on the CPU: the generic family", "[codegen][emulation]") {
   // --family generic: A's CSR arrays and the generic kernel only, for every n and placement of B
   // and C (bit-exact against fmaf_spmm: row sums in column order, batches of 8 loads included; the

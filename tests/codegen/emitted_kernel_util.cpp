@@ -177,7 +177,13 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   const int32_t rows = a.rows;
   // The generic family's files load one column per thread's weights a batch ahead (codegen/emit_unrolled_kernel.cpp).
   const bool weights_ahead = std::string(kernel.info()->a_format) == "csr-constants";
-  const GenericLaunch l = generic_launch({a.rows, a.nnz(), kEmulatedSmCount, weights_ahead}, n, aligned16);
+  // The split kernel's end as the file has it (generic_split_below for the target's SMs, which need not be
+  // the emulation's): generic-split's n_max + 1, 1 where the file lists none.
+  int64_t split_below = 1;
+  for (int32_t i = 0; i < kernel.info()->variant_count; ++i)
+    if (std::string(kernel.info()->variants[i].kernel) == "generic-split") split_below = kernel.info()->variants[i].n_max + 1;
+  CHECK((split_below == 1 || split_below == kGenericSplitBelow));
+  const GenericLaunch l = generic_launch({a.rows, a.nnz(), kEmulatedSmCount, weights_ahead, split_below}, n, aligned16);
   CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
   const void* const func = kernel.last_kernel();
   for (const auto& [symbol, seen] : kernel.generic_kernels) {
@@ -185,7 +191,7 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
     CHECK((symbol == l.symbol) == (seen == func));
   }
   kernel.generic_kernels.emplace(l.symbol, func);
-  if (n < kGenericSplitBelow) {
+  if (n < split_below) {
     CHECK(std::string(l.symbol) == kGenericKernelSplit);
     CHECK(int64_t{grid[0]} * block[0] / 32 >= std::min<int64_t>(rows, 65535 * 4));  // a warp per row, or loops
     return l;
