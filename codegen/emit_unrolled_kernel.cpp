@@ -160,7 +160,6 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::vector<int32_t> k_part_begin = no_unrolled ? std::vector<int32_t>{0, a.cols} : program.k_part_begin;
   const int32_t v = no_unrolled ? 1 : program.launch.cols_per_thread;
   EmittedKernel k;
-  k.balanced_spmv = options.balanced_spmv;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
   std::string tiles;

@@ -144,7 +144,6 @@ struct EmittedKernel {
   // the grid's blocks (zero where the file has none).
   int32_t balanced_rows_cut = 0;
   int32_t balanced_blocks = 0;
-  bool balanced_spmv = false;  // n = 1 by spmmc_balanced_spmv (EmitOptions::balanced_spmv)
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the

@@ -56,9 +56,7 @@ PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target&
   f.block_num = f.a_tile_num * f.b_tile_num;
   f.sparsity = 1.0 - static_cast<double>(a.nnz()) / (static_cast<double>(plan.shape.m) * static_cast<double>(plan.shape.k));
   f.nnc_sum = a.nnz();
-  int64_t longest = 0;
-  for (int32_t r = 0; r < a.rows; ++r) longest = std::max<int64_t>(longest, a.row_ptr[r + 1] - a.row_ptr[r]);
-  f.nnz_max = longest;
+  f.nnz_max = a.longest_row();
   f.m1 = rows_per_block;
   f.n1 = cols_per_block;
   f.k = plan.shape.k;

@@ -26,6 +26,12 @@ struct Csr {
 
   int64_t nnz() const { return static_cast<int64_t>(col_idx.size()); }
   int32_t row_length(int32_t r) const { return row_ptr[r + 1] - row_ptr[r]; }
+  // The most non-zeros of a row (0 for an empty A).
+  int32_t longest_row() const {
+    int32_t longest = 0;
+    for (int32_t r = 0; r < rows; ++r) longest = row_length(r) > longest ? row_length(r) : longest;
+    return longest;
+  }
   // Bytes held by the three arrays (what "the CSR size" means in memory budgets).
   int64_t bytes() const {
     return static_cast<int64_t>(row_ptr.size() + col_idx.size() + values.size()) * 4;

@@ -101,8 +101,7 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
     d.balanced_why = "--batch-invariant: every n sums each row in column order (no balanced path)";
     return d;
   }
-  int32_t longest = 0;
-  for (int32_t r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
+  const int32_t longest = a.longest_row();
   if (longest <= kSmallNPieceLength) {
     d.balanced_why = fmt::format("no row of A has more than {} products (the longest {}): the balanced kernel would sum "
                                  "whole rows, slower than the generic path",

@@ -1,5 +1,6 @@
 #include "tools/spmmc/compile_report.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "codegen/families/balanced/balanced_schedule.h"
@@ -87,14 +88,16 @@ Json compile_report(const CompiledLayer& l) {
         {"size_limit", {{"max_nvcc_seconds", o.limits.max_nvcc_seconds}}}}},
       {"build", {{"nvcc_options", l.kernel.nvcc_options}, {"options_file", o.name + ".nvcc-options"}}},
   };
+  // n = 1 by a lane per product of each piece: where the file lists that variant
+  const bool spmv = std::any_of(l.kernel.variants.begin(), l.kernel.variants.end(),
+                                [](const EmittedKernel::Variant& v) { return v.kernel == "balanced-spmv"; });
   if (f.balanced)
     report["kernel"]["balanced"] = {{"piece_length", l.piece_length},
                                     {"warps_per_block", kBalancedWarps},
                                     {"pieces_per_warp", f.balanced_groups},
                                     {"blocks", l.kernel.balanced_blocks},
                                     {"rows_cut", l.kernel.balanced_rows_cut},
-                                    // n = 1 by a lane per product of each piece (balanced-spmv)
-                                    {"spmv", l.kernel.balanced_spmv}};
+                                    {"spmv", spmv}};
   // The balanced kernel as the small-n path (docs/design/small-n.md); null where the file has none, and
   // why (absent where the family is one the path is not for).
   report["kernel"]["balanced_path"] =
@@ -108,8 +111,7 @@ Json compile_report(const CompiledLayer& l) {
                  {"pairs_below_n", l.small_n.balanced_pairs_below_n},
                  {"blocks", l.kernel.balanced_blocks},
                  {"rows_cut", l.kernel.balanced_rows_cut},
-                 // n = 1 too, by a lane per product of each piece (balanced-spmv)
-                 {"spmv", l.kernel.balanced_spmv}}
+                 {"spmv", spmv}}
           : Json(nullptr);
   if (!l.small_n.balanced_why.empty()) report["kernel"]["balanced_path_why"] = l.small_n.balanced_why;
   if (f.tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)

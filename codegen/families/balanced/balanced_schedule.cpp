@@ -16,15 +16,9 @@ int32_t row_length(const Csr& a, int32_t r) {
   return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)];
 }
 
-int32_t longest_row(const Csr& a) {
-  int32_t longest = 0;
-  for (int32_t r = 0; r < a.rows; ++r) longest = std::max(longest, row_length(a, r));
-  return longest;
-}
-
 }  // namespace
 
-int32_t default_piece_length(const Csr& a) { return longest_row(a) > 2048 ? 256 : 64; }
+int32_t default_piece_length(const Csr& a) { return a.longest_row() > 2048 ? 256 : 64; }
 
 BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps, int32_t groups) {
   SPMMC_CHECK(piece_length >= 1 && warps >= 1 && warps <= 32 && (groups == 1 || groups == 2 || groups == 4),
@@ -83,7 +77,7 @@ int32_t default_balanced_groups(const Csr& a, int64_t n) {
 }
 
 bool balanced_by_rule(const Csr& a, std::string& why) {
-  const int32_t longest = longest_row(a), length = default_piece_length(a);
+  const int32_t longest = a.longest_row(), length = default_piece_length(a);
   const double cov = row_stats(a).cov;
   const bool skewed = cov >= kBalancedMinCov, cut = longest > 2 * length;
   why = fmt::format("rows' coefficient of variation {:.2f} ({} {}), longest row {} products ({} 2 x {})", cov,
