@@ -141,4 +141,16 @@ std::string print_host_array_upload(const std::vector<std::string>& arrays) {
                        "host_arrays.cuh");
 }
 
+double constant_arrays_nvcc_bytes(int64_t nnz) { return kConstantArrayNvccBytesPerNonZero * static_cast<double>(nnz); }
+
+bool host_arrays_by_rule(int64_t nnz, std::string& why) {
+  const double bytes = constant_arrays_nvcc_bytes(nnz);
+  const bool host = bytes > kHostArraysAboveNvccBytes;
+  why = fmt::format("{} non-zeros as constants would need about {:.1f} GB and {:.1f} minutes of nvcc ({} the {:.0f} GB of "
+                    "--arrays auto)",
+                    nnz, bytes / 1e9, kConstantArrayNvccSecondsPerNonZero * static_cast<double>(nnz) / 60.0,
+                    host ? "above" : "within", kHostArraysAboveNvccBytes / 1e9);
+  return host;
+}
+
 }  // namespace spmmc

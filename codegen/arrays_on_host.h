@@ -29,4 +29,19 @@ HostArrays move_arrays_to_host(const std::string& code);
 // defines SPMMC_HOST_ARRAYS at its top for the includes it needs and the entry point's call).
 std::string print_host_array_upload(const std::vector<std::string>& arrays);
 
+// What A's arrays as constants cost nvcc, per non-zero (a balanced file of 9.9M non-zeros: 307 s and
+// 8.7 GB on the 2-core development machine; docs/benchmarks.md, *How A's arrays travel*).
+constexpr double kConstantArrayNvccBytesPerNonZero = 880.0;
+constexpr double kConstantArrayNvccSecondsPerNonZero = 31e-6;
+// --arrays auto (the default) moves A's arrays to the host where as constants they would need more
+// than this much of nvcc's memory: some 4.5M non-zeros, about 2.4 minutes of nvcc there.
+constexpr double kHostArraysAboveNvccBytes = 4e9;
+
+// nvcc's memory for `nnz` non-zeros as constants, by the measured rate above.
+double constant_arrays_nvcc_bytes(int64_t nnz);
+
+// --arrays auto: true (the host) where constant_arrays_nvcc_bytes(nnz) exceeds
+// kHostArraysAboveNvccBytes; `why` says which and by what figures.
+bool host_arrays_by_rule(int64_t nnz, std::string& why);
+
 }  // namespace spmmc

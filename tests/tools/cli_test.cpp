@@ -105,5 +105,28 @@ TEST_CASE("cli: colour on a terminal, never with NO_COLOR", "[cli]") {
   CHECK(plain.find('\033') == std::string::npos);
 }
 
+TEST_CASE("cli: compile shows its stages on a terminal, clears them, and says nothing of them with --quiet", "[cli]") {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    WARN("skipped: script(1) is not installed, cannot fake a terminal");
+    return;
+  }
+  test::TempDir dir;
+  test::write_file(dir.path / "a.mtx", kSmall);
+  const std::string args = "compile " + (dir.path / "a.mtx").string() + " --n 8 --name k -o " + (dir.path / "out").string();
+  const std::string shown = run_on_terminal(args, "");
+  for (const char* stage : {"spmmc compile: reading a.mtx, ", "spmmc compile: planning the tile space of 3 non-zeros, ",
+                            "spmmc compile: choosing the family, ", "spmmc compile: emitting the ", "spmmc compile: writing 0 MB, "})
+    CHECK_THAT(shown, Catch::Contains(stage));
+  // The last stage's line is cleared before the summary.
+  CHECK_THAT(shown, Catch::Contains("\r\033[Kspmmc compile: wrote "));
+  const std::string quiet = run_on_terminal(args + " --quiet", "");
+  CHECK(quiet.find("spmmc compile") == std::string::npos);
+  // Not a terminal: no stages (the summary only).
+  const auto piped = run_spmmc({"compile", (dir.path / "a.mtx").string(), "--n", "8", "--name", "k", "-o", (dir.path / "out").string()});
+  CHECK(piped.exit_code == 0);
+  CHECK(piped.err.find("reading") == std::string::npos);
+  CHECK(piped.err.find('\r') == std::string::npos);
+}
+
 }  // namespace
 }  // namespace spmmc

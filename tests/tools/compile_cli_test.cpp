@@ -51,7 +51,7 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "proxy", "--max-candidates", "-1"}, "--max-candidates"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "rank", "--real-compile-budget", "-5"},
        "--real-compile-budget"},
-      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "disk"}, "--arrays disk: expected device (default) or host"},
+      {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "disk"}, "--arrays disk: expected auto (default), device or host"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "host", "--family", "tensor-core", "--dtype", "fp16"},
        "--arrays host moves the CSR arrays of the unrolled, generic and balanced families"},
       {{"compile", a, "--n", "64", "--name", "k", "-o", out, "--arrays", "host", "--dtype", "fp16"},
@@ -165,23 +165,41 @@ TEST_CASE("compile cli: the size guard counts empty rows, and auto leaves the un
   CHECK_THAT(jg["family_why"].get<std::string>(), Catch::Contains("above the limit of 600 s"));
 }
 
-TEST_CASE("compile cli: a note where A's arrays as constants would need more than 4 GB of nvcc", "[cli][compile][arrays]") {
-  // 4.6M non-zeros: about 4 GB at the measured 0.88 KB per non-zero; --arrays host, or a smaller A, says nothing.
+TEST_CASE("compile cli: --arrays auto moves A's arrays to the host above 4 GB of nvcc, device says what it costs",
+          "[cli][compile][arrays]") {
+  // 4.6M non-zeros: about 4.05 GB at the measured 0.88 KB per non-zero; 4.0M: 3.5 GB.
   test::TempDir dir;
-  const fs::path big = dir.path / "big.smtx", small = dir.path / "small.smtx";
+  const fs::path big = dir.path / "big.smtx", small = dir.path / "small.smtx", out = dir.path / "out";
   REQUIRE(run_spmmc({"gen", "uniform", "--rows", "4600", "--cols", "2000", "--sparsity", "0.5", "-q", "-o", big.string()}).exit_code == 0);
   REQUIRE(run_spmmc({"gen", "uniform", "--rows", "4000", "--cols", "2000", "--sparsity", "0.5", "-q", "-o", small.string()}).exit_code == 0);
-  const auto note = [&](const fs::path& matrix, const std::string& arrays) {
-    const auto r = run_spmmc({"compile", matrix.string(), "--n", "64", "--name", "g", "--family", "generic", "--arrays", arrays,
-                              "-o", (dir.path / "out").string()});
+  struct Result {
+    bool note = false;
+    std::string where, why;
+  };
+  const auto compile = [&](const fs::path& matrix, const std::string& arrays) {
+    std::vector<std::string> cmd = {"compile", matrix.string(), "--n", "64", "--name", "g", "--family", "generic", "-o", out.string()};
+    if (!arrays.empty()) cmd.insert(cmd.end(), {"--arrays", arrays});
+    const auto r = run_spmmc(cmd);
     INFO(r.err);
     CHECK(r.exit_code == 0);
-    return r.err.find("note: nvcc will need about 4 GB") != std::string::npos &&
-           r.err.find("--arrays host writes them as host bytes") != std::string::npos;
+    const auto report = nlohmann::json::parse(test::read_file(out / "g.json"))["kernel"]["arrays"];
+    return Result{r.err.find("note: nvcc will need about 4 GB") != std::string::npos &&
+                      r.err.find("--arrays host (or auto, the default) writes them as host bytes") != std::string::npos,
+                  report["where"].get<std::string>(), report["why"].get<std::string>()};
   };
-  CHECK(note(big, "device"));
-  CHECK_FALSE(note(big, "host"));
-  CHECK_FALSE(note(small, "device"));
+  const Result big_auto = compile(big, "");
+  CHECK(big_auto.where == "host");
+  CHECK_THAT(big_auto.why, Catch::Contains("4600000 non-zeros as constants would need about 4.0 GB") &&
+                               Catch::Contains("above the 4 GB of --arrays auto"));
+  CHECK_FALSE(big_auto.note);
+  const Result big_device = compile(big, "device");
+  CHECK(big_device.where == "device");
+  CHECK(big_device.why == "--arrays device");
+  CHECK(big_device.note);
+  const Result small_auto = compile(small, "auto");
+  CHECK(small_auto.where == "device");
+  CHECK_THAT(small_auto.why, Catch::Contains("4000000 non-zeros") && Catch::Contains("within the 4 GB"));
+  CHECK_FALSE(small_auto.note);
 }
 
 TEST_CASE("compile cli: the size guard refuses and writes nothing", "[cli][compile]") {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "codegen/arrays_on_host.h"
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/families/balanced/balanced_schedule.h"
 #include "codegen/generic_launch.h"
@@ -25,6 +26,7 @@
 #include "tools/spmmc/compile_options.h"
 #include "tools/spmmc/compile_report.h"
 #include "tools/spmmc/family_stage.h"
+#include "tools/spmmc/stage_progress.h"
 #include "tools/spmmc/tile_stage.h"
 #include "tools/spmmc/unrolled_rules.h"
 #include "tools/spmmc/write_depfile.h"
@@ -260,20 +262,21 @@ void print_summary(const CompiledLayer& l) {
                  base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), l.tile.chosen->tile.label().c_str(),
                  o.tile ? "--tile" : o.tune == "none" || (o.tune == "model" && !o.ranker) ? "heuristic" : ("--tune " + o.tune).c_str(), kernel.tiles,
                  static_cast<double>(kernel.cu.size()) / 1e6, f.estimate.nvcc_seconds);
+  if (o.host_arrays && o.arrays == "auto")
+    std::fprintf(stderr, "spmmc compile: A's arrays as host bytes copied to each device at its first call: %s\n", o.arrays_why.c_str());
   if (o.host_arrays && f.unrolled)
     std::fprintf(stderr, "spmmc compile: the generic path's arrays: %.1f MB of host bytes, copied to each device at its first call\n",
                  static_cast<double>(kernel.host_array_bytes) / 1e6);
-  // A's arrays as constants cost nvcc about 31 us and 0.88 KB per non-zero (a balanced file of 9.9M
-  // non-zeros: 307 s and 8.7 GB on the 2-core development machine; docs/benchmarks.md, *How A's arrays
-  // travel*); as host bytes 3.6 us and 0.37 KB. Said where the constants would need more than 4 GB.
-  constexpr double kConstantBytesPerNonZero = 880.0, kConstantSecondsPerNonZero = 31e-6;
-  const double constant_bytes = kConstantBytesPerNonZero * static_cast<double>(a.nnz());
-  if (!o.host_arrays && !f.tensor_core && constant_bytes > 4e9)
+  // --arrays auto moves them where the constants would need more than 4 GB of nvcc's memory; given
+  // --arrays device there, say what it costs.
+  const double constant_bytes = constant_arrays_nvcc_bytes(a.nnz());
+  if (!o.host_arrays && !f.tensor_core && constant_bytes > kHostArraysAboveNvccBytes)
     std::fprintf(stderr,
                  "spmmc compile: note: nvcc will need about %.0f GB and %.0f minutes for A's %lld non-zeros as constants of "
-                 "%s.cu; --arrays host writes them as host bytes copied at the first call, which builds about 8x faster in "
-                 "less than half the memory (docs/emitted-code.md, *A's arrays on the host*)\n",
-                 constant_bytes / 1e9, kConstantSecondsPerNonZero * static_cast<double>(a.nnz()) / 60.0,
+                 "%s.cu (--arrays device); --arrays host (or auto, the default) writes them as host bytes copied at the first "
+                 "call, which builds about 8x faster in less than half the memory (docs/emitted-code.md, *A's arrays on the "
+                 "host*)\n",
+                 constant_bytes / 1e9, kConstantArrayNvccSecondsPerNonZero * static_cast<double>(a.nnz()) / 60.0,
                  static_cast<long long>(a.nnz()), o.name.c_str());
   if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
     std::fprintf(stderr,
@@ -299,6 +302,8 @@ int run_compile(const Args& args) {
   CompileOptions o = parse_compile_options(args);
   auto clock = Clock::now();
   Json seconds = Json::object();
+  StageProgress progress("spmmc compile", !o.quiet);
+  progress.stage("reading " + std::filesystem::path(o.path).filename().string());
 
   LoadedMatrix m = read_matrix_file(o.path, o.read);
   const DTypeRounding rounding = round_values_to_dtype(m.csr, o.dtype, o.path);
@@ -320,6 +325,7 @@ int run_compile(const Args& args) {
   const int64_t fmas_per_kernel = o.auto_split ? default_fmas_per_kernel(m.csr.nnz(), o.plan.n, o.target.arch) : o.fmas_per_kernel;
   o.plan.fmas_per_kernel = fmas_per_kernel;
 
+  progress.stage(fmt::format("planning the tile space of {} non-zeros", m.csr.nnz()));
   const Plan plan = o.tile ? plan_forced_tile(m.csr, o.target, o.plan, *o.tile, o.min_blocks_per_sm)
                            : plan_tiles(m.csr, o.target, o.plan);
   seconds["plan"] = seconds_since(clock);
@@ -331,13 +337,22 @@ int run_compile(const Args& args) {
   const bool family_auto = o.family == "auto" && !o.tile && o.k_parts == 1 && !tensor_cores.by_rule;
   // The balanced family's piece length (codegen/families/balanced/balanced_schedule.h).
   const int32_t piece_length = static_cast<int32_t>(o.piece_length ? *o.piece_length : default_piece_length(m.csr));
+  progress.stage(o.gpu ? "tuning" : "choosing the tile");
   TileChoice tile = choose_tile_stage(o, m.csr, plan, rules, family_auto, piece_length, fmas_per_kernel);
   seconds[o.gpu ? "tune" : "choose"] = seconds_since(clock);
 
+  progress.stage("choosing the family");
   const FamilyChoice family = choose_family_stage(o, m.csr, plan, rules, family_auto, tensor_cores, fmas_per_kernel, tile);
   if (o.host_arrays && family.tensor_core)
     fail_usage("--arrays host: the tensor-core family chosen here keeps its arrays constants; give --family generic, "
-               "balanced or unrolled, or leave --arrays at device");
+               "balanced or unrolled, or leave --arrays at auto or device");
+  // --arrays auto: the host where the constants would cost nvcc too much (codegen/arrays_on_host.h).
+  if (o.arrays == "auto") {
+    if (family.tensor_core)
+      o.arrays_why = "the tensor-core family keeps its arrays constants";
+    else
+      o.host_arrays = host_arrays_by_rule(m.csr.nnz(), o.arrays_why);
+  }
   const SgemmComparison sgemm = tile.tuned ? compare_with_sgemm(*tile.tuned, o.tune == "exhaustive", family.generic,
                                                                 family.balanced_by_search)
                                            : SgemmComparison{};
@@ -346,6 +361,7 @@ int run_compile(const Args& args) {
   const SmallNDispatch small_n = place_balanced_path(o, family, m.csr, place_generic_path(o, tile, family, rows_plan));
 
   const EmitOptions emit = emit_options(o, m.csr, tile, family, small_n, piece_length);
+  progress.stage(fmt::format("emitting the {} family's CUDA", family.name()));
   const EmittedKernel kernel =
       emit_unrolled_kernel(m.csr, family.tensor_core ? family.windows : rows_plan.tiling, tile.chosen->tile, emit);
   seconds["emit"] = seconds_since(clock);
@@ -356,7 +372,9 @@ int run_compile(const Args& args) {
                             sgemm, versus};
   Json report = compile_report(layer);
   if (!o.reproducible) report["seconds"] = seconds;
+  progress.stage(fmt::format("writing {} MB", static_cast<int64_t>(static_cast<double>(kernel.cu.size()) / 1e6)));
   write_outputs(o, args, kernel, report);
+  progress.clear();
   if (!o.quiet) print_summary(layer);
   return 0;
 }
@@ -400,11 +418,12 @@ Command compile_command() {
                                        "warps, else none; 0: never)"},
       {"--batch-invariant", "", "sum every row in column order at every n (the same bits whatever batch a call has): "
                                 "leaves out the balanced small-n path, whose cut rows sum in piece order"},
-      {"--arrays", "WHERE", "where A's arrays (the CSR arrays and the balanced kernel's pieces) travel: device (default: "
-                            "initialised constants of NAME.cu; no state) or host (bytes in NAME.cu's host code, copied to "
+      {"--arrays", "WHERE", "where A's arrays (the CSR arrays and the balanced kernel's pieces) travel: device "
+                            "(initialised constants of NAME.cu; no state), host (bytes in NAME.cu's host code, copied to "
                             "each device at the first call there and after a reset: nvcc builds a graph of 1M non-zeros in "
-                            "3.8 s instead of 24 s, 9.9M in 25 s instead of 307 s; not the tensor-core family; "
-                            "docs/emitted-code.md)"},
+                            "5.4 s instead of 24 s, 9.9M in 35 s instead of 307 s; not the tensor-core family) or auto "
+                            "(default: host where the constants would need more than 4 GB of nvcc's memory, some 4.5M "
+                            "non-zeros; docs/emitted-code.md)"},
       {"--name", "NAME", "the C name of the kernel (required)"},
       {"--output|-o", "DIR", "output folder (created if missing; required)"},
       {"--tile", "M1xN1[xV]", "force the tile: M1 rows, N1 columns per block, V columns per thread (N1 / V threads), e.g. "

@@ -198,9 +198,11 @@ CompileOptions parse_compile_options(const Args& args) {
   if (args.has("--balanced-pairs-below"))
     o.balanced_pairs_below = args.get_int("--balanced-pairs-below", 0, 0, kMaxIndex);
   o.batch_invariant = args.has("--batch-invariant");
-  const std::string arrays = args.get_or("--arrays", "device");
-  if (arrays != "device" && arrays != "host") fail_usage("--arrays {}: expected device (default) or host", arrays);
-  o.host_arrays = arrays == "host";
+  o.arrays = args.get_or("--arrays", "auto");
+  if (o.arrays != "auto" && o.arrays != "device" && o.arrays != "host")
+    fail_usage("--arrays {}: expected auto (default), device or host", o.arrays);
+  o.host_arrays = o.arrays == "host";
+  o.arrays_why = "--arrays " + o.arrays;
   if (o.host_arrays && o.family == "tensor-core")
     fail_usage("--arrays host moves the CSR arrays of the unrolled, generic and balanced families; the tensor-core "
                "family's stay constants");

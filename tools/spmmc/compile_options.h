@@ -51,7 +51,9 @@ struct CompileOptions {
   std::optional<int64_t> balanced_below;  // --balanced-below (0: no balanced small-n path)
   std::optional<int64_t> balanced_pairs_below;  // --balanced-pairs-below (0: no pairs kernel)
   bool batch_invariant = false;           // --batch-invariant
-  bool host_arrays = false;               // --arrays host (default device)
+  std::string arrays = "auto";            // --arrays: auto (default), device or host
+  bool host_arrays = false;               // A's arrays on the host: --arrays host, or auto by its rule (run_compile)
+  std::string arrays_why;                 // why they travel where they do
 
   // --tune, with auto resolved: none, model, rank, proxy or exhaustive.
   std::string tune;

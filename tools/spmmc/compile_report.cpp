@@ -83,7 +83,8 @@ Json compile_report(const CompiledLayer& l) {
         {"stores_per_thread", l.kernel.stores},
         {"source_bytes", l.kernel.cu.size()},
         // where A's arrays travel (--arrays): initialised device constants, or host bytes copied at the first call
-        {"arrays", o.host_arrays ? Json{{"where", "host"}, {"bytes", l.kernel.host_array_bytes}} : Json{{"where", "device"}}},
+        {"arrays", o.host_arrays ? Json{{"where", "host"}, {"bytes", l.kernel.host_array_bytes}, {"why", o.arrays_why}}
+                                 : Json{{"where", "device"}, {"why", o.arrays_why}}},
         {"estimate", !f.unrolled ? Json(nullptr) : Json{{"source_bytes", f.estimate.source_bytes}, {"nvcc_seconds", f.estimate.nvcc_seconds}}},
         {"size_limit", {{"max_nvcc_seconds", o.limits.max_nvcc_seconds}}}}},
       {"build", {{"nvcc_options", l.kernel.nvcc_options}, {"options_file", o.name + ".nvcc-options"}}},
