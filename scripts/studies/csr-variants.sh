@@ -8,15 +8,16 @@
 # TFLOP/s, speed against the first variant, bit-equality, error against float64). On a lent GPU
 # machine, after scripts/pack-for-gpu.sh CASES here: the matrices come from .gpu-pack/data.tar.xz
 # when ../shared/data is absent.
-# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split|graph_spmm]
-#        (about a minute on an H100)
+# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split|graph_spmm] [--only 'S|S...']
+#        (about a minute on an H100; --only, graph_spmm: the variants whose names contain one of the strings)
 # Exit: 0 all variants agree; 1 a variant disagreed or failed; 66 no matrices.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cases=scripts/studies/csr-variants.cases runs=30 study=csr_variants
+cases=scripts/studies/csr-variants.cases runs=30 study=csr_variants only=()
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift ;;
+    --only) only=(--only "$2"); shift ;;
     --study) study=$2; shift
       case $study in csr_variants|row_split|graph_spmm) ;; *) echo "csr-variants: --study csr_variants, row_split or graph_spmm" >&2; exit 64 ;; esac ;;
     *) cases=$1 ;;
@@ -42,6 +43,6 @@ grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n gen; do
     mkdir -p "$(dirname "$matrix")"
     "${SPMMC_BUILD_DIR:-build}/spmmc" gen $gen -o "$matrix" >/dev/null || exit 1
   fi
-  "$out/$study" "$matrix" "$n" --runs "$runs" || exit 1
+  "$out/$study" "$matrix" "$n" --runs "$runs" "${only[@]}" || exit 1
 done || status=1
 exit $status

@@ -31,6 +31,11 @@
 //                 the other (a warp's start amortised over several short rows, as CELL's blocks do)
 //   grouped G x L the same with G pieces per warp, each taken by L = 32 / G lanes of V columns
 //                 (16 warps, pieces of 64, at most 16 per row): for small n (dgSPARSE's VDL)
+//   cluster X W L the block design, and rows of more than W pieces of L cut into up to X * W pieces
+//                 over the X blocks of a thread-block cluster (Hopper): each block adds its pieces in
+//                 piece order in shared memory, and the cluster's first block adds the blocks' sums in
+//                 block order through distributed shared memory (no workspace, no atomics,
+//                 deterministic; every block of the grid in clusters of X)
 //   cell P        LiteForm's CELL format: P column partitions, rows in buckets of ELL width 2^i,
 //                 long rows folded at each partition's largest width (its cost model's choice, or
 //                 fixed), blocks of 256 products, atomicAdd where partitions or folds share rows
@@ -38,8 +43,10 @@
 // of a float64 reference of sampled rows. One Markdown table on stdout, each time also against the
 // best cuSPARSE algorithm.
 //
-// usage: graph_spmm FILE.{smtx,mtx} N [--runs R] [--warmup W]     N a multiple of 32
+// usage: graph_spmm FILE.{smtx,mtx} N [--runs R] [--warmup W] [--only S[|S...]]     N a multiple of 32
+//        (--only: the variants whose names contain one of the strings, beside rb-sr and cuSPARSE)
 //        exit 0, 1 mismatch, 64, 69, 70
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -448,6 +455,68 @@ __global__ void __launch_bounds__(32 * W) grouped_pieces(const int* __restrict__
   finish_piece<V, L, S>(piece, slot, gl, mask, partial, arrived, acc, C + int64_t(piece.row) * n + col);
 }
 
+// ---- a long row's pieces over the blocks of a cluster ---------------------------------------------
+// block_rows (R = 1) where the cluster's entry in cluster_row is -1; else the cluster's X blocks hold
+// the pieces of that one row, piece q in block q / W, warp q % W (warp_piece as for block_rows, the
+// slots past the row's pieces idle): each block adds its pieces' sums in piece order in shared memory,
+// and after the cluster's barrier its first block adds the X blocks' sums in block order, reading them
+// through distributed shared memory; a second barrier keeps every block's shared memory alive until
+// then. Every thread of such a cluster reaches both barriers (none returns early).
+template <int V, int W>
+__global__ void __launch_bounds__(32 * W) cluster_rows(const int* __restrict__ cols, const float* __restrict__ ws,
+                                                      const BlockPiece* __restrict__ warp_piece,
+                                                      const int* __restrict__ cluster_row, const float* __restrict__ B,
+                                                      float* __restrict__ C, int64_t n) {
+  namespace cg = cooperative_groups;
+  __shared__ float partial[W][32 * V];
+  __shared__ unsigned arrived[W];
+  __shared__ float block_sum[32 * V];
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  const unsigned x = cluster.num_blocks();
+  const int row = cluster_row[blockIdx.x / x];
+  const BlockPiece piece = warp_piece[int64_t(blockIdx.x) * W + w];
+  if (row < 0) {
+    if (lane == 0) arrived[w] = 0;
+    __syncthreads();
+    if (piece.row < 0) return;
+    float acc[V] = {};
+    sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
+    finish_piece<V, 32, W>(piece, w, lane, kFull, partial, arrived, acc, C + int64_t(piece.row) * n + col);
+    return;
+  }
+  float acc[V] = {};
+  if (piece.row >= 0) sum_products<V, 1>(cols, ws, piece.begin, piece.end, B + col, n, 0, acc);
+#pragma unroll
+  for (int v = 0; v < V; ++v) partial[w][lane * V + v] = acc[v];
+  __syncthreads();
+  const unsigned rank = cluster.block_rank();
+  // The row's pieces: piece.pieces in every slot of the cluster (idle slots too); this block's W or fewer.
+  const int pieces = warp_piece[int64_t(blockIdx.x - rank) * W].pieces;
+  const int here = min(W, pieces - int(rank) * W);
+  if (w == 0) {
+    float sum[V] = {};
+    for (int q = 0; q < here; ++q)
+#pragma unroll
+      for (int v = 0; v < V; ++v) sum[v] += partial[q][lane * V + v];
+#pragma unroll
+    for (int v = 0; v < V; ++v) block_sum[lane * V + v] = sum[v];
+  }
+  cluster.sync();
+  if (rank == 0 && w == 0) {
+    const int blocks = (pieces + W - 1) / W;
+    float sum[V] = {};
+    for (int b = 0; b < blocks; ++b) {
+      const float* const other = cluster.map_shared_rank(block_sum, b);
+#pragma unroll
+      for (int v = 0; v < V; ++v) sum[v] += other[lane * V + v];
+    }
+    store_c<V>(C + int64_t(row) * n + col, sum);
+  }
+  cluster.sync();
+}
+
 // The least i with 2^i >= x.
 int log2_ceil(int x) {
   int i = 0;
@@ -483,6 +552,47 @@ std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, 
     cut += pieces > 1;
   }
   while (out.size() % W) out.push_back({-1, 0, 0, 0, 0});
+  return out;
+}
+
+// cluster_rows' placement: rows of more than W * length products (longest first) one cluster of X
+// blocks each, cut into min(X * W, ceil(len / length)) pieces of equal size (every slot of the cluster
+// names the row's pieces in `pieces`, idle ones with row -1); then the other rows as place_pieces
+// places them (at most W pieces, one block), the grid padded to whole clusters. cluster_row gets each
+// cluster's long row or -1; `clustered` the rows spread over clusters.
+std::vector<BlockPiece> place_clustered(const Csr& a, int length, int W, int X, std::vector<int>& cluster_row, int& cut,
+                                        int& clustered) {
+  std::vector<int> order(a.m);
+  std::iota(order.begin(), order.end(), 0);
+  auto len = [&](int r) { return a.row_ptr[r + 1] - a.row_ptr[r]; };
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return len(x) > len(y); });
+  std::vector<BlockPiece> out;
+  cluster_row.clear();
+  cut = clustered = 0;
+  const BlockPiece idle{-1, 0, 0, 0, 0};
+  size_t i = 0;
+  for (; i < order.size() && len(order[i]) > W * length; ++i) {
+    const int r = order[i], l = len(r);
+    const int pieces = std::min(X * W, (l + length - 1) / length), size = (l + pieces - 1) / pieces;
+    for (int q = 0; q < X * W; ++q)
+      out.push_back(q < pieces ? BlockPiece{r, a.row_ptr[r] + std::min(l, q * size), a.row_ptr[r] + std::min(l, (q + 1) * size),
+                                            0, pieces}
+                               : BlockPiece{-1, 0, 0, 0, pieces});
+    cluster_row.push_back(r);
+    ++cut, ++clustered;
+  }
+  for (; i < order.size(); ++i) {
+    const int r = order[i], l = len(r);
+    const int pieces = l > length ? std::min(W, (l + length - 1) / length) : 1;
+    if (int(out.size() % W) + pieces > W)
+      while (out.size() % W) out.push_back(idle);
+    const int first = int(out.size() % W), size = (l + pieces - 1) / pieces;
+    for (int q = 0; q < pieces; ++q)
+      out.push_back({r, a.row_ptr[r] + std::min(l, q * size), a.row_ptr[r] + std::min(l, (q + 1) * size), first, pieces});
+    cut += pieces > 1;
+  }
+  while (out.size() % (size_t(W) * X)) out.push_back(idle);
+  cluster_row.resize(out.size() / (size_t(W) * X), -1);
   return out;
 }
 
@@ -638,11 +748,29 @@ std::vector<BlockPiece> place_rows(const Csr& a, int length, int W, int R, int& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  mb::Options o = mb::parse_options(argc, argv, " FILE.{smtx,mtx} N");
+  mb::Options o = mb::parse_options(argc, argv, " FILE.{smtx,mtx} N [--only S[|S...]]");
+  std::vector<std::string> only;  // --only: substrings of the variants to run (rb-sr and cuSPARSE always)
+  for (size_t i = 0; i + 1 < o.rest.size();)
+    if (o.rest[i] == "--only") {
+      for (size_t at = 0; at <= o.rest[i + 1].size();) {
+        const size_t comma = std::min(o.rest[i + 1].find('|', at), o.rest[i + 1].size());
+        if (comma > at) only.push_back(o.rest[i + 1].substr(at, comma - at));
+        at = comma + 1;
+      }
+      o.rest.erase(o.rest.begin() + long(i), o.rest.begin() + long(i) + 2);
+    } else {
+      ++i;
+    }
   if (o.rest.size() != 2) {
-    std::fprintf(stderr, "usage: %s FILE.{smtx,mtx} N [--runs R] [--warmup W]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE.{smtx,mtx} N [--runs R] [--warmup W] [--only S[|S...]]\n", argv[0]);
     return mb::kExitUsage;
   }
+  const auto wanted = [&](const std::string& name) {
+    if (only.empty() || name == "rb-sr" || name.rfind("cuSPARSE", 0) == 0) return true;
+    for (const std::string& s : only)
+      if (name.find(s) != std::string::npos) return true;
+    return false;
+  };
   const long long n_arg = std::atoll(o.rest[1].c_str());
   if (n_arg < 32 || n_arg > 8192 || n_arg % 32) {
     std::fprintf(stderr, "N must be a multiple of 32 in 32..8192\n");
@@ -676,6 +804,7 @@ int main(int argc, char** argv) {
   double best_cusparse = 0;
   std::string best_cusparse_name;
   auto measure = [&](const std::string& name, bool ordered, const std::function<void()>& launch) {
+    if (!wanted(name)) return;
     rows.push_back({name, study.measure(launch, ordered), ordered});
     std::fflush(stdout);
   };
@@ -807,6 +936,31 @@ int main(int argc, char** argv) {
       measure(mb::format("block %d warps, pieces of 64, %d rows per warp (%d rows cut)", w, r, cut), false,
               [&, kernel, grid, w] { kernel<<<grid, 32 * w>>>(d_col.get(), d_w.get(), d_placed.get(), d_b.get(), d_c, n); });
     };
+    // A row of more than 16 pieces over the blocks of a cluster of X (launched with the cluster dimension).
+    auto clustered = [&](auto kernel, int w, int length, int x) {
+      std::vector<int> cluster_row;
+      int cut = 0, spread = 0;
+      const std::vector<BlockPiece> placed = place_clustered(a, length, w, x, cluster_row, cut, spread);
+      if (spread == 0) return;  // no row over w pieces: the block variant's kernel
+      const DeviceArray d_placed(placed);
+      const DeviceArray d_cluster_row(cluster_row);
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3{unsigned(placed.size() / w), unsigned(n / (32 * V))};
+      config.blockDim = dim3{unsigned(32 * w)};
+      cudaLaunchAttribute attribute[1];
+      attribute[0].id = cudaLaunchAttributeClusterDimension;
+      attribute[0].val.clusterDim.x = unsigned(x), attribute[0].val.clusterDim.y = 1, attribute[0].val.clusterDim.z = 1;
+      config.attrs = attribute, config.numAttrs = 1;
+      measure(mb::format("cluster %d x %d warps, pieces of %d (%d rows cut, %d over a cluster)", x, w, length, cut, spread), false,
+              [&, kernel, config] {
+                MB_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const int*>(d_col.get()), static_cast<const float*>(d_w.get()),
+                                            static_cast<const BlockPiece*>(d_placed.get()),
+                                            static_cast<const int*>(d_cluster_row.get()), static_cast<const float*>(d_b.get()),
+                                            d_c, int64_t(n)));
+              });
+    };
+    for (int length : {64, 256})
+      for (int x : {2, 4, 8}) clustered(cluster_rows<V, 16>, 16, length, x);
     by_rows(block_rows<V, 16, 2>, 16, 2);
     by_rows(block_rows<V, 16, 4>, 16, 4);
     by_rows(block_rows<V, 16, 8>, 16, 8);
@@ -835,6 +989,7 @@ int main(int argc, char** argv) {
   bool empty_rows = false;
   for (int i = 0; i < a.m; ++i) empty_rows |= a.row_ptr[i + 1] == a.row_ptr[i];
   auto cell = [&](int P, int cap_log2) {
+    if (!wanted("cell")) return;
     const Cell c = build_cell(a, P, cap_log2, 256, n);
     if (c.blocks.empty()) return;  // no products
     const DeviceArray d_blocks(c.blocks);
