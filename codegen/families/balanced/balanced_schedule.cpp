@@ -10,14 +10,6 @@
 
 namespace spmmc {
 
-namespace {
-
-int32_t row_length(const Csr& a, int32_t r) {
-  return a.row_ptr[static_cast<size_t>(r) + 1] - a.row_ptr[static_cast<size_t>(r)];
-}
-
-}  // namespace
-
 int32_t default_piece_length(const Csr& a) { return a.longest_row() > 2048 ? 256 : 64; }
 
 BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps, int32_t groups) {
@@ -30,12 +22,12 @@ BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t w
   const size_t per_block = static_cast<size_t>(s.slots_per_block());
   std::vector<int32_t> order(static_cast<size_t>(a.rows));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return row_length(a, x) > row_length(a, y); });
+  std::stable_sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return a.row_length(x) > a.row_length(y); });
   const auto pad_block = [&] {
     while (s.slots.size() % per_block != 0) s.slots.push_back(BalancedPiece{});
   };
   for (const int32_t r : order) {
-    const int32_t len = row_length(a, r), begin = a.row_ptr[static_cast<size_t>(r)];
+    const int32_t len = a.row_length(r), begin = a.row_ptr[static_cast<size_t>(r)];
     const int32_t pieces = balanced_row_pieces(len, piece_length, warps);
     if (s.slots.size() % per_block + static_cast<size_t>(pieces) > per_block) pad_block();
     const int32_t first = static_cast<int32_t>(s.slots.size() % per_block);
@@ -62,7 +54,7 @@ RowStats row_stats(const Csr& a) {
   RowStats st;
   st.mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
   double var = 0.0;
-  for (int32_t r = 0; r < a.rows; ++r) var += (row_length(a, r) - st.mean) * (row_length(a, r) - st.mean);
+  for (int32_t r = 0; r < a.rows; ++r) var += (a.row_length(r) - st.mean) * (a.row_length(r) - st.mean);
   st.cov = st.mean > 0 ? std::sqrt(var / a.rows) / st.mean : 0.0;
   return st;
 }
