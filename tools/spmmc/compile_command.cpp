@@ -104,6 +104,20 @@ SmallNDispatch place_generic_path(const CompileOptions& o, const TileChoice& til
   return small_n;
 }
 
+// Where A's arrays travel (o.host_arrays, o.arrays_why): --arrays host or device as given (host refused
+// where the family chosen is the tensor cores'), auto by its rule (codegen/arrays_on_host.h), the
+// tensor-core family's always constants.
+void place_arrays(CompileOptions& o, const FamilyChoice& family, const Csr& a) {
+  if (o.host_arrays && family.tensor_core)
+    fail_usage("--arrays host: the tensor-core family chosen here keeps its arrays constants; give --family generic, "
+               "balanced or unrolled, or leave --arrays at auto or device");
+  if (o.arrays != "auto") return;
+  if (family.tensor_core)
+    o.arrays_why = "the tensor-core family keeps its arrays constants";
+  else
+    o.host_arrays = host_arrays_by_rule(a.nnz(), o.arrays_why);
+}
+
 // Ahead of the generic path, in float32 (and tf32's CUDA-core) files of the unrolled and generic
 // families, the balanced kernel for middle n (compiler/planning/small_n_dispatch.h): by its rule, left
 // out with --batch-invariant, or up to --balanced-below N (0: left out).
@@ -343,16 +357,7 @@ int run_compile(const Args& args) {
 
   progress.stage("choosing the family");
   const FamilyChoice family = choose_family_stage(o, m.csr, plan, rules, family_auto, tensor_cores, fmas_per_kernel, tile);
-  if (o.host_arrays && family.tensor_core)
-    fail_usage("--arrays host: the tensor-core family chosen here keeps its arrays constants; give --family generic, "
-               "balanced or unrolled, or leave --arrays at auto or device");
-  // --arrays auto: the host where the constants would cost nvcc too much (codegen/arrays_on_host.h).
-  if (o.arrays == "auto") {
-    if (family.tensor_core)
-      o.arrays_why = "the tensor-core family keeps its arrays constants";
-    else
-      o.host_arrays = host_arrays_by_rule(m.csr.nnz(), o.arrays_why);
-  }
+  place_arrays(o, family, m.csr);
   const SgemmComparison sgemm = tile.tuned ? compare_with_sgemm(*tile.tuned, o.tune == "exhaustive", family.generic,
                                                                 family.balanced_by_search)
                                            : SgemmComparison{};
