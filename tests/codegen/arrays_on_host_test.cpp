@@ -204,6 +204,33 @@ TEST_CASE("emitted kernel on the CPU: A's arrays on the host, copied once per co
     check({2, 64}, name + " after a reset");
     stats(s);
     CHECK(s[0] == 2 * arrays);
-    CHECK(s[2] == 2);
+    CHECK(s[2] == 1 + 65);  // device 0's second context
+    // Other devices (the emulation has 65, their memory one): each copies once at its first call, a
+    // device that had them does not again, and device 64, past the 64 served, fails the call.
+    const auto set_device = reinterpret_cast<int (*)(int)>(kernel->symbol("spmmc_emulation_set_device"));
+    REQUIRE(set_device);
+    REQUIRE(set_device(1) == 0);
+    check({2, 8, 64}, name + " on device 1");
+    stats(s);
+    CHECK(s[0] == 3 * arrays);
+    CHECK(s[2] == 2);  // device 1's context
+    REQUIRE(set_device(63) == 0);
+    check({3, 8, 64}, name + " on device 63");
+    stats(s);
+    CHECK(s[0] == 4 * arrays);
+    REQUIRE(set_device(0) == 0);
+    check({2, 8, 64}, name + " on device 0 again");
+    stats(s);
+    CHECK(s[0] == 4 * arrays);
+    REQUIRE(set_device(64) == 0);
+    {
+      const std::vector<float> b = test::seeded_b(a.cols, 8, 8);
+      std::vector<float> c(static_cast<size_t>(a.rows) * 8, 1.0f);
+      CHECK(kernel->entry(b.data(), c.data(), 8, nullptr) == 101);  // cudaErrorInvalidDevice
+      CHECK(std::all_of(c.begin(), c.end(), [](float x) { return x == 1.0f; }));
+    }
+    stats(s);
+    CHECK(s[0] == 4 * arrays);
+    REQUIRE(set_device(0) == 0);  // the thread's device as the other tests expect it
   }
 }

@@ -954,6 +954,29 @@ TEST_CASE("emitted kernel on the CPU: several kernels as one CUDA graph (cache a
   CHECK(chain[0] == kernels);
   CHECK(chain[1] + 1 == kernels);  // every kernel after the first overlaps the one before
 
+  // Graphs are per device: another device builds its own (a graph holds the device's kernels); one
+  // past the 16 devices with graphs launches the chain; device 0's graphs stay.
+  const auto set_device = reinterpret_cast<int (*)(int)>(kernel->symbol("spmmc_emulation_set_device"));
+  REQUIRE(set_device);
+  REQUIRE(set_device(1) == 0);
+  std::vector<unsigned long long> at = stats();
+  for (int again = 0; again < 2; ++again) {
+    REQUIRE(call(pairs[0], 64, nullptr) == 0);
+    CHECK(right(pairs[0], 64));
+  }
+  CHECK(stats() == std::vector<unsigned long long>{at[0] + 1, at[1] + 1, at[2] + 1, at[3] + 2, at[4]});
+  REQUIRE(set_device(16) == 0);
+  at = stats();
+  REQUIRE(call(pairs[3], 64, nullptr) == 0);
+  CHECK(right(pairs[3], 64));
+  CHECK(stats() == at);
+  kernel->last_launch(grid, block, &launches, chain, &runs);
+  CHECK(chain[0] == kernels);
+  REQUIRE(set_device(0) == 0);
+  REQUIRE(call(pairs[5], 32, nullptr) == 0);  // device 0's graph for these buffers at n = 32
+  CHECK(right(pairs[5], 32));
+  CHECK(stats() == std::vector<unsigned long long>{at[0], at[1], at[2], at[3] + 1, at[4]});
+
   // Compiled with -DSPMMC_NO_GRAPH (here: defined before the file is included), the entry point
   // launches the plain chain: no stream, capture or graph at all, the same C.
   const fs::path wrapper = dir.path / "no_graph.cu";

@@ -61,12 +61,12 @@
 // (unknown instruction, undeclared or unwritten register, misaligned or out-of-bounds access)
 // abort the process with a message naming the PTX statement.
 //
-// The device queries of the launch code answer as a small GPU would: device 0 with
-// kEmulatedSmCount SMs, kEmulatedBlocksPerSm blocks of any kernel per SM, so that grid.y stays
-// small and the blocks loop over the B-tiles. For the tests, two C functions are exported
-// (dlsym them from the shared object): spmmc_emulation_last_launch (the last launch's grid,
-// block and number of PTX executions) and spmmc_emulation_set_bounds (ptx_subset.h's memory
-// bounds).
+// The device queries of the launch code answer as small GPUs would: kEmulatedDevices devices (the
+// calling thread's current one 0 unless set) with kEmulatedSmCount SMs, kEmulatedBlocksPerSm blocks
+// of any kernel per SM, so that grid.y stays small and the blocks loop over the B-tiles. For the tests,
+// C functions are exported (dlsym them from the shared object), among them spmmc_emulation_last_launch
+// (the last launch's grid, block and number of PTX executions), spmmc_emulation_set_bounds
+// (ptx_subset.h's memory bounds) and spmmc_emulation_set_device (the calling thread's device).
 //
 // Everything has external linkage and inline definitions (one copy however many emitted .cu
 // files are linked together), so the launcher and every kernel see the same blockIdx; only the
@@ -350,20 +350,38 @@ inline unsigned __float_as_uint(float f) {
   return x;
 }
 
-// The emulated device: one, with few SMs (see the header comment), of compute capability 9.0.
+// The emulated devices: kEmulatedDevices alike, each with few SMs (see the header comment), of compute
+// capability 9.0; each host thread's current device is 0 until it sets another (cudaSetDevice, or the
+// tests' spmmc_emulation_set_device). Their memory is one: a __device__ array is a host array, the same
+// for every device (what differs per device is the state the emitted code keeps: its graphs, and the
+// copy of A's arrays below).
+constexpr int kEmulatedDevices = 65;  // one past the 64 devices that A's arrays on the host serve
 constexpr int kEmulatedSmCount = 4;
 constexpr int kEmulatedComputeCapabilityMajor = 9;
 constexpr int kEmulatedBlocksPerSm = 2;
+inline thread_local int emulated_device = 0;
 
 inline cudaError_t cudaGetDevice(int* device) {
   if (device == nullptr) return cudaErrorInvalidValue;
-  *device = 0;
+  *device = emulated_device;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaSetDevice(int device) {
+  if (device < 0 || device >= kEmulatedDevices) return cudaErrorInvalidDevice;
+  emulated_device = device;
+  return cudaSuccess;
+}
+
+inline cudaError_t cudaGetDeviceCount(int* count) {
+  if (count == nullptr) return cudaErrorInvalidValue;
+  *count = kEmulatedDevices;
   return cudaSuccess;
 }
 
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (value == nullptr) return cudaErrorInvalidValue;
-  if (device != 0) return cudaErrorInvalidDevice;
+  if (device < 0 || device >= kEmulatedDevices) return cudaErrorInvalidDevice;
   if (attr == cudaDevAttrMultiProcessorCount) {
     *value = kEmulatedSmCount;
   } else if (attr == cudaDevAttrComputeCapabilityMajor) {
@@ -600,15 +618,20 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 
 // A's arrays on the host (spmmc compile --arrays host, codegen/templates/host_arrays.cuh): the copy to
 // the device's arrays is a memcpy here, the thread's capture mode a thread-local value, and the driver
-// entry points cuCtxGetCurrent and cuCtxGetId give one context whose ID the tests advance with
-// spmmc_emulation_reset_device(), which also zeroes every array copied to (as a new context's module
-// would have them), so that a kernel that does not copy them again computes with zeros.
+// entry points cuCtxGetCurrent and cuCtxGetId give the current device's context, whose ID (unique over
+// the devices) the tests advance with spmmc_emulation_reset_device(), which also zeroes every array
+// copied to (as a new context's module would have them, and for every device: their memory is one), so
+// that a kernel that does not copy them again computes with zeros.
 #define CUDART_VERSION 13000
 enum cudaMemcpyKind { cudaMemcpyHostToDevice = 1 };
 enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
 #define cudaEnableDefault 0x0
 struct EmulatedUploads {
-  unsigned long long copies = 0, bytes = 0, context = 1;
+  unsigned long long copies = 0, bytes = 0;
+  unsigned long long context[kEmulatedDevices] = {};  // each device's context ID (1 + the device at first)
+  EmulatedUploads() {
+    for (int d = 0; d < kEmulatedDevices; ++d) context[d] = static_cast<unsigned long long>(d) + 1;
+  }
   std::vector<std::pair<void*, size_t>> arrays;  // every destination copied to
   cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
 };
@@ -637,11 +660,11 @@ inline cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mo
 }
 
 inline int spmmc_emulated_ctx_get_current(void** context) {
-  *context = &emulated_uploads;
+  *context = &emulated_uploads.context[emulated_device];
   return 0;
 }
-inline int spmmc_emulated_ctx_get_id(void* /*context*/, unsigned long long* id) {
-  *id = emulated_uploads.context;
+inline int spmmc_emulated_ctx_get_id(void* context, unsigned long long* id) {
+  *id = *static_cast<unsigned long long*>(context);
   return 0;
 }
 inline cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int /*version*/,
@@ -845,19 +868,26 @@ extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulat
   spmmc_emulation::set_memory_bounds(read_only, read_only_bytes, read_write, read_write_bytes);
 }
 
-// For the tests of A's arrays on the host: stats[0] copies to the device's arrays, [1] their bytes,
-// [2] the context's ID, [3] the calling thread's capture mode (cudaStreamCaptureMode).
+// For the tests of A's arrays on the host: stats[0] copies to the devices' arrays, [1] their bytes,
+// [2] the current device's context ID, [3] the calling thread's capture mode (cudaStreamCaptureMode).
 extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_upload_stats(unsigned long long* stats) {
   stats[0] = emulated_uploads.copies;
   stats[1] = emulated_uploads.bytes;
-  stats[2] = emulated_uploads.context;
+  stats[2] = emulated_uploads.context[emulated_device];
   stats[3] = static_cast<unsigned long long>(emulated_uploads.mode);
 }
 
-// As cudaDeviceReset would leave the device: a new context (another ID) whose arrays are zeros.
+// As cudaDeviceReset would leave the current device: a new context (an ID no device had) whose arrays
+// are zeros (every device's: their memory is one).
 extern "C" __attribute__((used, visibility("default"))) inline void spmmc_emulation_reset_device() {
   for (const auto& [to, count] : emulated_uploads.arrays) memset(to, 0, count);
-  ++emulated_uploads.context;
+  emulated_uploads.context[emulated_device] += kEmulatedDevices;
+}
+
+// The calling thread's current device, as cudaSetDevice sets it (0..kEmulatedDevices - 1); returns
+// cudaSetDevice's result.
+extern "C" __attribute__((used, visibility("default"))) inline int spmmc_emulation_set_device(int device) {
+  return static_cast<int>(cudaSetDevice(device));
 }
 
 #endif  // SPMMC_TESTS_CUDA_EMULATION_CUDA_RUNTIME_H
