@@ -86,8 +86,8 @@ CompileOptions parse_compile_options(const Args& args);
 
 // --tune auto with a GPU, once A is read: where A's arrays would cost a compiler more than 4 GB as
 // constants (host_arrays_by_rule, codegen/arrays_on_host.h: some 4.5M non-zeros), the search's kernels
-// of the CSR families, which NVRTC compiles with A's arrays as constants (about 25 us and 1.3 KB per
-// non-zero: 50 s and 2.7 GB for 2M on the development machine), would take minutes and gigabytes
+// of the CSR families, which NVRTC compiles with A's arrays as constants (on the development machine
+// 50 s and 2.7 GB for 2M non-zeros, 100 s and 10.8 GB for 8.2M), would take minutes and gigabytes
 // each, and no unrolled kernel of such an A passes the size guard: the heuristic and the rules decide
 // (tune none, the GPU released), and auto_untimed_why says why. Otherwise nothing changes.
 void untime_large_a(CompileOptions& o, int64_t nnz);
