@@ -1,0 +1,62 @@
+// spmmc-nvrtc-form-time: how long NVRTC takes over the NVRTC form of a CSR family's kernel for a matrix,
+// the form the tuner compiles to time it (tuner/time_balanced_kernel.h, tuner/time_generic_kernel.h),
+// whose A arrays are initialised constants. No GPU needed. docs/design/tuning.md uses its figures for
+// the size above which --tune auto times nothing (tools/spmmc/compile_options.h, untime_large_a).
+//
+// usage: spmmc-nvrtc-form-time FILE [balanced|generic]   (default balanced; the generic family's rows
+//        in A's order, which does not change the source's size)
+// Prints the source's size and the seconds of emission and of NVRTC (sm_90), and the cubin's size;
+// run it under /usr/bin/time for the peak memory. Exit 0; 64 usage; 65 a bad matrix; 70 NVRTC failed.
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "codegen/emit_unrolled_kernel.h"
+#include "codegen/families/balanced/balanced_schedule.h"
+#include "codegen/generic_launch.h"
+#include "compiler/common/diagnostics.h"
+#include "compiler/formats/read_matrix.h"
+#include "compiler/planning/reorder_rows.h"
+#include "runtime/nvrtc_compile.h"
+
+int main(int argc, char** argv) {
+  using namespace spmmc;
+  const std::string family = argc == 3 ? argv[2] : "balanced";
+  if (argc < 2 || argc > 3 || (family != "balanced" && family != "generic")) {
+    std::fprintf(stderr, "usage: %s FILE [balanced|generic]\n", argv[0]);
+    return 64;
+  }
+  Csr a;
+  try {
+    a = read_matrix_file(argv[1], ReadOptions{}).csr;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], e.what());
+    return 65;
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  EmitOptions emit;
+  emit.name = family + "_family";
+  emit.arch = "sm_90";
+  emit.nvrtc_form = true;
+  emit.generic_only = true;
+  emit.balanced = family == "balanced";
+  emit.piece_length = default_piece_length(a);
+  emit.balanced_groups = 1;
+  const RowTiling tiling = family == "generic" ? tile_rows(a, kGenericRowsPerBlock, ReorderMethod::kNone) : RowTiling{};
+  const EmittedKernel k = emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
+  const double emitted = std::chrono::duration<double>(Clock::now() - start).count();
+  std::printf("%s: %lld non-zeros, the %s family's NVRTC form %.1f MB, emitted in %.1f s\n", argv[1],
+              static_cast<long long>(a.nnz()), family.c_str(), static_cast<double>(k.nvrtc_cu.size()) / 1e6, emitted);
+  std::fflush(stdout);
+  try {
+    const Cubin cubin = compile_to_cubin({emit.name + ".cu", k.nvrtc_cu}, {emit.arch, k.nvrtc_options});
+    std::printf("NVRTC %s: %.1f s, cubin %.1f MB\n", nvrtc_version().c_str(), cubin.seconds,
+                static_cast<double>(cubin.image.size()) / 1e6);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "NVRTC failed: %s\n", e.what());
+    return 70;
+  }
+  return 0;
+}
