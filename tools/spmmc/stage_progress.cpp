@@ -23,10 +23,13 @@ void StageProgress::clear() {
   printed_ = false;
 }
 
-void StageProgress::stage(const std::string& what) {
+double StageProgress::seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void StageProgress::stage(const std::string& what, const std::string& after) {
   if (!enabled_) return;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  std::fprintf(stderr, "\r\033[K%s: %s, %.0f s", command_.c_str(), what.c_str(), s);
+  std::fprintf(stderr, "\r\033[K%s: %s, %.0f s%s", command_.c_str(), what.c_str(), seconds(), after.c_str());
   std::fflush(stderr);
   printed_ = true;
 }

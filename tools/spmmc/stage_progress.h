@@ -17,8 +17,10 @@ class StageProgress {
   StageProgress(const StageProgress&) = delete;
   StageProgress& operator=(const StageProgress&) = delete;
 
-  // Shows `what` (e.g. "planning the tile space") with the seconds since the command began.
-  void stage(const std::string& what);
+  // Shows `what` (e.g. "planning the tile space") with the seconds since the command began, then `after`.
+  void stage(const std::string& what, const std::string& after = "");
+  // Seconds since the command began.
+  double seconds() const;
   // Clears the line (before the command's own output; the destructor does it too).
   void clear();
 

@@ -3,11 +3,9 @@
 
 #include <algorithm>
 
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
-#include <cstdio>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -17,6 +15,7 @@
 #include "codegen/generic_launch.h"
 #include "runtime/cubin_cache.h"
 #include "runtime/cuda_driver.h"
+#include "tools/spmmc/stage_progress.h"
 #include "tuner/decide_against_heuristic.h"
 #include "tuner/decide_balanced.h"
 #include "tuner/time_balanced_kernel.h"
@@ -45,31 +44,24 @@ Json measurement_json(const Measurement& m) {
   return j;
 }
 
-// "\rspmmc compile: timing proxies 12/40, 3 s" on a terminal; nothing otherwise.
+// "spmmc compile: timing proxies 12/40, 3 s, about 6 s left in this stage" on a terminal's last line
+// (tools/spmmc/stage_progress.h); nothing otherwise.
 class Progress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
-  ~Progress() {
-    if (enabled_ && printed_) std::fprintf(stderr, "\r\033[K");
-  }
+  explicit Progress(bool enabled) : line_("spmmc compile", enabled) {}
   void operator()(const TuningProgress& p) {
-    if (!enabled_) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double s = line_.seconds();
     std::string eta;
     if (p.done > 0 && p.done < p.total && stage_ == p.stage) {
       const double left = (s - stage_start_) / static_cast<double>(p.done) * static_cast<double>(p.total - p.done);
       eta = fmt::format(", about {:.0f} s left in this stage", left);
     }
     if (stage_ != p.stage) stage_ = p.stage, stage_start_ = s;
-    std::fprintf(stderr, "\r\033[Kspmmc compile: %s %zu/%zu, %.0f s%s", p.stage.c_str(), p.done, p.total, s, eta.c_str());
-    std::fflush(stderr);
-    printed_ = true;
+    line_.stage(fmt::format("{} {}/{}", p.stage, p.done, p.total), eta);
   }
 
  private:
-  bool enabled_;
-  bool printed_ = false;
-  std::chrono::steady_clock::time_point start_;
+  StageProgress line_;
   std::string stage_;
   double stage_start_ = 0.0;
 };
@@ -170,7 +162,7 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
   // Real kernels run in a worker process (this binary, hidden command), so that one that faults
   // costs only its candidate (tuner/measure_worker.h).
   options.worker = {"/proc/self/exe", "__measure-worker"};
-  Progress progress(!request.quiet && isatty(STDERR_FILENO));
+  Progress progress(!request.quiet);
   options.progress = [&](const TuningProgress& p) { progress(p); };
   TuningResult result = request.mode == "exhaustive" ? tune_exhaustively(a, plan, candidates, gpu, options)
                                                      : tune_with_proxies(a, plan, candidates, gpu, options);
@@ -270,7 +262,7 @@ ReducedPrecisionTuning run_reduced_precision_tuning(const ReducedPrecisionReques
                                                                      : std::filesystem::path(settings.cache_dir));
     options.cache = cache.get();
   }
-  Progress progress(!quiet && isatty(STDERR_FILENO));
+  Progress progress(!quiet);
   options.progress = [&](const TuningProgress& p) { progress(p); };
   ReducedPrecisionTuning out;
   out.timing = time_reduced_precision(a, request, gpu, options);
