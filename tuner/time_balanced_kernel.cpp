@@ -6,23 +6,28 @@
 
 namespace spmmc {
 
+EmittedKernel emit_balanced_nvrtc_form(const Csr& a, int32_t piece_length, int32_t groups, const std::string& arch) {
+  EmitOptions emit;
+  emit.name = "balanced_family";
+  emit.arch = arch;
+  emit.nvrtc_form = true;
+  emit.generic_only = true;
+  emit.balanced = true;
+  emit.piece_length = piece_length;
+  emit.balanced_groups = groups;
+  // No tiling: the balanced family's schedule orders its pieces itself.
+  return emit_unrolled_kernel(a, RowTiling{}, TileCandidate{}, emit);
+}
+
 std::vector<Measurement> time_balanced_kernels(const Csr& a, int32_t piece_length, const std::vector<int32_t>& groups,
                                                const GpuContext& gpu, const TuningOptions& options,
                                                const ReferenceProduct* reference) {
   std::vector<EmittedKernel> emitted;
   std::vector<CompileJob> jobs;
+  const std::string arch = gpu.device().arch();
   for (const int32_t g : groups) {
-    EmitOptions emit;
-    emit.name = "balanced_family";
-    emit.arch = gpu.device().arch();
-    emit.nvrtc_form = true;
-    emit.generic_only = true;
-    emit.balanced = true;
-    emit.piece_length = piece_length;
-    emit.balanced_groups = g;
-    // No tiling: the balanced family's schedule orders its pieces itself.
-    emitted.push_back(emit_unrolled_kernel(a, RowTiling{}, TileCandidate{}, emit));
-    jobs.push_back({{emit.name + ".cu", emitted.back().nvrtc_cu}, {emit.arch, emitted.back().nvrtc_options}});
+    emitted.push_back(emit_balanced_nvrtc_form(a, piece_length, g, arch));
+    jobs.push_back({{"balanced_family.cu", emitted.back().nvrtc_cu}, {arch, emitted.back().nvrtc_options}});
   }
   const std::vector<CompileOutcome> compiled = compile_in_parallel(jobs, options.pool, options.cache, {});
   std::vector<Measurement> out(groups.size());

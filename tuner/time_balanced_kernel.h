@@ -6,9 +6,12 @@
 // seconds whatever A (A's arrays and its pieces are tables, not code).
 #pragma once
 
+#include <string>
+
 #include <cstdint>
 #include <vector>
 
+#include "codegen/emit_unrolled_kernel.h"
 #include "compiler/common/csr.h"
 #include "runtime/cuda_driver.h"
 #include "tuner/check_real_kernels.h"
@@ -25,5 +28,10 @@ namespace spmmc {
 std::vector<Measurement> time_balanced_kernels(const Csr& a, int32_t piece_length, const std::vector<int32_t>& groups,
                                                const GpuContext& gpu, const TuningOptions& options,
                                                const ReferenceProduct* reference = nullptr);
+
+// What time_balanced_kernels compiles for `arch` and one entry of `groups`: the NVRTC form of the
+// balanced family's file (EmittedKernel::nvrtc_cu, named balanced_family.cu, and nvrtc_options). Also
+// for studies without a GPU (tools/studies/nvrtc_form_time.cpp).
+EmittedKernel emit_balanced_nvrtc_form(const Csr& a, int32_t piece_length, int32_t groups, const std::string& arch);
 
 }  // namespace spmmc

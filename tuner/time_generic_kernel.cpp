@@ -8,16 +8,21 @@
 
 namespace spmmc {
 
-Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options,
-                                const ReferenceProduct* reference) {
+EmittedKernel emit_generic_nvrtc_form(const Csr& a, const RowTiling& tiling, const std::string& arch) {
   EmitOptions emit;
   emit.name = "generic_family";
-  emit.arch = gpu.device().arch();
+  emit.arch = arch;
   emit.nvrtc_form = true;
   emit.generic_only = true;
-  const EmittedKernel k = emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
+  return emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
+}
+
+Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options,
+                                const ReferenceProduct* reference) {
+  const std::string arch = gpu.device().arch();
+  const EmittedKernel k = emit_generic_nvrtc_form(a, tiling, arch);
   const std::vector<CompileOutcome> compiled =
-      compile_in_parallel({{{emit.name + ".cu", k.nvrtc_cu}, {emit.arch, k.nvrtc_options}}}, options.pool, options.cache, {});
+      compile_in_parallel({{{"generic_family.cu", k.nvrtc_cu}, {arch, k.nvrtc_options}}}, options.pool, options.cache, {});
   Measurement m;
   if (!compiled.front().ok()) {
     m.outcome = Outcome::kCompileFailed;

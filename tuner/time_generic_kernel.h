@@ -6,6 +6,9 @@
 // so both tuners time it for real, where --tune proxy times the unrolled candidates by proxies.
 #pragma once
 
+#include <string>
+
+#include "codegen/emit_unrolled_kernel.h"
 #include "compiler/common/csr.h"
 #include "compiler/planning/reorder_rows.h"
 #include "runtime/cuda_driver.h"
@@ -21,5 +24,10 @@ namespace spmmc {
 // `reference`: as for check_and_time_real_kernels (computed here when none).
 Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options,
                                 const ReferenceProduct* reference = nullptr);
+
+// What time_generic_kernel compiles for `arch`: the NVRTC form of the generic family's file
+// (EmittedKernel::nvrtc_cu, named generic_family.cu, and nvrtc_options). Also for studies without a
+// GPU (tools/studies/nvrtc_form_time.cpp).
+EmittedKernel emit_generic_nvrtc_form(const Csr& a, const RowTiling& tiling, const std::string& arch);
 
 }  // namespace spmmc

@@ -1,5 +1,6 @@
 // spmmc-nvrtc-form-time: how long NVRTC takes over the NVRTC form of a CSR family's kernel for a matrix,
-// the form the tuner compiles to time it (tuner/time_balanced_kernel.h, tuner/time_generic_kernel.h),
+// the form the tuner compiles to time it (emit_balanced_nvrtc_form, emit_generic_nvrtc_form of
+// tuner/time_balanced_kernel.h and tuner/time_generic_kernel.h),
 // whose A arrays are initialised constants. No GPU needed. docs/design/tuning.md uses its figures for
 // the size above which --tune auto times nothing (tools/spmmc/compile_options.h, untime_large_a).
 //
@@ -12,13 +13,13 @@
 #include <exception>
 #include <string>
 
-#include "codegen/emit_unrolled_kernel.h"
 #include "codegen/families/balanced/balanced_schedule.h"
 #include "codegen/generic_launch.h"
-#include "compiler/common/diagnostics.h"
 #include "compiler/formats/read_matrix.h"
 #include "compiler/planning/reorder_rows.h"
 #include "runtime/nvrtc_compile.h"
+#include "tuner/time_balanced_kernel.h"
+#include "tuner/time_generic_kernel.h"
 
 int main(int argc, char** argv) {
   using namespace spmmc;
@@ -36,22 +37,17 @@ int main(int argc, char** argv) {
   }
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  EmitOptions emit;
-  emit.name = family + "_family";
-  emit.arch = "sm_90";
-  emit.nvrtc_form = true;
-  emit.generic_only = true;
-  emit.balanced = family == "balanced";
-  emit.piece_length = default_piece_length(a);
-  emit.balanced_groups = 1;
-  const RowTiling tiling = family == "generic" ? tile_rows(a, kGenericRowsPerBlock, ReorderMethod::kNone) : RowTiling{};
-  const EmittedKernel k = emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
+  const std::string arch = "sm_90";
+  const EmittedKernel k =
+      family == "balanced"
+          ? emit_balanced_nvrtc_form(a, default_piece_length(a), /*groups=*/1, arch)
+          : emit_generic_nvrtc_form(a, tile_rows(a, kGenericRowsPerBlock, ReorderMethod::kNone), arch);
   const double emitted = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("%s: %lld non-zeros, the %s family's NVRTC form %.1f MB, emitted in %.1f s\n", argv[1],
               static_cast<long long>(a.nnz()), family.c_str(), static_cast<double>(k.nvrtc_cu.size()) / 1e6, emitted);
   std::fflush(stdout);
   try {
-    const Cubin cubin = compile_to_cubin({emit.name + ".cu", k.nvrtc_cu}, {emit.arch, k.nvrtc_options});
+    const Cubin cubin = compile_to_cubin({family + "_family.cu", k.nvrtc_cu}, {arch, k.nvrtc_options});
     std::printf("NVRTC %s: %.1f s, cubin %.1f MB\n", nvrtc_version().c_str(), cubin.seconds,
                 static_cast<double>(cubin.image.size()) / 1e6);
   } catch (const std::exception& e) {
