@@ -528,12 +528,15 @@ int log2_ceil(int x) {
 // size, all in one block (a block closed, its rest idle, where they do not fit).
 // `max_pieces` (default W): at most this many pieces per row, W slots per block.
 // `classes`: rows in classes of length (2^(i-1), 2^i], longest class first, each class in row order
-// (CELL's buckets: rows that are neighbours in A run together).
-std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, int max_pieces = 0, bool classes = false) {
+// (CELL's buckets: rows that are neighbours in A run together). `longest` > 0: rows of more products
+// are left out (placed elsewhere).
+std::vector<BlockPiece> place_pieces(const Csr& a, int length, int W, int& cut, int max_pieces = 0, bool classes = false,
+                                     int longest = 0) {
   if (max_pieces <= 0) max_pieces = W;
   std::vector<int> order(a.m);
   std::iota(order.begin(), order.end(), 0);
   auto len = [&](int r) { return a.row_ptr[r + 1] - a.row_ptr[r]; };
+  if (longest > 0) order.erase(std::remove_if(order.begin(), order.end(), [&](int r) { return len(r) > longest; }), order.end());
   if (classes)
     std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return log2_ceil(len(x)) > log2_ceil(len(y)); });
   else
@@ -568,10 +571,8 @@ std::vector<BlockPiece> place_clustered(const Csr& a, int length, int W, int X, 
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return len(x) > len(y); });
   std::vector<BlockPiece> out;
   cluster_row.clear();
-  cut = clustered = 0;
-  const BlockPiece idle{-1, 0, 0, 0, 0};
-  size_t i = 0;
-  for (; i < order.size() && len(order[i]) > W * length; ++i) {
+  clustered = 0;
+  for (size_t i = 0; i < order.size() && len(order[i]) > W * length; ++i) {
     const int r = order[i], l = len(r);
     const int pieces = std::min(X * W, (l + length - 1) / length), size = (l + pieces - 1) / pieces;
     for (int q = 0; q < X * W; ++q)
@@ -579,19 +580,12 @@ std::vector<BlockPiece> place_clustered(const Csr& a, int length, int W, int X, 
                                             0, pieces}
                                : BlockPiece{-1, 0, 0, 0, pieces});
     cluster_row.push_back(r);
-    ++cut, ++clustered;
+    ++clustered;
   }
-  for (; i < order.size(); ++i) {
-    const int r = order[i], l = len(r);
-    const int pieces = l > length ? std::min(W, (l + length - 1) / length) : 1;
-    if (int(out.size() % W) + pieces > W)
-      while (out.size() % W) out.push_back(idle);
-    const int first = int(out.size() % W), size = (l + pieces - 1) / pieces;
-    for (int q = 0; q < pieces; ++q)
-      out.push_back({r, a.row_ptr[r] + std::min(l, q * size), a.row_ptr[r] + std::min(l, (q + 1) * size), first, pieces});
-    cut += pieces > 1;
-  }
-  while (out.size() % (size_t(W) * X)) out.push_back(idle);
+  const std::vector<BlockPiece> rest = place_pieces(a, length, W, cut, 0, false, W * length);
+  out.insert(out.end(), rest.begin(), rest.end());
+  cut += clustered;
+  while (out.size() % (size_t(W) * X)) out.push_back({-1, 0, 0, 0, 0});
   cluster_row.resize(out.size() / (size_t(W) * X), -1);
   return out;
 }
