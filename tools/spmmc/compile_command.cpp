@@ -281,10 +281,10 @@ void print_summary(const CompiledLayer& l) {
   if (o.host_arrays && f.unrolled)
     std::fprintf(stderr, "spmmc compile: the generic path's arrays: %.1f MB of host bytes, copied to each device at its first call\n",
                  static_cast<double>(kernel.host_array_bytes) / 1e6);
-  // --arrays auto moves them where the constants would need more than 4 GB of nvcc's memory; given
-  // --arrays device there, say what it costs.
+  // --arrays auto moves them where its rule says; given --arrays device there, say what it costs.
+  std::string rule_why;
   const double constant_bytes = constant_arrays_nvcc_bytes(a.nnz());
-  if (!o.host_arrays && !f.tensor_core && constant_bytes > kHostArraysAboveNvccBytes)
+  if (!o.host_arrays && !f.tensor_core && host_arrays_by_rule(a.nnz(), rule_why))
     std::fprintf(stderr,
                  "spmmc compile: note: nvcc will need about %.0f GB and %.0f minutes for A's %lld non-zeros as constants of "
                  "%s.cu (--arrays device); --arrays host (or auto, the default) writes them as host bytes copied at the first "
