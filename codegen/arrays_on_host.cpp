@@ -86,7 +86,7 @@ std::string literals(const std::vector<unsigned char>& bytes) {
 
 }  // namespace
 
-HostArrays move_arrays_to_host(const std::string& code) {
+HostArrays move_arrays_to_host(const std::string& code, HostBytes form) {
   HostArrays result;
   result.code.reserve(code.size() + code.size() / 4);
   size_t copied = 0;  // code before this is in result.code
@@ -120,13 +120,15 @@ HostArrays move_arrays_to_host(const std::string& code) {
     // What followed the declaration on its line (a comment), then the bytes on lines of their own.
     const size_t line_end = std::min(code.find('\n', close), code.size());
     result.code.append(code, close + 1, line_end - close - 1);
-    result.code += fmt::format("\n#if !defined(__CUDA_ARCH__) || defined(SPMMC_VERIFY)  // {}'s {} bytes, copied at the first call on each device\n"
-                               "const char* const {}_host[] = {{\n{}}};\n#endif",
-                               name, bytes.size(), name, literals(bytes));
+    if (form == HostBytes::kLiterals)
+      result.code += fmt::format("\n#if !defined(__CUDA_ARCH__) || defined(SPMMC_VERIFY)  // {}'s {} bytes, copied at the first call on each device\n"
+                                 "const char* const {}_host[] = {{\n{}}};\n#endif",
+                                 name, bytes.size(), name, literals(bytes));
     copied = line_end;
     at = line_end;
     result.arrays.push_back(name);
     result.bytes += static_cast<int64_t>(bytes.size());
+    if (form == HostBytes::kValues) result.values.push_back({name, std::move(bytes)});
   }
   result.code.append(code, copied, std::string::npos);
   return result;

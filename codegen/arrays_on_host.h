@@ -11,18 +11,31 @@
 
 namespace spmmc {
 
+// One device array's values, for a loader that copies them into the compiled module (the tuner's
+// NVRTC forms: Module::set_global).
+struct ArrayValues {
+  std::string name;                  // the array's name in the code (global namespace in NVRTC forms)
+  std::vector<unsigned char> bytes;  // its elements, little-endian
+};
+
+// Where move_arrays_to_host puts the arrays' bytes: as string literals after each declaration (the
+// emitted file), or in HostArrays::values alone (the code then declares the arrays only).
+enum class HostBytes { kLiterals, kValues };
+
 struct HostArrays {
-  std::string code;                 // the code with its arrays declared without values, and their bytes
+  std::string code;                 // the code with its arrays declared without values (and their bytes)
   std::vector<std::string> arrays;  // the device arrays moved, in the order of the code
   int64_t bytes = 0;                // their bytes in all
+  std::vector<ArrayValues> values;  // HostBytes::kValues: each array's bytes, in the order of `arrays`
 };
 
 // Moves every array of `code` (printed by the emitter: `[[maybe_unused]]` or `alignas(N)`, then
 // `__device__ const int|unsigned|int4 spmmc_NAME[] = {...};`) to the host: the declaration becomes
 // `__device__ T spmmc_NAME[count];` and is followed by `spmmc_NAME_host`, its bytes (little-endian) as
 // string literals of at most 32768 bytes each. Other code is kept as it is. A malformed initialiser is
-// an internal error (the emitter printed it).
-HostArrays move_arrays_to_host(const std::string& code);
+// an internal error (the emitter printed it). With HostBytes::kValues the bytes go to
+// HostArrays::values instead and the code has the declarations only.
+HostArrays move_arrays_to_host(const std::string& code, HostBytes form = HostBytes::kLiterals);
 
 // The copy's code (templates/host_arrays.cuh) with its table of `arrays` (the names
 // move_arrays_to_host moved), for the end of the emitted file's anonymous namespace (the file

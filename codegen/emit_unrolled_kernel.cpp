@@ -364,6 +364,15 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       fmt::format_to(std::back_inserter(declarations),
                      "extern \"C\" __global__ void {}(const {}* __restrict__ B, {}* __restrict__ C, int64_t n);\n", symbol,
                      dtype_c_type(options.dtype), dtype_c_type(options.dtype));
+    // The generic and balanced families' arrays without values: NVRTC then compiles a small file
+    // whatever A (the values as constants took it 50 s and 2.7 GB at 2M non-zeros, docs/design/tuning.md),
+    // and the tuner copies them into the module (as --arrays host's entry point does).
+    std::string nvrtc_generic;
+    if (options.generic_only) {
+      HostArrays stripped = move_arrays_to_host(generic_code, HostBytes::kValues);
+      nvrtc_generic = std::move(stripped.code);
+      k.nvrtc_arrays = std::make_shared<const std::vector<ArrayValues>>(std::move(stripped.values));
+    }
     k.nvrtc_cu = fill_template(embedded_template("kernel_nvrtc.cu"),
                                {{"HEADER_COMMENT", comment},
                                 {"DTYPE_CODE", dtype_code},
@@ -371,7 +380,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                 // the tensor-core family has no unrolled code (its info's tile fields describe windows)
                                 {"DEVICE_CODE", options.tensor_core ? std::string() : device_code},
                                 {"DTYPE_INCLUDE", header_values.at("DTYPE_INCLUDE")},
-                                {"GENERIC_CODE", options.generic_only ? generic_code : std::string()},
+                                {"GENERIC_CODE", nvrtc_generic},
                                 {"TENSOR_CORE_CODE", tc.code}},
                                "kernel_nvrtc.cu");
   }

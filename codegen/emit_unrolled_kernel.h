@@ -8,9 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "codegen/arrays_on_host.h"
 #include "codegen/kernel_program.h"
 #include "codegen/print_tensor_core.h"
 #include "compiler/common/csr.h"
@@ -113,6 +115,11 @@ struct EmittedKernel {
   // codegen/tensor_core_launch.h) given C linkage (codegen/templates/kernel_nvrtc.cu). Headerless
   // in float32; in half precision it includes the dtype's header (nvrtc_cuda_include_options()).
   std::string nvrtc_cu;
+  // The generic and balanced families' NVRTC form declares A's arrays without values (so that NVRTC
+  // compiles it in seconds whatever A, and a cubin serves every A of the same sizes); their values,
+  // to copy into the loaded module before a launch (Module::set_global). Empty elsewhere (the
+  // unrolled and tensor-core forms keep their constants).
+  std::shared_ptr<const std::vector<ArrayValues>> nvrtc_arrays;
   // NAME_kernel_0, NAME_kernel_1, ...: the __global__ functions of the unrolled path in launch
   // order (signature B, C, int64 n), and the A-tiles of each (its grid.x). Kernel j after the
   // first is launched with programmatic stream serialization (codegen/templates/kernel.cu).

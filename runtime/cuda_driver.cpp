@@ -85,6 +85,7 @@ Probe load_driver() {
       resolve(get_proc, "cuModuleLoadDataEx", 2010, a.cuModuleLoadDataEx, why) &&
       resolve(get_proc, "cuModuleUnload", 2000, a.cuModuleUnload, why) &&
       resolve(get_proc, "cuModuleGetFunction", 2000, a.cuModuleGetFunction, why) &&
+      resolve(get_proc, "cuModuleGetGlobal", 3020, a.cuModuleGetGlobal, why) &&
       resolve(get_proc, "cuFuncGetAttribute", 2020, a.cuFuncGetAttribute, why) &&
       resolve(get_proc, "cuFuncSetAttribute", 9000, a.cuFuncSetAttribute, why) &&
       resolve(get_proc, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
@@ -298,6 +299,23 @@ Kernel Module::kernel(const std::string& symbol) const {
   context_->check(context_->api().cuModuleGetFunction(&function, static_cast<CUmodule>(module_), symbol.c_str()),
                   "cuModuleGetFunction", object);
   return Kernel(context_, function, symbol);
+}
+
+bool Module::set_global(const std::string& symbol, const void* host, size_t bytes) const {
+  const std::string object = fmt::format("{}: device array '{}'", name_, symbol);
+  make_current(*context_, object);
+  const GpuContext::Api& a = context_->api();
+  CUdeviceptr address = 0;
+  size_t size = 0;
+  const CUresult found = a.cuModuleGetGlobal(&address, &size, static_cast<CUmodule>(module_), symbol.c_str());
+  if (found == CUDA_ERROR_NOT_FOUND) return false;
+  context_->check(found, "cuModuleGetGlobal", object);
+  SPMMC_CHECK(size == bytes, fmt::format("{} has {} bytes, given {}", object, size, bytes));
+  if (bytes == 0) return true;
+  const auto stream = static_cast<CUstream>(context_->stream());
+  context_->check(a.cuMemcpyHtoDAsync(address, host, bytes, stream), "cuMemcpyHtoDAsync", object);
+  context_->check(a.cuStreamSynchronize(stream), "cuStreamSynchronize", object);
+  return true;
 }
 
 KernelAttributes Kernel::attributes() const {

@@ -105,6 +105,11 @@ class Module {
   Module& operator=(const Module&) = delete;
   // The kernel `symbol` (an extern "C" name or a lowered name); DriverError when absent.
   Kernel kernel(const std::string& symbol) const;
+  // Copies `bytes` from `host` into the module's device variable `symbol` (cuModuleGetGlobal; an
+  // extern "C" or global-namespace name), which must have exactly that size; synchronous, on the
+  // context's stream. False, copying nothing, where the module has no such variable (the compiler
+  // drops one no kernel reads); DriverError for other failures, an internal error when the size differs.
+  bool set_global(const std::string& symbol, const void* host, size_t bytes) const;
   const std::string& name() const { return name_; }
 
  private:

@@ -67,13 +67,15 @@ std::string RealKernel::describe() const {
   return fmt::format("{} .. {} ({} kernels)", launches.front().symbol, launches.back().symbol, launches.size());
 }
 
-RealKernel family_kernel(const Cubin& cubin, std::string symbol, const LaunchShape& shape, TileCandidate tile) {
+RealKernel family_kernel(const Cubin& cubin, std::string symbol, const LaunchShape& shape, TileCandidate tile,
+                         std::shared_ptr<const std::vector<ArrayValues>> arrays) {
   RealKernel kernel;
   kernel.tile = tile;
   kernel.tile.min_blocks_per_sm = 1;
   kernel.cubin = &cubin;
   kernel.launches.push_back({std::move(symbol), 0});
   kernel.shape = shape;
+  kernel.arrays = std::move(arrays);
   return kernel;
 }
 
@@ -101,6 +103,9 @@ Measurement check_and_time_real_kernel(const RealKernel& k, const GpuContext& gp
   note_candidate(m, k);
   const std::string name = k.describe();
   Module module(gpu, k.cubin->image, name);
+  // A's arrays where the module declares them without values (one no kernel reads may be absent).
+  if (k.arrays)
+    for (const ArrayValues& array : *k.arrays) static_cast<void>(module.set_global(array.name, array.bytes.data(), array.bytes.size()));
   std::vector<Kernel> kernels;
   std::vector<KernelAttributes> attributes;
   for (const RealKernel::Launch& l : k.launches) {

@@ -3,10 +3,12 @@
 // worker process (measure_worker.h) so that a kernel that faults costs only its candidate.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "codegen/arrays_on_host.h"
 #include "compiler/common/csr.h"
 #include "compiler/common/dtype.h"
 #include "compiler/planning/tile_space.h"
@@ -35,6 +37,9 @@ struct RealKernel {
   // A launch of its own instead of the tile's: the generic family's kernel (one, with the grid and
   // block of codegen/generic_launch.h; `tile` and the launch's a_tiles are not used).
   std::optional<LaunchShape> shape;
+  // Device arrays of the cubin to fill before the first launch (the generic and balanced families'
+  // NVRTC form declares A's arrays without values: EmittedKernel::nvrtc_arrays); none elsewhere.
+  std::shared_ptr<const std::vector<ArrayValues>> arrays;
 
   int64_t a_tiles() const;  // over all launches: the A-tiles of the tiling, zero-row tiles included
   // The candidate's kernels for messages: "S" for one, "S0 .. S2 (3 kernels)" for several.
@@ -44,7 +49,9 @@ struct RealKernel {
 // A kernel of a family with a launch of its own (generic, balanced, tensor-core): `symbol` of `cubin`,
 // launched once with `shape`. `tile` says for messages and the worker what a block computes (rows,
 // columns, columns per thread); the minimum of blocks per SM is 1.
-RealKernel family_kernel(const Cubin& cubin, std::string symbol, const LaunchShape& shape, TileCandidate tile = {});
+// `arrays`: the file's EmittedKernel::nvrtc_arrays (RealKernel::arrays).
+RealKernel family_kernel(const Cubin& cubin, std::string symbol, const LaunchShape& shape, TileCandidate tile = {},
+                         std::shared_ptr<const std::vector<ArrayValues>> arrays = nullptr);
 
 // The launches of an emitted file of the unrolled family, in launch order: each of its kernels
 // (EmittedKernel::kernel_symbols) over its A-tiles (kernel_tiles).

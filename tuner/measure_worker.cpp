@@ -213,11 +213,13 @@ Measurement from_json(const std::string& line, bool& sticky) {
 // ---- requests --------------------------------------------------------------------------------
 // One JSON object: the files of B, the product and the cubin, n, the tile, the candidate's kernels
 // in launch order ("kernels": [{"symbol": S, "a_tiles": T}, ...]), a launch of its own where it
-// has one ("shape": [grid x, grid y, block x, block y]: the generic family's kernel) and the
-// timing options.
+// has one ("shape": [grid x, grid y, block x, block y]: the generic family's kernel), the device
+// arrays to fill where it has them ("arrays": [{"name": S, "file": F, "bytes": B}, ...]:
+// RealKernel::arrays, each written to a file of its own) and the timing options.
 
-Json request_json(const RealKernel& k, const std::string& cubin_path, const std::string& b_path, size_t b_floats,
-                  const std::string& want_path, size_t want_doubles, const TuningOptions& options) {
+Json request_json(const RealKernel& k, const std::string& cubin_path, const std::vector<std::string>& array_paths,
+                  const std::string& b_path, size_t b_floats, const std::string& want_path, size_t want_doubles,
+                  const TuningOptions& options) {
   Json kernels = Json::array();
   for (const RealKernel::Launch& l : k.launches) kernels.push_back({{"symbol", l.symbol}, {"a_tiles", l.a_tiles}});
   Json request = {{"b", b_path},
@@ -235,6 +237,12 @@ Json request_json(const RealKernel& k, const std::string& cubin_path, const std:
           {"runs", options.timing.runs},
           {"flush_l2", options.timing.flush_l2}};
   if (k.shape) request["shape"] = {k.shape->grid_x, k.shape->grid_y, k.shape->block_x, k.shape->block_y};
+  if (k.arrays) {
+    Json arrays = Json::array();
+    for (size_t j = 0; j < k.arrays->size(); ++j)
+      arrays.push_back({{"name", (*k.arrays)[j].name}, {"file", array_paths.at(j)}, {"bytes", (*k.arrays)[j].bytes.size()}});
+    request["arrays"] = arrays;
+  }
   return request;
 }
 
@@ -276,6 +284,17 @@ Request parse_request(const std::string& line) {
       throw std::runtime_error(fmt::format("bad request: kernel '{}' with {} A-tiles", l.symbol, l.a_tiles));
     q.kernel.launches.push_back(std::move(l));
   }
+  if (const auto arrays = r.find("arrays"); arrays != r.end()) {
+    if (!arrays->is_array()) throw std::runtime_error("bad request: \"arrays\" must be an array");
+    auto values = std::make_shared<std::vector<ArrayValues>>();
+    for (const Json& array : *arrays) {
+      ArrayValues v{array.at("name").get<std::string>(), {}};
+      if (v.name.empty()) throw std::runtime_error("bad request: an array without a name");
+      v.bytes = read_array<unsigned char>(array.at("file").get<std::string>(), array.at("bytes").get<size_t>());
+      values->push_back(std::move(v));
+    }
+    q.kernel.arrays = std::move(values);
+  }
   q.timing = {r.at("warmup").get<int>(), r.at("runs").get<int>(), r.at("flush_l2").get<bool>()};
   return q;
 }
@@ -301,7 +320,15 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
     const std::string cubin_path = folder.file(fmt::format("k{}.cubin", i)).string();
     const RemovedOnSignal cubin_guard(cubin_path);
     write_bytes(cubin_path, k.cubin->image.data(), k.cubin->image.size());
-    const Json request = request_json(k, cubin_path, b_path, b_host.size(), want_path, want.size(), options);
+    // The candidate's device arrays, a file each (removed with the cubin; an interrupted spmmc removes them).
+    std::vector<std::string> array_paths;
+    std::vector<std::unique_ptr<RemovedOnSignal>> array_guards;
+    for (size_t j = 0; k.arrays && j < k.arrays->size(); ++j) {
+      array_paths.push_back(folder.file(fmt::format("k{}.array{}", i, j)).string());
+      array_guards.push_back(std::make_unique<RemovedOnSignal>(array_paths.back()));
+      write_bytes(array_paths.back(), (*k.arrays)[j].bytes.data(), (*k.arrays)[j].bytes.size());
+    }
+    const Json request = request_json(k, cubin_path, array_paths, b_path, b_host.size(), want_path, want.size(), options);
     std::string reply, ended;
     try {
       if (!worker) worker = std::make_unique<Worker>(options.worker);
@@ -332,6 +359,7 @@ std::vector<Measurement> check_and_time_in_worker(const std::vector<float>& b_ho
     note_candidate(m, k);
     std::error_code ec;
     std::filesystem::remove(cubin_path, ec);
+    for (const std::string& path : array_paths) std::filesystem::remove(path, ec);
   }
   return out;
 }

@@ -48,7 +48,7 @@ std::vector<Measurement> time_balanced_kernels(const Csr& a, int32_t piece_lengt
     group.m1 = 1;
     group.cols_per_thread = launch.cols_per_lane;
     group.n1 = 32 / groups[i] * launch.cols_per_lane;
-    kernels.push_back(family_kernel(*compiled[i].cubin, launch.symbol, shape, group));
+    kernels.push_back(family_kernel(*compiled[i].cubin, launch.symbol, shape, group, emitted[i].nvrtc_arrays));
     index.push_back(i);
   }
   if (kernels.empty()) return out;

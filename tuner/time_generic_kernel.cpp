@@ -38,7 +38,7 @@ Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const Gpu
   block.m1 = kGenericRowsPerBlock;
   block.cols_per_thread = launch.cols_per_thread;
   block.n1 = static_cast<int32_t>(launch.block_x) * launch.cols_per_thread;
-  const RealKernel kernel = family_kernel(*compiled.front().cubin, launch.symbol, shape, block);
+  const RealKernel kernel = family_kernel(*compiled.front().cubin, launch.symbol, shape, block, k.nvrtc_arrays);
   return check_and_time_real_kernels(a, {kernel}, gpu, options, reference).front();
 }
 

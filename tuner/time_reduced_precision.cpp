@@ -43,7 +43,7 @@ RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& 
   // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
   const GenericLaunch l = generic_launch(generic_shape(a, sm_count, /*weights_ahead=*/true), n, true);
   shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x, shape.block_y = l.block_y;
-  return family_kernel(cubin, l.symbol, shape);
+  return family_kernel(cubin, l.symbol, shape, {}, k.nvrtc_arrays);
 }
 
 // tf32's CUDA-core kernels are float32's code: they multiply B as given (docs/design/precision.md).

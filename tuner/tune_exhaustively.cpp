@@ -87,7 +87,7 @@ TuningResult tune_exhaustively(const Csr& a, const Plan& plan, const std::vector
       m.outcome = Outcome::kCompileFailed;
       m.detail = compiled[i].error;
     } else {
-      kernels.push_back({candidates[i]->tile, &*compiled[i].cubin, std::move(launches[i]), std::nullopt});
+      kernels.push_back({candidates[i]->tile, &*compiled[i].cubin, std::move(launches[i]), std::nullopt, nullptr});
       index.push_back(i);
     }
   }
@@ -133,7 +133,7 @@ std::vector<Measurement> measure_real_candidates(const Csr& a, const Plan& plan,
       out[i].detail = compiled[i].error;
       continue;
     }
-    kernels.push_back({tiles[i], &*compiled[i].cubin, std::move(launches[i]), std::nullopt});
+    kernels.push_back({tiles[i], &*compiled[i].cubin, std::move(launches[i]), std::nullopt, nullptr});
     index.push_back(i);
   }
   const std::vector<Measurement> measured = check_and_time_real_kernels(a, kernels, gpu, options, reference);

@@ -404,11 +404,25 @@ TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with
     }
     CHECK(test::occurrences(k.nvrtc_cu, "spmmc_launch_balanced") == 1);  // defined only outside NVRTC (#ifndef __CUDACC_RTC__)
     CHECK(test::occurrences(k.nvrtc_cu, "spmmc_generic_kernel") == 0);
+    // A's arrays and the pieces without values (the tuner copies them into the module): the form's size
+    // does not grow with A's non-zeros.
+    for (const char* array : {"spmmc_row_ptr[] = {", "spmmc_col_idx[] = {", "spmmc_weight_bits[] = {", "spmmc_piece[] = {"})
+      CHECK(test::occurrences(k.nvrtc_cu, array) == 0);
+    CHECK(test::occurrences(k.nvrtc_cu, fmt::format("__device__ int spmmc_col_idx[{}];", a.nnz())) == 1);
+    REQUIRE(k.nvrtc_arrays != nullptr);
+    std::map<std::string, size_t> bytes;
+    for (const ArrayValues& v : *k.nvrtc_arrays) bytes[v.name] = v.bytes.size();
+    CHECK(bytes.at("spmmc_col_idx") == static_cast<size_t>(a.nnz()) * 4);
+    CHECK(bytes.at("spmmc_weight_bits") == static_cast<size_t>(a.nnz()) * 4);
+    CHECK(bytes.at("spmmc_piece") == static_cast<size_t>(k.balanced_blocks) * kBalancedWarps * groups * 16);
     NvrtcOptions nvrtc;
     nvrtc.arch = "sm_90";
     nvrtc.flags = {"--ptxas-options=-v"};
     const Cubin cubin = compile_to_cubin({"k.cu", k.nvrtc_cu}, nvrtc);
     for (const char* symbol : kBalancedKernels) CHECK(cubin.image.find(symbol) != std::string::npos);
+    // The arrays the kernels read keep their plain names in the cubin's symbols (what cuModuleGetGlobal finds).
+    for (const char* name : {"spmmc_col_idx", "spmmc_weight_bits", "spmmc_piece"})
+      CHECK(cubin.image.find(std::string(1, '\0') + name + std::string(1, '\0')) != std::string::npos);
     // Every kernel fits 64 registers, so that two blocks of 16 warps share an SM: at 82 (the piece read
     // with __ldg) one block fitted and the kernel ran 1.4x slower on an H200 (docs/design/balanced.md).
     // One piece per warp spills nothing; with several, ptxas spills a few bytes for the 64 the launch

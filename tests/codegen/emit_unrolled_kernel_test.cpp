@@ -8,6 +8,7 @@
 // bit for bit with the fmaf chain; the launch constants; determinism.
 #include "codegen/emit_unrolled_kernel.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cfloat>
 #include <cmath>
@@ -823,13 +824,30 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
     CHECK(count(g.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
     CHECK(count(g.nvrtc_cu, fmt::format("    {}(const spmmc_elem* __restrict__ B", symbol)) == 1);  // the definition
   }
-  CHECK(count(g.nvrtc_cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
+  // A's arrays are declared without values (NVRTC's time then does not grow with A); the values travel
+  // beside the source, for the tuner to copy into the module (Module::set_global), as NAME.cu has them.
+  CHECK(count(g.nvrtc_cu, "__device__ unsigned spmmc_weight_bits[4];") == 1);
+  CHECK(count(g.nvrtc_cu, "0x3fc00000u") == 0);
+  CHECK(count(g.cu, "spmmc_weight_bits[] = {0x3fc00000u, 0xc0000000u, 0x3e800000u, 0x40400000u};") == 1);
+  REQUIRE(g.nvrtc_arrays != nullptr);
+  std::vector<std::string> names;
+  for (const ArrayValues& v : *g.nvrtc_arrays) {
+    names.push_back(v.name);
+    if (v.name == "spmmc_weight_bits")  // 1.5, -2, 0.25, 3 as little-endian float bits
+      CHECK(v.bytes == std::vector<unsigned char>{0, 0, 0xc0, 0x3f, 0, 0, 0, 0xc0, 0, 0, 0x80, 0x3e, 0, 0, 0x40, 0x40});
+    if (v.name == "spmmc_col_idx") CHECK(v.bytes.size() == a.col_idx.size() * 4);
+  }
+  for (const char* name : {"spmmc_row_ptr", "spmmc_col_idx", "spmmc_weight_bits", "spmmc_generic_order", "spmmc_generic_span"})
+    CHECK(std::count(names.begin(), names.end(), name) == 1);
   CHECK(count(g.nvrtc_cu, "spmmc_tile_") == 0);
   CHECK(g.kernel_symbols.empty());
   NvrtcOptions nvrtc;
   nvrtc.arch = "sm_90";
   const Cubin cubin = compile_to_cubin({"k.cu", g.nvrtc_cu}, nvrtc);
   for (const char* symbol : kGenericKernels) CHECK(cubin.image.find(symbol) != std::string::npos);
+  // The arrays the kernels read keep their plain names in the cubin's symbols (what cuModuleGetGlobal finds).
+  for (const char* name : {"spmmc_col_idx", "spmmc_weight_bits", "spmmc_generic_order", "spmmc_generic_span"})
+    CHECK(cubin.image.find(std::string(1, '\0') + name + std::string(1, '\0')) != std::string::npos);
   // An unrolled candidate's form carries no generic code (its arrays would only cost compile time).
   options.generic_only = false;
   const EmittedKernel u = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), options);

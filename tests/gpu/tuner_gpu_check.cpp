@@ -17,6 +17,8 @@
 //     tune_with_proxies with 0, 1 and 3 finalists: exactly the fastest proxies' real kernels
 //     timed, the pick the fastest of them (the fastest proxy with none);
 //     time_sgemm itself: a positive time on a small shape, a missing library unavailable;
+//  5a. the generic family's kernels (time_generic_kernel) and the balanced family's (time_balanced_kernels,
+//     A's arrays copied into the module), in this process and in a worker;
 //  6. in worker processes (this program with __measure-worker, as spmmc does) with a faulting
 //     chain between candidates: before and after the fault Ok, the faulting one LaunchFailed with
 //     the driver's message;
@@ -51,6 +53,7 @@
 #include "tuner/collect_problem.h"
 #include "tuner/measure_worker.h"
 #include "tuner/measurement.h"
+#include "tuner/time_balanced_kernel.h"
 #include "tuner/time_generic_kernel.h"
 #include "tuner/time_reduced_precision.h"
 #include "tuner/time_sgemm.h"
@@ -481,6 +484,19 @@ void run_checks() {
       check(ok_and_timed(m, 1), fmt::format("time_generic_kernel at n = {}{}: {}", generic_n, in_worker ? " in a worker" : "",
                                             describe(m)));
     }
+
+  // 5a''. time_balanced_kernels: the balanced family's NVRTC form declares A's arrays and its pieces without
+  // values, which the tuner copies into the module (EmittedKernel::nvrtc_arrays, Module::set_global);
+  // rows cut at 16 products, 1, 2 and 4 pieces per warp, in this process and in a worker, each checked
+  // against float64 (a copy that missed an array would read zeros: WrongResult).
+  for (const bool in_worker : {false, true}) {
+    TuningOptions balanced_options = options;
+    if (in_worker) balanced_options.worker = {"/proc/self/exe", "__measure-worker"};
+    const std::vector<Measurement> ms = time_balanced_kernels(a, 16, {1, 2, 4}, *gpu, balanced_options);
+    for (size_t i = 0; i < ms.size(); ++i)
+      check(ok_and_timed(ms[i], 1), fmt::format("time_balanced_kernels, {} pieces per warp{}: {}", 1 << i,
+                                                in_worker ? " in a worker" : "", describe(ms[i])));
+  }
 
   // 5a'. collect_problem (spmmc collect): the unrolled candidates, the generic family's kernel and the
   // balanced family's three (1, 2, 4 pieces per warp), each a database line, in that order: the generic

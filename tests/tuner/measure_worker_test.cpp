@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <memory>
 #include <sstream>
 #include <utility>
 #include <string>
@@ -185,6 +187,71 @@ TEST_CASE("measure worker: a kernel with a launch of its own (the generic family
   nlohmann::json two = r;
   two["kernels"].push_back({{"symbol", "x"}, {"a_tiles", 1}});
   CHECK_THAT(worker_answer(two.dump()), Catch::Contains("of one kernel"));
+}
+
+TEST_CASE("measure worker: a kernel's device arrays travel as files the worker reads, removed after its candidate",
+          "[tuner][worker]") {
+  // The generic and balanced families' NVRTC form declares A's arrays without values (RealKernel::arrays).
+  const test::TempDir dir;
+  const std::filesystem::path log = dir.path / "requests.jsonl", copies = dir.path / "copies.bin";
+  // Logs each request and appends the bytes of every array file it names to the copies, then answers Ok.
+  const std::string fake = R"(
+while IFS= read -r line; do
+  printf '%s\n' "$line" >> "$1"
+  for f in $(printf '%s' "$line" | grep -o '"file":"[^"]*"' | sed 's/^"file":"//; s/"$//'); do cat "$f" >> "$2"; done
+  echo '{"outcome":"Ok","detail":"","registers":32,"local_bytes":0,"blocks_per_sm":2,"error":1e-7,"median_ms":0.5,"p20_ms":0.4,"p80_ms":0.6,"runs":5}'
+done
+)";
+  static const Cubin cubin{"not a real cubin", "", "", 0.5, false};
+  RealKernel k;
+  k.cubin = &cubin;
+  k.launches.push_back({"spmmc_balanced_kernel", 0});
+  LaunchShape shape;
+  shape.grid_x = 3, shape.block_x = 512;
+  k.shape = shape;
+  k.arrays = std::make_shared<const std::vector<ArrayValues>>(std::vector<ArrayValues>{
+      {"spmmc_col_idx", {1, 0, 0, 0, 2, 0, 0, 0}}, {"spmmc_piece", {'p', 'i', 'e', 'c', 'e', 's', '!', '\n'}}});
+  TuningOptions options;
+  options.n = 8;
+  options.worker = {"sh", "-c", fake, "fake", log.string(), copies.string()};
+  const auto m = check_and_time_in_worker(std::vector<float>(24, 1.0f), std::vector<double>(16, 2.0), {k, k}, options);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].outcome == Outcome::kOk);
+  const std::vector<std::string> requests = read_lines(log);
+  REQUIRE(requests.size() == 2);
+  const nlohmann::json r = nlohmann::json::parse(requests[0]);
+  REQUIRE(r.at("arrays").size() == 2);
+  CHECK(r.at("arrays")[0].at("name") == "spmmc_col_idx");
+  CHECK(r.at("arrays")[0].at("bytes") == 8);
+  CHECK(r.at("arrays")[1].at("name") == "spmmc_piece");
+  // The worker found each file with the candidate's bytes, and none is left after its candidate.
+  std::ifstream in(copies, std::ios::binary);
+  const std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string once = std::string("\1\0\0\0\2\0\0\0", 8) + "pieces!\n";
+  CHECK(got == once + once);
+  for (const std::string& request : requests)
+    for (const auto& array : nlohmann::json::parse(request).at("arrays"))
+      CHECK_FALSE(std::filesystem::exists(array.at("file").get<std::string>()));
+
+  // The real worker reads them (without a GPU it gets as far as needing one) and names a file it cannot use.
+  nlohmann::json real = r;
+  const std::filesystem::path col = dir.path / "col.bin", piece = dir.path / "piece.bin";
+  std::ofstream(col, std::ios::binary) << std::string("\1\0\0\0\2\0\0\0", 8);
+  std::ofstream(piece, std::ios::binary) << "pieces!\n";
+  real["arrays"][0]["file"] = col.string();
+  real["arrays"][1]["file"] = piece.string();
+  for (const std::string key : {"b", "want", "cubin"}) real[key] = (dir.path / "absent").string();
+  CHECK_THAT(worker_answer(real.dump()), Catch::Contains("LaunchFailed") && !Catch::Contains("bad request") &&
+                                             !Catch::Contains("expected"));
+  nlohmann::json short_file = real;
+  short_file["arrays"][1]["bytes"] = 16;
+  CHECK_THAT(worker_answer(short_file.dump()), Catch::Contains(piece.string()) && Catch::Contains("8 bytes, expected 16"));
+  nlohmann::json unnamed = real;
+  unnamed["arrays"][0]["name"] = "";
+  CHECK_THAT(worker_answer(unnamed.dump()), Catch::Contains("bad request: an array without a name"));
+  nlohmann::json not_a_list = real;
+  not_a_list["arrays"] = "col.bin";
+  CHECK_THAT(worker_answer(not_a_list.dump()), Catch::Contains("bad request: \\\"arrays\\\" must be an array"));
 }
 
 TEST_CASE("measure worker: a worker that cannot start fails every candidate, naming why", "[tuner][worker]") {

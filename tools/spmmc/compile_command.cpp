@@ -327,7 +327,6 @@ int run_compile(const Args& args) {
                     rounding.to_zero > 0 ? fmt::format("every value of A rounds to zero in {}: there is nothing to compile", dtype_name(o.dtype))
                                          : std::string("the matrix has no non-zeros: there is nothing to compile"));
   check_fits_in_memory(planning_memory_bytes(m.csr), "compiling this matrix", SourceLocation::whole(o.path));
-  untime_large_a(o, m.csr.nnz());
   if (o.k_parts > m.csr.cols)
     throw UserError(ExitCode::kDataError, SourceLocation::whole(o.path),
                     fmt::format("--k-parts {} asks for more ranges of K than A has columns ({})", o.k_parts, m.csr.cols));

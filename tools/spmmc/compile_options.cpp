@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "codegen/arrays_on_host.h"
 #include "codegen/emit_unrolled_kernel.h"
 #include "codegen/kernel_program.h"
 #include "compiler/common/csr.h"
@@ -231,16 +230,6 @@ CompileOptions parse_compile_options(const Args& args) {
     if (args.has("--model") || std::filesystem::exists(o.ranker_path)) o.ranker = RankerModel::load(o.ranker_path, ranking_schema());
   }
   return o;
-}
-
-void untime_large_a(CompileOptions& o, int64_t nnz) {
-  std::string arrays_why;
-  if (!o.tune_auto || !o.gpu || !host_arrays_by_rule(nnz, arrays_why)) return;
-  o.gpu.reset();
-  o.tune = "none";
-  o.ranked = false;
-  o.auto_untimed_why = "--tune auto times nothing here: " + arrays_why +
-                       ", and NVRTC would compile each timed kernel with them as constants; the rules decide";
 }
 
 }  // namespace spmmc::cli

@@ -59,7 +59,6 @@ struct CompileOptions {
   std::string tune;
   bool tune_auto = false;         // --tune auto (given or by default)
   bool auto_without_gpu = false;  // --tune auto took the heuristic for want of a usable GPU
-  std::string auto_untimed_why;   // --tune auto left the GPU unused: A too large to time (untime_large_a)
   // fp16, bf16 and tf32 time their families' real kernels (tuner/time_reduced_precision.h).
   bool timed_families = false;
   bool ranked = false;            // --tune model or rank
@@ -83,13 +82,5 @@ struct CompileOptions {
 // auto; fails with a usage error (exit 64) on the first bad one, or exit 69 where a tuning mode that
 // needs a GPU has none.
 CompileOptions parse_compile_options(const Args& args);
-
-// --tune auto with a GPU, once A is read: where A's arrays would cost a compiler more than 4 GB as
-// constants (host_arrays_by_rule, codegen/arrays_on_host.h: some 4.5M non-zeros), the search's kernels
-// of the CSR families, which NVRTC compiles with A's arrays as constants (on the development machine
-// 50 s and 2.7 GB for 2M non-zeros, 100 s and 10.8 GB for 8.2M), would take minutes and gigabytes
-// each, and no unrolled kernel of such an A passes the size guard: the heuristic and the rules decide
-// (tune none, the GPU released), and auto_untimed_why says why. Otherwise nothing changes.
-void untime_large_a(CompileOptions& o, int64_t nnz);
 
 }  // namespace spmmc::cli

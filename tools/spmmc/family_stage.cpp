@@ -174,8 +174,6 @@ FamilyChoice choose_family_stage(const CompileOptions& o, const Csr& a, const Pl
     choose_by_timing(o, a, plan, tile, f);
   } else if (o.auto_without_gpu && o.timed_families) {
     f.why += " (--tune auto without a usable GPU of the target's architecture: the rules, nothing timed)";
-  } else if (!o.auto_untimed_why.empty() && o.timed_families) {
-    f.why += " (" + o.auto_untimed_why + ")";
   }
   if (f.unrolled) check_size_guard(f.estimate, o.limits, o.path);
   if (!f.unrolled) f.fmas_per_kernel = 0;

@@ -134,7 +134,6 @@ TileChoice choose_tile_stage(const CompileOptions& o, const Csr& a, const Plan& 
     if (o.auto_without_gpu)
       t.why += " (--tune auto without a usable GPU of the target's architecture takes the heuristic: nothing could check "
                "another pick against its kernel; --tune model takes the ranker's)";
-    if (!o.auto_untimed_why.empty()) t.why += " (" + o.auto_untimed_why + ")";
     if (o.tune == "model") {
       if (!o.tune_auto)
         print_warning(fmt::format("--tune model: no ranker for the target '{}' ({} does not exist; train one with "

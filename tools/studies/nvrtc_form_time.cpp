@@ -1,8 +1,8 @@
 // spmmc-nvrtc-form-time: how long NVRTC takes over the NVRTC form of a CSR family's kernel for a matrix,
 // the form the tuner compiles to time it (emit_balanced_nvrtc_form, emit_generic_nvrtc_form of
-// tuner/time_balanced_kernel.h and tuner/time_generic_kernel.h),
-// whose A arrays are initialised constants. No GPU needed. docs/design/tuning.md uses its figures for
-// the size above which --tune auto times nothing (tools/spmmc/compile_options.h, untime_large_a).
+// tuner/time_balanced_kernel.h and tuner/time_generic_kernel.h), which declares A's arrays without
+// values (the tuner copies them into the module). No GPU needed. docs/design/tuning.md has its figures,
+// before (the arrays as initialised constants: minutes and gigabytes) and after.
 //
 // usage: spmmc-nvrtc-form-time FILE [balanced|generic]   (default balanced; the generic family's rows
 //        in A's order, which does not change the source's size)
