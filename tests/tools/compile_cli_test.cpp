@@ -66,6 +66,26 @@ TEST_CASE("compile cli: missing required options are usage errors", "[cli][compi
   }
 }
 
+TEST_CASE("compile cli: --json prints the report NAME.json holds instead of the summary", "[cli][compile]") {
+  test::TempDir dir;
+  const std::string a = small_matrix(dir.path).string(), out = (dir.path / "out").string();
+  const test::CliResult r = test::run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "none", "--json",
+                                            "--reproducible"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("spmmc compile: wrote") == std::string::npos);
+  const nlohmann::json printed = nlohmann::json::parse(r.out);
+  CHECK(printed == nlohmann::json::parse(test::read_file(dir.path / "out" / "k.json")));
+  CHECK(printed.at("name") == "k");
+  // --quiet without --json prints nothing; with it, the report still.
+  const test::CliResult quiet = test::run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "none", "--quiet"});
+  CHECK(quiet.exit_code == 0);
+  CHECK(quiet.out.empty());
+  const test::CliResult both = test::run_spmmc({"compile", a, "--n", "64", "--name", "k", "-o", out, "--tune", "none", "--quiet",
+                                               "--json", "--reproducible"});
+  CHECK(nlohmann::json::parse(both.out) == printed);
+}
+
 TEST_CASE("compile cli: bad names and bad tiles are usage errors", "[cli][compile]") {
   test::TempDir dir;
   const std::string a = small_matrix(dir.path).string(), out = (dir.path / "out").string();

@@ -2,6 +2,7 @@
 // options -> read -> plan (reorder, tile space, constraints) -> tile (heuristic, model or timed
 // search) -> family (and the size guard) -> small-n dispatch -> emit -> report -> write.
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 
@@ -380,7 +381,11 @@ int run_compile(const Args& args) {
   progress.stage(fmt::format("writing {} MB", static_cast<int64_t>(static_cast<double>(kernel.cu.size()) / 1e6)));
   write_outputs(o, args, kernel, report);
   progress.clear();
-  if (!o.quiet) print_summary(layer);
+  if (o.json) {
+    std::fputs((report.dump(2) + "\n").c_str(), stdout);
+  } else if (!o.quiet) {
+    print_summary(layer);
+  }
   return 0;
 }
 
@@ -492,6 +497,7 @@ Command compile_command() {
       {"--max-compile-seconds", "S", "size guard: refuse kernels whose estimated nvcc time exceeds S (default 600)"},
       {"--reproducible", "", "leave stage timings out of NAME.json so that it is byte-identical too"},
       {"--quiet", "", "print nothing on success"},
+      {"--json", "", "print the report (what NAME.json holds) on stdout instead of the summary line"},
       {"--depfile", "FILE", "also write a Makefile-style depfile: NAME.cu and the files it was made from"},
   });
   for (auto& o : read_option_specs()) c.options.push_back(o);

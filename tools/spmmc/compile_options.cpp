@@ -180,6 +180,7 @@ CompileOptions parse_compile_options(const Args& args) {
   o.limits.max_nvcc_seconds = args.get_double("--max-compile-seconds", o.limits.max_nvcc_seconds, 1.0, 1e7);
   o.reproducible = args.has("--reproducible");
   o.quiet = args.has("--quiet");
+  o.json = args.has("--json");
   o.depfile = args.get("--depfile");
   o.tuning = tuning_settings_from(args, o.tune == "rank" ? kDefaultRankFinalists : kDefaultRealFinalists);
   if (o.k_parts > 1 && (o.family == "generic" || o.tensor_core_asked))

@@ -74,6 +74,7 @@ struct CompileOptions {
   SizeLimits limits;              // --max-compile-seconds
   bool reproducible = false;
   bool quiet = false;
+  bool json = false;  // --json: the report on stdout instead of the summary line
   std::optional<std::string> depfile;
   ReadOptions read;
 };
