@@ -5,7 +5,8 @@
 // a fault costs only its candidate.
 //
 // The protocol (private to spmmc; parent and worker are the same binary): the parent writes B
-// (float32) and the float64 product to files in a temporary folder, each cubin beside them, and
+// (float32) and the float64 product to files in a temporary folder, each cubin beside them (and the
+// device arrays a cubin declares without values, RealKernel::arrays, a file each), and
 // sends one JSON object per line on the worker's stdin, one per candidate, naming its kernels in
 // launch order with the A-tiles of each ("kernels": [{"symbol": S, "a_tiles": T}, ...]); the
 // worker answers one JSON line per request on stdout, and exits after a sticky error or at the
