@@ -384,7 +384,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                                 {"TENSOR_CORE_CODE", tc.code}},
                                "kernel_nvrtc.cu");
   }
-  k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
+  if (!(options.nvrtc_form && options.nvrtc_only)) k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
   // The table the template's spmmc_variants holds with the file's values (its defaults of
   // SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: codegen/generic_launch.h).
   constexpr int64_t any_n = std::numeric_limits<int64_t>::max();

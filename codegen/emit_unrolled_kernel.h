@@ -45,6 +45,9 @@ struct EmitOptions {
   std::string provenance;      // lines for the files' header comment (how to regenerate them)
   std::string weights_sha256;  // of A (weights_sha256 in compiler/common/sha256.h)
   bool nvrtc_form = false;     // also produce EmittedKernel::nvrtc_cu
+  // With nvrtc_form: that form only, EmittedKernel::cu left empty (the tuner compiles the NVRTC form
+  // alone, and NAME.cu with A's arrays as constants is hundreds of MB at millions of non-zeros).
+  bool nvrtc_only = false;
   // The unrolled code is split into kernels of consecutive tiles of at most this many FMAs
   // (0: one kernel), launched in order (build_kernel_program; spmmc compile's default is
   // default_fmas_per_kernel).

@@ -11,6 +11,7 @@ EmittedKernel emit_balanced_nvrtc_form(const Csr& a, int32_t piece_length, int32
   emit.name = "balanced_family";
   emit.arch = arch;
   emit.nvrtc_form = true;
+  emit.nvrtc_only = true;
   emit.generic_only = true;
   emit.balanced = true;
   emit.piece_length = piece_length;

@@ -13,6 +13,7 @@ EmittedKernel emit_generic_nvrtc_form(const Csr& a, const RowTiling& tiling, con
   emit.name = "generic_family";
   emit.arch = arch;
   emit.nvrtc_form = true;
+  emit.nvrtc_only = true;
   emit.generic_only = true;
   return emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
 }

@@ -408,6 +408,13 @@ TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with
     // does not grow with A's non-zeros.
     for (const char* array : {"spmmc_row_ptr[] = {", "spmmc_col_idx[] = {", "spmmc_weight_bits[] = {", "spmmc_piece[] = {"})
       CHECK(test::occurrences(k.nvrtc_cu, array) == 0);
+    // The tuner asks for the NVRTC form only: the same form, NAME.cu left out.
+    EmitOptions only = options;
+    only.nvrtc_only = true;
+    const EmittedKernel o = emit_unrolled_kernel(a, RowTiling{}, TileCandidate{}, only);
+    CHECK(o.cu.empty());
+    CHECK(!k.cu.empty());
+    CHECK(o.nvrtc_cu == k.nvrtc_cu);
     CHECK(test::occurrences(k.nvrtc_cu, fmt::format("__device__ int spmmc_col_idx[{}];", a.nnz())) == 1);
     REQUIRE(k.nvrtc_arrays != nullptr);
     std::map<std::string, size_t> bytes;
