@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -408,6 +409,16 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", split_below, any_n, ""});
   return k;
+}
+
+EmitOptions csr_nvrtc_form_options(std::string name, std::string arch) {
+  EmitOptions emit;
+  emit.name = std::move(name);
+  emit.arch = std::move(arch);
+  emit.nvrtc_form = true;
+  emit.nvrtc_only = true;
+  emit.generic_only = true;
+  return emit;
 }
 
 }  // namespace spmmc

@@ -110,6 +110,10 @@ struct EmitOptions {
   bool host_arrays = false;
 };
 
+// What the tuner compiles of a CSR family's file (the generic family's options; the balanced family
+// adds its own): the NVRTC form alone (nvrtc_form, nvrtc_only, generic_only), named `name`, for `arch`.
+EmitOptions csr_nvrtc_form_options(std::string name, std::string arch);
+
 struct EmittedKernel {
   std::string cu;          // NAME.cu
   std::string h;           // NAME.h

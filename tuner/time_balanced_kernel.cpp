@@ -7,12 +7,7 @@
 namespace spmmc {
 
 EmittedKernel emit_balanced_nvrtc_form(const Csr& a, int32_t piece_length, int32_t groups, const std::string& arch) {
-  EmitOptions emit;
-  emit.name = "balanced_family";
-  emit.arch = arch;
-  emit.nvrtc_form = true;
-  emit.nvrtc_only = true;
-  emit.generic_only = true;
+  EmitOptions emit = csr_nvrtc_form_options("balanced_family", arch);
   emit.balanced = true;
   emit.piece_length = piece_length;
   emit.balanced_groups = groups;

@@ -9,13 +9,7 @@
 namespace spmmc {
 
 EmittedKernel emit_generic_nvrtc_form(const Csr& a, const RowTiling& tiling, const std::string& arch) {
-  EmitOptions emit;
-  emit.name = "generic_family";
-  emit.arch = arch;
-  emit.nvrtc_form = true;
-  emit.nvrtc_only = true;
-  emit.generic_only = true;
-  return emit_unrolled_kernel(a, tiling, TileCandidate{}, emit);
+  return emit_unrolled_kernel(a, tiling, TileCandidate{}, csr_nvrtc_form_options("generic_family", arch));
 }
 
 Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const GpuContext& gpu, const TuningOptions& options,

@@ -2,8 +2,6 @@
 #include "tuner/choose_by_model.h"
 
 #include <algorithm>
-
-
 #include <chrono>
 #include <filesystem>
 #include <memory>
