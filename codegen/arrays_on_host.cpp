@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 
 #include <fmt/format.h>
@@ -86,7 +87,24 @@ std::string literals(const std::vector<unsigned char>& bytes) {
 
 }  // namespace
 
-HostArrays move_arrays_to_host(const std::string& code, HostBytes form) {
+std::vector<unsigned char> array_bytes(const std::vector<int32_t>& values) {
+  std::vector<unsigned char> bytes;
+  bytes.reserve(std::max<size_t>(values.size(), 1) * 4);
+  for (const int32_t x : values) {
+    const auto v = static_cast<uint32_t>(x);
+    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<unsigned char>(v >> shift));
+  }
+  if (values.empty()) bytes.assign(4, 0);
+  return bytes;
+}
+
+std::vector<unsigned char> array_bytes(const std::vector<float>& values) {
+  std::vector<int32_t> bits(values.size());
+  if (!values.empty()) std::memcpy(bits.data(), values.data(), values.size() * sizeof(float));
+  return array_bytes(bits);
+}
+
+HostArrays move_arrays_to_host(const std::string& code, HostBytes form, const ArraysAside& aside) {
   HostArrays result;
   result.code.reserve(code.size() + code.size() / 4);
   size_t copied = 0;  // code before this is in result.code
@@ -108,13 +126,20 @@ HostArrays move_arrays_to_host(const std::string& code, HostBytes form) {
       depth += code[close] == '{' ? 1 : code[close] == '}' ? -1 : 0;
     }
     SPMMC_CHECK(close < code.size() && code[close] == ';', "a ';' after the initialiser of " + name);
-    const std::vector<uint32_t> values = integers_of(code.substr(open, close - 1 - open), type == "int4", name);
-    SPMMC_CHECK(!values.empty(), "the array " + name + " has elements");
+    const auto given = std::find_if(aside.begin(), aside.end(), [&](const ArrayValues& x) { return x.name == name; });
     std::vector<unsigned char> bytes;
-    bytes.reserve(values.size() * 4);
-    for (const uint32_t v : values)
-      for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<unsigned char>(v >> shift));
-    const size_t count = type == "int4" ? values.size() / 4 : values.size();
+    if (given != aside.end()) {
+      SPMMC_CHECK(code.compare(open, close - 1 - open, "0") == 0, "the placeholder {0} as the initialiser of " + name);
+      bytes = given->bytes;
+    } else {
+      const std::vector<uint32_t> values = integers_of(code.substr(open, close - 1 - open), type == "int4", name);
+      bytes.reserve(values.size() * 4);
+      for (const uint32_t v : values)
+        for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<unsigned char>(v >> shift));
+    }
+    const size_t element = type == "int4" ? 16 : 4;
+    SPMMC_CHECK(!bytes.empty() && bytes.size() % element == 0, "the array " + name + " has whole elements");
+    const size_t count = bytes.size() / element;
     result.code.append(code, copied, line - copied);
     result.code += fmt::format("{}__device__ {} {}[{}];", m[1].str(), type, name, count);
     // What followed the declaration on its line (a comment), then the bytes on lines of their own.

@@ -29,13 +29,26 @@ struct HostArrays {
   std::vector<ArrayValues> values;  // HostBytes::kValues: each array's bytes, in the order of `arrays`
 };
 
+// The bytes of an array of ints or of floats' bits (little-endian), for an array a printer sets aside
+// (ArraysAside) instead of printing its values: one zero element where `values` is empty (CUDA has no
+// arrays of zero elements; the printers print "0" there).
+std::vector<unsigned char> array_bytes(const std::vector<int32_t>& values);
+std::vector<unsigned char> array_bytes(const std::vector<float>& values);
+
+// Arrays whose values a printer did not print: each declared with the placeholder initialiser `{0}`,
+// its bytes here. Printing and parsing back A's arrays took most of the NVRTC form's emission at
+// millions of non-zeros (docs/benchmarks.md, *The search's CSR kernels without A's values*).
+using ArraysAside = std::vector<ArrayValues>;
+
 // Moves every array of `code` (printed by the emitter: `[[maybe_unused]]` or `alignas(N)`, then
 // `__device__ const int|unsigned|int4 spmmc_NAME[] = {...};`) to the host: the declaration becomes
 // `__device__ T spmmc_NAME[count];` and is followed by `spmmc_NAME_host`, its bytes (little-endian) as
 // string literals of at most 32768 bytes each. Other code is kept as it is. A malformed initialiser is
 // an internal error (the emitter printed it). With HostBytes::kValues the bytes go to
-// HostArrays::values instead and the code has the declarations only.
-HostArrays move_arrays_to_host(const std::string& code, HostBytes form = HostBytes::kLiterals);
+// HostArrays::values instead and the code has the declarations only. An array named in `aside` takes
+// the bytes given there (its element count from them) and its initialiser in `code` is not read.
+HostArrays move_arrays_to_host(const std::string& code, HostBytes form = HostBytes::kLiterals,
+                               const ArraysAside& aside = {});
 
 // The copy's code (templates/host_arrays.cuh) with its table of `arrays` (the names
 // move_arrays_to_host moved), for the end of the emitted file's anonymous namespace (the file

@@ -236,9 +236,13 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   std::string generic_code;
   int64_t split_below = kGenericSplitBelow;  // the generic path's (SPMMC_GENERIC_SPLIT_BELOW)
+  // The NVRTC form alone of a CSR family: its arrays lose their values (below), so the printers set A's
+  // arrays' bytes aside instead of printing them for move_arrays_to_host to parse back.
+  ArraysAside aside;
+  const bool print_aside = options.nvrtc_form && options.nvrtc_only && options.generic_only;
   if (options.balanced) {
     const BalancedSchedule schedule = schedule_balanced(a, options.piece_length, kBalancedWarps, options.balanced_groups);
-    generic_code = print_balanced(a, schedule, {true, 0, options.balanced_spmv});
+    generic_code = print_balanced(a, schedule, {true, 0, options.balanced_spmv, print_aside ? &aside : nullptr});
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
   } else {
@@ -252,21 +256,29 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       generic_span.push_back(a.row_ptr[static_cast<size_t>(row)]);
       generic_span.push_back(a.row_ptr[static_cast<size_t>(row) + 1]);
     }
+    const auto number = [](int32_t x) { return std::to_string(x); };
+    // An int array's values as printed, or the placeholder with its bytes set aside.
+    const auto ints = [&](const char* array, const std::vector<int32_t>& values) {
+      if (!print_aside) return joined(values, number);
+      aside.push_back({array, array_bytes(values)});
+      return std::string("0");
+    };
+    if (print_aside) aside.push_back({"spmmc_weight_bits", array_bytes(a.values)});
     const std::map<std::string, std::string> generic_values = {
         {"HEADER_COMMENT", ""},
         {"M", std::to_string(a.rows)},
         {"NNZ", std::to_string(a.nnz())},
         {"K_PARTS", std::to_string(k_part_begin.size() - 1)},
-        {"K_PART_BEGIN", joined(k_part_begin, [](int32_t x) { return std::to_string(x); })},
-        {"ROW_PTR", joined(a.row_ptr, [](int32_t x) { return std::to_string(x); })},
-        {"COL_IDX", joined(a.col_idx, [](int32_t x) { return std::to_string(x); })},
-        {"GENERIC_ORDER", joined(generic_order, [](int32_t x) { return std::to_string(x); })},
-        {"GENERIC_SPAN", joined(generic_span, [](int32_t x) { return std::to_string(x); })},
+        {"K_PART_BEGIN", joined(k_part_begin, number)},
+        {"ROW_PTR", ints("spmmc_row_ptr", a.row_ptr)},
+        {"COL_IDX", ints("spmmc_col_idx", a.col_idx)},
+        {"GENERIC_ORDER", ints("spmmc_generic_order", generic_order)},
+        {"GENERIC_SPAN", ints("spmmc_generic_span", generic_span)},
         // the generic family builds at nvcc's default level, the unrolled files' generic path at -O1
         // (templates/kernel_generic.cuh says what each measured)
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
         {"SPLIT_BELOW", std::to_string(split_below)},
-        {"WEIGHT_BITS", joined(a.values, [](float x) {
+        {"WEIGHT_BITS", print_aside ? std::string("0") : joined(a.values, [](float x) {
            uint32_t bits = 0;
            std::memcpy(&bits, &x, sizeof bits);
            return fmt::format("0x{:08x}u", bits);
@@ -370,7 +382,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     // and the tuner copies them into the module (as --arrays host's entry point does).
     std::string nvrtc_generic;
     if (options.generic_only) {
-      HostArrays stripped = move_arrays_to_host(generic_code, HostBytes::kValues);
+      HostArrays stripped = move_arrays_to_host(generic_code, HostBytes::kValues, aside);
       nvrtc_generic = std::move(stripped.code);
       k.nvrtc_arrays = std::make_shared<const std::vector<ArrayValues>>(std::move(stripped.values));
     }

@@ -415,6 +415,14 @@ TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with
     CHECK(o.cu.empty());
     CHECK(!k.cu.empty());
     CHECK(o.nvrtc_cu == k.nvrtc_cu);
+    // ... its arrays' bytes set aside by the printer, the same as those printed and parsed back.
+    REQUIRE(o.nvrtc_arrays != nullptr);
+    REQUIRE(k.nvrtc_arrays != nullptr);
+    REQUIRE(o.nvrtc_arrays->size() == k.nvrtc_arrays->size());
+    for (size_t i = 0; i < k.nvrtc_arrays->size(); ++i) {
+      CHECK((*o.nvrtc_arrays)[i].name == (*k.nvrtc_arrays)[i].name);
+      CHECK((*o.nvrtc_arrays)[i].bytes == (*k.nvrtc_arrays)[i].bytes);
+    }
     CHECK(test::occurrences(k.nvrtc_cu, fmt::format("__device__ int spmmc_col_idx[{}];", a.nnz())) == 1);
     REQUIRE(k.nvrtc_arrays != nullptr);
     std::map<std::string, size_t> bytes;

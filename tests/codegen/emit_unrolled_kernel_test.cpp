@@ -839,6 +839,18 @@ TEST_CASE("emitter: the NVRTC form of the generic family holds its kernels with 
   }
   for (const char* name : {"spmmc_row_ptr", "spmmc_col_idx", "spmmc_weight_bits", "spmmc_generic_order", "spmmc_generic_span"})
     CHECK(std::count(names.begin(), names.end(), name) == 1);
+  // The form alone (the tuner's: nvrtc_only) has its arrays' bytes set aside by the printer, not printed
+  // and parsed back: the same form, the same bytes.
+  EmitOptions only = options;
+  only.nvrtc_only = true;
+  const EmittedKernel o = emit_unrolled_kernel(a, tile_rows(a, 2, ReorderMethod::kNone), make_tile(2, 32, 1), only);
+  CHECK(o.nvrtc_cu == g.nvrtc_cu);
+  REQUIRE(o.nvrtc_arrays != nullptr);
+  REQUIRE(o.nvrtc_arrays->size() == g.nvrtc_arrays->size());
+  for (size_t i = 0; i < g.nvrtc_arrays->size(); ++i) {
+    CHECK((*o.nvrtc_arrays)[i].name == (*g.nvrtc_arrays)[i].name);
+    CHECK((*o.nvrtc_arrays)[i].bytes == (*g.nvrtc_arrays)[i].bytes);
+  }
   CHECK(count(g.nvrtc_cu, "spmmc_tile_") == 0);
   CHECK(g.kernel_symbols.empty());
   NvrtcOptions nvrtc;

@@ -30,20 +30,42 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
   SPMMC_CHECK(how.pairs_below_n == 0 || (schedule.groups == 1 && schedule.warps % 2 == 0),
               "the pairs kernel needs a schedule of one piece per warp and an even number of warps");
   const auto number = [](int32_t x) { return std::to_string(x); };
+  // An array's values as printed, or the placeholder with its bytes set aside.
+  const auto values = [&](const char* name, const auto& elements, auto print) {
+    if (how.aside == nullptr) return elements.empty() ? std::string("0") : joined(elements, print);
+    how.aside->push_back({name, array_bytes(elements)});
+    return std::string("0");
+  };
   const std::string csr =
       !how.csr_arrays ? std::string()
                   : fill_template(embedded_template("balanced_csr.cuh"),
                                   {{"HEADER_COMMENT", ""},
                                    {"M", std::to_string(a.rows)},
-                                   {"ROW_PTR", joined(a.row_ptr, number)},
+                                   {"ROW_PTR", values("spmmc_row_ptr", a.row_ptr, number)},
                                    // an empty A: one unused entry (CUDA has no arrays of zero elements)
-                                   {"COL_IDX", a.col_idx.empty() ? "0" : joined(a.col_idx, number)},
-                                   {"WEIGHT_BITS", a.values.empty() ? "0u" : joined(a.values, [](float x) {
-                                      uint32_t bits = 0;
-                                      std::memcpy(&bits, &x, sizeof bits);
-                                      return fmt::format("0x{:08x}u", bits);
-                                    })}},
+                                   {"COL_IDX", values("spmmc_col_idx", a.col_idx, number)},
+                                   {"WEIGHT_BITS", a.values.empty() && how.aside == nullptr
+                                                       ? "0u"
+                                                       : values("spmmc_weight_bits", a.values, [](float x) {
+                                                           uint32_t bits = 0;
+                                                           std::memcpy(&bits, &x, sizeof bits);
+                                                           return fmt::format("0x{:08x}u", bits);
+                                                         })}},
                                   "balanced_csr.cuh");
+  // The table of pieces (int4s): row, first product, end, and the slot of the row's sum for its pieces.
+  std::vector<int32_t> piece_fields;
+  piece_fields.reserve(schedule.slots.size() * 4);
+  for (const BalancedPiece& p : schedule.slots)
+    piece_fields.insert(piece_fields.end(), {p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces});
+  std::string pieces = "0";
+  if (how.aside != nullptr) {
+    how.aside->push_back({"spmmc_piece", array_bytes(piece_fields)});
+  } else {
+    pieces.clear();
+    for (size_t i = 0; i < piece_fields.size(); i += 4)
+      pieces += fmt::format("{}{{{}, {}, {}, {}}}", i == 0 ? "" : i % 64 == 0 ? ",\n" : ", ", piece_fields[i],
+                            piece_fields[i + 1], piece_fields[i + 2], piece_fields[i + 3]);
+  }
   return fill_template(
       embedded_template("kernel_balanced.cuh"),
       {{"HEADER_COMMENT", ""},
@@ -57,9 +79,7 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
        {"PIECE_LENGTH", std::to_string(schedule.piece_length)},
        {"PAIRS_BELOW", std::to_string(how.pairs_below_n)},
        {"SPMV", how.spmv ? "1" : "0"},
-       {"PIECES", joined(schedule.slots, [&](const BalancedPiece& p) {
-          return fmt::format("{{{}, {}, {}, {}}}", p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces);
-        })}},
+       {"PIECES", pieces}},
       "kernel_balanced.cuh");
 }
 

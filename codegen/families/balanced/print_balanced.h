@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/arrays_on_host.h"
 #include "codegen/families/balanced/balanced_schedule.h"
 #include "compiler/common/csr.h"
 
@@ -16,11 +17,14 @@ namespace spmmc {
 // path defines the same ones (kernel_generic.cuh), where the balanced kernel is its small-n path.
 // `pairs_below_n` > 0 (a schedule of one piece per warp only): every n below it takes the pairs kernel,
 // two pieces per warp (spmmc_balanced_pairs_v1). `spmv`: n = 1 takes spmmc_balanced_spmv, a lane per
-// product of each piece (SPMMC_BALANCED_SPMV).
+// product of each piece (SPMMC_BALANCED_SPMV). `aside` (the tuner's NVRTC form, whose arrays lose
+// their values anyway): A's CSR arrays and the table of pieces printed as `{0}`, their bytes appended
+// there (codegen/arrays_on_host.h, ArraysAside).
 struct BalancedPrint {
   bool csr_arrays = true;
   int64_t pairs_below_n = 0;
   bool spmv = false;
+  ArraysAside* aside = nullptr;
 };
 std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const BalancedPrint& how);
 
