@@ -63,6 +63,12 @@ std::vector<uint32_t> integers_of(const std::string& text, bool int4, const std:
 // printable characters as they are, the others (and ", \ and ?, against trigraphs) as octal escapes
 // of as few digits as they need, and a digit after an escape escaped too, so that it cannot extend it.
 std::string literals(const std::vector<unsigned char>& bytes) {
+  // Each byte's escape, formatted once (hundreds of MB of bytes at millions of non-zeros).
+  static const std::vector<std::string> octal = [] {
+    std::vector<std::string> table;
+    for (int b = 0; b < 256; ++b) table.push_back(fmt::format("\\{:o}", b));
+    return table;
+  }();
   std::string out;
   out.reserve(bytes.size() * 3);
   for (size_t at = 0; at < bytes.size(); at += kLineBytes) {
@@ -76,7 +82,7 @@ std::string literals(const std::vector<unsigned char>& bytes) {
         out += static_cast<char>(b);
         after_escape = false;
       } else {
-        out += fmt::format("\\{:o}", b);
+        out += octal[b];
         after_escape = true;
       }
     }

@@ -236,10 +236,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   std::string generic_code;
   int64_t split_below = kGenericSplitBelow;  // the generic path's (SPMMC_GENERIC_SPLIT_BELOW)
-  // The NVRTC form alone of a CSR family: its arrays lose their values (below), so the printers set A's
-  // arrays' bytes aside instead of printing them for move_arrays_to_host to parse back.
+  // Where every form that holds A's arrays loses their values (--arrays host; the NVRTC form alone of a
+  // CSR family), the printers set the arrays' bytes aside instead of printing them for
+  // move_arrays_to_host to parse back.
   ArraysAside aside;
-  const bool print_aside = options.nvrtc_form && options.nvrtc_only && options.generic_only;
+  const bool print_aside = options.host_arrays || (options.nvrtc_form && options.nvrtc_only && options.generic_only);
   if (options.balanced) {
     const BalancedSchedule schedule = schedule_balanced(a, options.piece_length, kBalancedWarps, options.balanced_groups);
     generic_code = print_balanced(a, schedule, {true, 0, options.balanced_spmv, print_aside ? &aside : nullptr});
@@ -292,7 +293,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     const BalancedSchedule schedule = schedule_balanced(a, options.small_n_piece_length, kBalancedWarps, 1);
     small_n_code = "// The balanced kernel as the small-n path (spmmc compile chose it, docs/emitted-code.md).\n"
                    "#define SPMMC_SMALL_N_BALANCED 1\n" +
-                   print_balanced(a, schedule, {false, options.balanced_pairs_below_n, options.balanced_spmv});
+                   print_balanced(a, schedule, {false, options.balanced_pairs_below_n, options.balanced_spmv, print_aside ? &aside : nullptr});
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
     // One piece per warp: the template's spmmc_balanced_lanes is 32.
@@ -306,13 +307,14 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
                      x.needs);
     }
   }
-  // A's arrays on the host (--arrays host): NAME.cu only; the NVRTC form below keeps them constants.
+  // A's arrays on the host (--arrays host): in NAME.cu as host bytes (the NVRTC form below declares them
+  // without values for the tuner, whatever --arrays).
   std::string host_define, host_upload;
   HostArrays generic, small_n;
   if (options.host_arrays) {
     SPMMC_CHECK(!options.tensor_core, "A's arrays on the host: not the tensor-core family");
-    generic = move_arrays_to_host(generic_code);
-    small_n = move_arrays_to_host(small_n_code);
+    generic = move_arrays_to_host(generic_code, HostBytes::kLiterals, aside);
+    small_n = move_arrays_to_host(small_n_code, HostBytes::kLiterals, aside);
     std::vector<std::string> arrays = generic.arrays;
     arrays.insert(arrays.end(), small_n.arrays.begin(), small_n.arrays.end());
     host_define = "// A's arrays travel as host bytes, copied to each device at its first call (spmmc compile --arrays host).\n"
