@@ -9,7 +9,7 @@
 namespace spmmc {
 
 int64_t generic_split_below(const Csr& a, int64_t sms) {
-  return a.longest_row() <= kGenericShortRow && int64_t{a.rows} >= 32 * std::max<int64_t>(sms, 1) ? 1 : kGenericSplitBelow;
+  return a.longest_row() <= kGenericShortRow && int64_t{a.rows} >= kGenericV1FromRowsPerSm * std::max<int64_t>(sms, 1) ? 1 : kGenericSplitBelow;
 }
 
 GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead) {

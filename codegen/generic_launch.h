@@ -42,12 +42,14 @@ inline constexpr int64_t kGenericV1LongRow = 64;
 // Where A's rows are all short and many, one column per thread (a thread per row at n = 1, summing in
 // column order: the same bits) in place of the split kernel at every n: SPMMC_GENERIC_SPLIT_BELOW 1 in
 // the file. kGenericSplitBelow where a row of A has more than kGenericShortRow products or A has fewer
-// than 32 x `sms` rows (a warp per SM at n = 1), else 1. Measured at n = 1, 2, 4, 8, 16 (H200,
-// docs/benchmarks.md, *Short rows at small n*): on the three shared meshes (10 395-22 499 rows of at
-// most 4-5 products) one column per thread took 0.29-0.56x the split kernel's time
-// (0.36-0.71x -> 0.97-1.55x the best cuSPARSE algorithm); on a 64-row layer (rows up to 30) 1.23-1.28x
-// (the split kernel's 64 warps against a thread per row's 2).
+// than kGenericV1FromRowsPerSm x `sms` rows, else 1. Measured at n = 1, 2, 4, 8, 16: on the three shared
+// meshes (10 395-22 499 rows of at most 4-5 products) one column per thread took 0.29-0.56x the split
+// kernel's time, on a 64-row layer (rows up to 30) 1.23-1.28x (H200); on uniform rows of about 8
+// products (H100) the split kernel's time grows with the rows (5.8 us at 2048, 7.6 at 4096, 9.5 at 6144)
+// where one column per thread's stays at 6.7-7.6 us, the two meeting at 2765-4096 rows by n (a median of
+// 3444, 26 per SM of 132) (docs/benchmarks.md, *Short rows at small n*).
 inline constexpr int32_t kGenericShortRow = 32;
+inline constexpr int64_t kGenericV1FromRowsPerSm = 26;
 int64_t generic_split_below(const Csr& a, int64_t sms);
 
 // What the generic launch depends on besides n and the alignment of B and C.

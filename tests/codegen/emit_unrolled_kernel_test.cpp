@@ -1001,10 +1001,11 @@ TEST_CASE("emitter: generic_split_below keeps the split kernel unless A's rows a
     }
     return a;
   };
-  CHECK(generic_split_below(rows(4224, 32), 132) == 1);                   // 32 x 132 rows, none over 32
-  CHECK(generic_split_below(rows(4223, 32), 132) == kGenericSplitBelow);  // one row too few
-  CHECK(generic_split_below(rows(4224, 33), 132) == kGenericSplitBelow);  // a row of 33
-  CHECK(generic_split_below(rows(512, 4), 16) == 1);                      // 16 SMs: 512 rows
+  CHECK(generic_split_below(rows(3432, 32), 132) == 1);                   // 26 x 132 rows, none over 32
+  CHECK(generic_split_below(rows(3431, 32), 132) == kGenericSplitBelow);  // one row too few
+  CHECK(generic_split_below(rows(3432, 33), 132) == kGenericSplitBelow);  // a row of 33
+  CHECK(generic_split_below(rows(416, 4), 16) == 1);                      // 16 SMs: 416 rows
+  CHECK(generic_split_below(rows(415, 4), 16) == kGenericSplitBelow);
   const GenericShape shape = generic_shape(rows(5000, 8), 132, true);
   CHECK(shape.split_below == 1);
   CHECK(std::string(generic_launch(shape, 1, true).symbol) != kGenericKernelSplit);
