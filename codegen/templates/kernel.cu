@@ -27,7 +27,12 @@ namespace {
 // paths' (spmmc compile --batch-invariant leaves this path out). Below SPMMC_BALANCED_PAIRS_BELOW its launch
 // takes the pairs kernel, two pieces per warp (the same pieces and sums).
 constexpr int64_t spmmc_balanced_from_n = /*@BALANCED_FROM_N*/4/*@*/;
+// nvcc -DSPMMC_BALANCED_BELOW_N=N for studies (NAME_info()'s variants keep the file's range).
+#ifdef SPMMC_BALANCED_BELOW_N
+constexpr int64_t spmmc_balanced_below_n = SPMMC_BALANCED_BELOW_N;
+#else
 constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
+#endif
 #endif
 #ifndef SPMMC_BALANCED  // (its launch asks nothing of the device)
 // What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind

@@ -105,10 +105,14 @@ double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile,
 // unrolled launch fills less than kGenericBelowWaveFill of a wave. Measured on an H100
 // (docs/benchmarks.md, study 10): the 12 shared layers below that fill (0.01 at n = 32, 0.48 for
 // K = 4608 at n = 1568; 41k-708k non-zeros) ran 1.16-12x faster generic, the controls at fills
-// >= 0.97 1.2-2.3x faster unrolled; no layer of the set falls in between. Smaller layers were
-// not compared (both families are bound by launch latency there) and stay unrolled.
+// >= 0.97 1.2-2.3x faster unrolled; no layer of the set falls in between. Until 2026-12-05 the rule
+// began at 32768 non-zeros, smaller layers not compared; then, at n = 4096 on an H100, the two smaller
+// ones measured (ResNet-50 1x1 layers of 64 x 576 and 128 x 1152, 11 059 and 29 491 non-zeros, 12%
+// and 24% of a wave) ran 2.1x and 1.45x faster generic (2.4x and 2.5x at n = 2048), and the search
+// itself measured the first 1.97x (docs/benchmarks.md, *The paths between n = 256 and 4096*). Below
+// 8192 non-zeros nothing was measured (both families near launch latency) and layers stay unrolled.
 constexpr double kGenericBelowWaveFill = 0.75;
-constexpr int64_t kGenericMinNonZeros = 32768;
+constexpr int64_t kGenericMinNonZeros = 8192;
 // It also picks the generic family for a layer of at least kGenericMinNonZeros non-zeros whose tile's
 // A-tiles share few columns: fewer than kGenericBelowProductsPerLoad products per row of B the
 // unrolled code loads (non-zeros / the sum over A-tiles of their non-empty columns, after

@@ -448,7 +448,7 @@ Command compile_command() {
        "unrolled launch leaves the GPU short of warps) or auto (default: with --tune proxy|exhaustive the faster one, "
        "the generic kernel timed beside the candidates; with --tune none generic where the unrolled tile's launch "
        "fills less than 75% of a wave of blocks, or its A-tiles share few columns (fewer than 1.4 products per loaded row "
-       "of B), and A has at least 32768 non-zeros; generic where the unrolled code "
+       "of B), and A has at least 8192 non-zeros; generic where the unrolled code "
        "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts) or tensor-core (--dtype "
        "fp16|bf16|tf32 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default "
        "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and for --dtype tf32 "
