@@ -17,8 +17,8 @@ namespace spmmc {
 // path defines the same ones (kernel_generic.cuh), where the balanced kernel is its small-n path.
 // `pairs_below_n` > 0 (a schedule of one piece per warp only): every n below it takes the pairs kernel,
 // two pieces per warp (spmmc_balanced_pairs_v1). `spmv`: n = 1 takes spmmc_balanced_spmv, a lane per
-// product of each piece (SPMMC_BALANCED_SPMV). `aside` (the tuner's NVRTC form, whose arrays lose
-// their values anyway): A's CSR arrays and the table of pieces printed as `{0}`, their bytes appended
+// product of each piece (SPMMC_BALANCED_SPMV). `aside` (forms whose arrays lose their values anyway:
+// --arrays host, the tuner's NVRTC form): A's CSR arrays and the table of pieces printed as `{0}`, their bytes appended
 // there (codegen/arrays_on_host.h, ArraysAside).
 struct BalancedPrint {
   bool csr_arrays = true;
