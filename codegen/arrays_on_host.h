@@ -40,6 +40,15 @@ std::vector<unsigned char> array_bytes(const std::vector<float>& values);
 // millions of non-zeros (docs/benchmarks.md, *The search's CSR kernels without A's values*).
 using ArraysAside = std::vector<ArrayValues>;
 
+// An array's initialiser as a printer fills it: `print()` (the values as text) where `aside` is null;
+// else the placeholder "0", the bytes of `values` appended to *aside under `name`.
+template <class T, class Print>
+std::string values_or_aside(ArraysAside* aside, const char* name, const std::vector<T>& values, Print print) {
+  if (aside == nullptr) return print();
+  aside->push_back({name, array_bytes(values)});
+  return "0";
+}
+
 // Moves every array of `code` (printed by the emitter: `[[maybe_unused]]` or `alignas(N)`, then
 // `__device__ const int|unsigned|int4 spmmc_NAME[] = {...};`) to the host: the declaration becomes
 // `__device__ T spmmc_NAME[count];` and is followed by `spmmc_NAME_host`, its bytes (little-endian) as

@@ -258,13 +258,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       generic_span.push_back(a.row_ptr[static_cast<size_t>(row) + 1]);
     }
     const auto number = [](int32_t x) { return std::to_string(x); };
-    // An int array's values as printed, or the placeholder with its bytes set aside.
+    ArraysAside* const set_aside = print_aside ? &aside : nullptr;
     const auto ints = [&](const char* array, const std::vector<int32_t>& values) {
-      if (!print_aside) return joined(values, number);
-      aside.push_back({array, array_bytes(values)});
-      return std::string("0");
+      return values_or_aside(set_aside, array, values, [&] { return joined(values, number); });
     };
-    if (print_aside) aside.push_back({"spmmc_weight_bits", array_bytes(a.values)});
     const std::map<std::string, std::string> generic_values = {
         {"HEADER_COMMENT", ""},
         {"M", std::to_string(a.rows)},
@@ -279,10 +276,12 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         // (templates/kernel_generic.cuh says what each measured)
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
         {"SPLIT_BELOW", std::to_string(split_below)},
-        {"WEIGHT_BITS", print_aside ? std::string("0") : joined(a.values, [](float x) {
-           uint32_t bits = 0;
-           std::memcpy(&bits, &x, sizeof bits);
-           return fmt::format("0x{:08x}u", bits);
+        {"WEIGHT_BITS", values_or_aside(set_aside, "spmmc_weight_bits", a.values, [&] {
+           return joined(a.values, [](float x) {
+             uint32_t bits = 0;
+             std::memcpy(&bits, &x, sizeof bits);
+             return fmt::format("0x{:08x}u", bits);
+           });
          })},
     };
     generic_code = fill_template(embedded_template("kernel_generic.cuh"), generic_values, "kernel_generic.cuh");

@@ -30,11 +30,10 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
   SPMMC_CHECK(how.pairs_below_n == 0 || (schedule.groups == 1 && schedule.warps % 2 == 0),
               "the pairs kernel needs a schedule of one piece per warp and an even number of warps");
   const auto number = [](int32_t x) { return std::to_string(x); };
-  // An array's values as printed, or the placeholder with its bytes set aside.
+  // An array's values as printed ("0" where it has none), or the placeholder with its bytes set aside.
   const auto values = [&](const char* name, const auto& elements, auto print) {
-    if (how.aside == nullptr) return elements.empty() ? std::string("0") : joined(elements, print);
-    how.aside->push_back({name, array_bytes(elements)});
-    return std::string("0");
+    return values_or_aside(how.aside, name, elements,
+                           [&] { return elements.empty() ? std::string("0") : joined(elements, print); });
   };
   const std::string csr =
       !how.csr_arrays ? std::string()
@@ -44,28 +43,26 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
                                    {"ROW_PTR", values("spmmc_row_ptr", a.row_ptr, number)},
                                    // an empty A: one unused entry (CUDA has no arrays of zero elements)
                                    {"COL_IDX", values("spmmc_col_idx", a.col_idx, number)},
-                                   {"WEIGHT_BITS", a.values.empty() && how.aside == nullptr
-                                                       ? "0u"
-                                                       : values("spmmc_weight_bits", a.values, [](float x) {
-                                                           uint32_t bits = 0;
-                                                           std::memcpy(&bits, &x, sizeof bits);
-                                                           return fmt::format("0x{:08x}u", bits);
-                                                         })}},
+                                   {"WEIGHT_BITS", values_or_aside(how.aside, "spmmc_weight_bits", a.values, [&] {
+                                      return a.values.empty() ? std::string("0u") : joined(a.values, [](float x) {
+                                        uint32_t bits = 0;
+                                        std::memcpy(&bits, &x, sizeof bits);
+                                        return fmt::format("0x{:08x}u", bits);
+                                      });
+                                    })}},
                                   "balanced_csr.cuh");
   // The table of pieces (int4s): row, first product, end, and the slot of the row's sum for its pieces.
   std::vector<int32_t> piece_fields;
   piece_fields.reserve(schedule.slots.size() * 4);
   for (const BalancedPiece& p : schedule.slots)
     piece_fields.insert(piece_fields.end(), {p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces});
-  std::string pieces = "0";
-  if (how.aside != nullptr) {
-    how.aside->push_back({"spmmc_piece", array_bytes(piece_fields)});
-  } else {
-    pieces.clear();
+  const std::string pieces = values_or_aside(how.aside, "spmmc_piece", piece_fields, [&] {
+    std::string out;
     for (size_t i = 0; i < piece_fields.size(); i += 4)
-      pieces += fmt::format("{}{{{}, {}, {}, {}}}", i == 0 ? "" : i % 64 == 0 ? ",\n" : ", ", piece_fields[i],
-                            piece_fields[i + 1], piece_fields[i + 2], piece_fields[i + 3]);
-  }
+      out += fmt::format("{}{{{}, {}, {}, {}}}", i == 0 ? "" : i % 64 == 0 ? ",\n" : ", ", piece_fields[i],
+                         piece_fields[i + 1], piece_fields[i + 2], piece_fields[i + 3]);
+    return out;
+  });
   return fill_template(
       embedded_template("kernel_balanced.cuh"),
       {{"HEADER_COMMENT", ""},
