@@ -109,8 +109,10 @@ double unrolled_wave_fill(int64_t a_tiles, int64_t n, const TileCandidate& tile,
 // began at 32768 non-zeros, smaller layers not compared; then, at n = 4096 on an H100, the two smaller
 // ones measured (ResNet-50 1x1 layers of 64 x 576 and 128 x 1152, 11 059 and 29 491 non-zeros, 12%
 // and 24% of a wave) ran 2.1x and 1.45x faster generic (2.4x and 2.5x at n = 2048), and the search
-// itself measured the first 1.97x (docs/benchmarks.md, *The paths between n = 256 and 4096*). Below
-// 8192 non-zeros nothing was measured (both families near launch latency) and layers stay unrolled.
+// itself measured the first 1.97x (docs/benchmarks.md, *The paths between n = 256 and 4096*); as
+// emitted, the nine shared layers of 8192-32767 non-zeros below that fill at n = 4096 ran generic
+// 1.02-2.32x faster (geomean 1.43x), and of three smaller ones two were even and one (64 rows, 7 372
+// non-zeros) 1.93x (*Where the balanced path ends*). Below 8192 non-zeros layers stay unrolled.
 constexpr double kGenericBelowWaveFill = 0.75;
 constexpr int64_t kGenericMinNonZeros = 8192;
 // It also picks the generic family for a layer of at least kGenericMinNonZeros non-zeros whose tile's

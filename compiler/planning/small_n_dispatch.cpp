@@ -93,7 +93,26 @@ int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n) {
   return small_n_pieces(a) >= kBalancedPairsFromPieces ? std::min(kBalancedPairsBelowN, below_n) : 0;
 }
 
-SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant) {
+int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why) {
+  const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  if (mean <= kBalancedShortRowsMean) {
+    why = fmt::format("rows of {:.1f} products on average, at most {:.0f}", mean, kBalancedShortRowsMean);
+    return kBalancedLongestBelowN;
+  }
+  // The generic path's four columns per thread: a warp per row and 128 columns.
+  const int64_t rows = std::max<int32_t>(1, a.rows);
+  const int64_t few = sms > 0 ? 128 * (kBalancedFewWarpsPerSm * sms / rows) + 1 : 0;
+  if (few > kBalancedBelowN) {
+    why = fmt::format("{} rows: the generic path's launch has at most {} warps per SM up to n = {}", a.rows,
+                      kBalancedFewWarpsPerSm, std::min(few, kBalancedLongestBelowN) - 1);
+    return std::min(few, kBalancedLongestBelowN);
+  }
+  why = fmt::format("rows of {:.1f} products on average, {} of them", mean, a.rows);
+  return kBalancedBelowN;
+}
+
+SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant,
+                                    int64_t sms) {
   d.balanced_from_n = d.balanced_below_n = d.balanced_pairs_below_n = 0;
   d.balanced_spmv = false;
   d.piece_length = kSmallNPieceLength;
@@ -108,7 +127,9 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
                                  kSmallNPieceLength, longest);
     return d;
   }
-  const int64_t below = generic_family ? kBalancedBelowN : std::min(kBalancedBelowN, d.generic_below_n);
+  std::string end_why;
+  const int64_t end = balanced_path_below_n(a, sms, end_why);
+  const int64_t below = generic_family ? end : std::min(end, d.generic_below_n);
   if (below <= kBalancedFromN) {
     d.balanced_why = fmt::format("the file leaves its generic path at n = {}, below the balanced path's n = {}",
                                  d.generic_below_n, kBalancedFromN);
@@ -120,10 +141,10 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
   d.balanced_pairs_below_n = balanced_pairs_below_n(a, below);
   d.balanced_spmv = kBalancedSpmv;
   d.balanced_why = fmt::format("rows up to {} products, cut into {} pieces of at most {} (at most 16 per row): the balanced "
-                               "kernel for n = {}{} to {}{}{}",
+                               "kernel for n = {}{} to {} ({}){}{}",
                                longest, pieces, kSmallNPieceLength, d.balanced_spmv ? "1 (a lane per product) and " : "",
-                               kBalancedFromN, below - 1,
-                               generic_family || below == kBalancedBelowN ? "" : " (where the generic path ends)",
+                               kBalancedFromN, below - 1, end_why,
+                               generic_family || below == end ? "" : ", where the generic path ends",
                                d.balanced_pairs_below_n > kBalancedFromN
                                    ? fmt::format(", two pieces per warp below n = {} (at least {} pieces)",
                                                  d.balanced_pairs_below_n, kBalancedPairsFromPieces)

@@ -87,6 +87,17 @@ SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured
 inline constexpr int32_t kSmallNPieceLength = 32;
 inline constexpr int64_t kBalancedFromN = 4;
 inline constexpr int64_t kBalancedBelowN = 1024;
+// Beyond kBalancedBelowN (balanced_path_below_n), measured on the 23 layers of range-sample.cases, each
+// file built with the path at every n against the generic path (four columns per thread there; H100,
+// docs/benchmarks.md, *Where the balanced path ends*): where A's rows average at most
+// kBalancedShortRowsMean products (a piece or two of 32) the path ran 1.03-1.44x the generic kernel at
+// n = 1024, 0.98-1.28x at 2048 (geomeans 1.16 and 1.11, 9 layers) and 0.81-1.32x at 4096; where they are
+// longer it lost (0.70-1.09x at 1024, 0.65-0.93x at 2048) unless the generic launch left the SMs short of
+// warps (rows x ceil(n / 128) of them): at most kBalancedFewWarpsPerSm per SM, 1.21-1.78x (A of 64 and 128
+// rows); at 15.5 per SM already 0.73-1.04x. Neither end goes past kBalancedLongestBelowN.
+inline constexpr double kBalancedShortRowsMean = 64.0;
+inline constexpr int64_t kBalancedFewWarpsPerSm = 8;
+inline constexpr int64_t kBalancedLongestBelowN = 4096;
 // Two pieces per warp (16 lanes each, V = 1) for the path's n below kBalancedPairsBelowN, where A cuts
 // into at least kBalancedPairsFromPieces pieces. Measured on 8 DNN layers (H200, docs/benchmarks.md,
 // *Seventh round*): at n = 4-16 two pieces per warp took 0.66-0.73x the time of one on the two layers
@@ -103,6 +114,12 @@ inline constexpr int64_t kBalancedPairsFromPieces = 4224;
 // kernel (geomean; 0.98-1.56x), 1.14 -> 1.41x the best cuSPARSE algorithm; on the ten shared graphs (the
 // default family) 1.00-3.01x, no graph slower.
 inline constexpr bool kBalancedSpmv = true;
+// Where the path ends by the rule above, for a target of `sms` SMs (0: unknown): kBalancedLongestBelowN
+// where A's rows average at most kBalancedShortRowsMean products; else the n after the last multiple of 128
+// at which the generic path's four-column launch has at most kBalancedFewWarpsPerSm warps per SM
+// (rows x n / 128 <= kBalancedFewWarpsPerSm x sms), at least kBalancedBelowN and at most
+// kBalancedLongestBelowN. Says why in `why`.
+int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why);
 // The pieces the balanced path cuts A into: balanced_row_pieces(length, kSmallNPieceLength, kBalancedWarps)
 // per row (balanced_pieces.h: the schedule's rule).
 int64_t small_n_pieces(const Csr& a);
@@ -110,9 +127,10 @@ int64_t small_n_pieces(const Csr& a);
 // below_n) where A cuts into at least kBalancedPairsFromPieces pieces, else 0.
 int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n);
 // `d` with its balanced fields set: for the generic family's file where `generic_family`, else for the
-// unrolled file whose generic path reaches d.generic_below_n, with its pairs below kBalancedPairsBelowN
-// where A has kBalancedPairsFromPieces pieces. Leaves them zero (and says why) where A has no row longer
-// than the piece length, or batch_invariant.
-SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant);
+// unrolled file whose generic path reaches d.generic_below_n, ending at balanced_path_below_n(a, sms), with
+// its pairs below kBalancedPairsBelowN where A has kBalancedPairsFromPieces pieces. Leaves them zero (and
+// says why) where A has no row longer than the piece length, or batch_invariant.
+SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant,
+                                    int64_t sms);
 
 }  // namespace spmmc

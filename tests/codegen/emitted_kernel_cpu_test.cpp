@@ -782,8 +782,9 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
 }
 
 TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and generic files", "[codegen][emulation][balanced]") {
-  // Rows longer than 32 products (compiler/planning/small_n_dispatch.h): from n = 4 to below 1024 (or the
-  // unrolled file's generic path) the balanced kernel runs, its cut rows summed in piece order
+  // Rows longer than 32 products (compiler/planning/small_n_dispatch.h): from n = 4 to below the rule's end
+  // (4096 for rows of at most 64 products on average, 1024 for 140 rows of 80; or the unrolled file's
+  // generic path) the balanced kernel runs, its cut rows summed in piece order
   // (check_emulated_kernel compares them bit for bit with piece_order_spmm), the other paths outside
   // that range in column order; --batch-invariant leaves it out, --balanced-below moves its end, and a
   // matrix without a row longer than 32 products has none.
@@ -796,11 +797,15 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
   const fs::path short_rows = write_mtx(dir.path, "short_rows", make_matrix(40, 300, [](int32_t r, int32_t c) {
                                           return (c * 31 + r * 17) % 300 < 30 ? 0.5f + static_cast<float>(c % 3) : 0.0f;
                                         }));
+  const fs::path long_mean = write_mtx(dir.path, "long_mean", make_matrix(140, 300, [](int32_t r, int32_t c) {
+                                         return (c * 31 + r * 17) % 300 < 80 ? 0.25f * static_cast<float>((c + r) % 7) - 0.6f : 0.0f;
+                                       }));
   const std::vector<int64_t> ns = {1, 3, 4, 5, 63, 64, 66, 127, 128, 132, 511, 512, 516, 1023, 1024, 1028, 1152};
   const std::vector<KernelCase> cases = {
       {"path_unrolled", long_rows, {"--tile", "8x64", "--generic-below", "1100"}, ns, 1152, "overlap"},
       {"path_unrolled_short", long_rows, {"--tile", "8x64", "--generic-below", "100"}, {3, 4, 99, 100, 128}, 640, "overlap"},
       {"path_generic", long_rows, {"--family", "generic"}, ns, 128, "overlap"},
+      {"path_generic_long", long_mean, {"--family", "generic"}, {1023, 1024}, 128, "overlap"},
       {"path_below_100", long_rows, {"--family", "generic", "--balanced-below", "100"}, {3, 4, 99, 100, 128}, 128, "overlap"},
       {"path_invariant", long_rows, {"--family", "generic", "--batch-invariant"}, {4, 64, 128}, 128, "overlap"},
       {"path_none", short_rows, {"--family", "generic"}, {4, 64, 128}, 128, "overlap"},
@@ -816,11 +821,12 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
     return nlohmann::json::parse(test::read_file(dir.path / name / (name + ".json")))["kernel"]["balanced_path"];
   };
   CHECK(path_of("path_unrolled")["from_n"] == 4);
-  CHECK(path_of("path_unrolled")["below_n"] == 1024);
+  CHECK(path_of("path_unrolled")["below_n"] == 1100);  // its generic path's end, before the rule's 4096
   CHECK(path_of("path_unrolled")["piece_length"] == 32);
   CHECK(path_of("path_unrolled")["rows_cut"].get<int32_t>() > 0);
   CHECK(path_of("path_unrolled_short")["below_n"] == 100);  // the unrolled kernel from its generic path's end
-  CHECK(path_of("path_generic")["below_n"] == 1024);
+  CHECK(path_of("path_generic")["below_n"] == 4096);  // rows of 56.6 products on average
+  CHECK(path_of("path_generic_long")["below_n"] == 1024);  // 140 rows of 80
   CHECK(path_of("path_below_100")["below_n"] == 100);
   CHECK(path_of("path_invariant").is_null());
   CHECK(path_of("path_generic")["pairs_below_n"] == 0);  // far fewer pieces than a wave of warps

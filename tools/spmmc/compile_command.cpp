@@ -124,7 +124,7 @@ void place_arrays(CompileOptions& o, const FamilyChoice& family, const Csr& a) {
 // out with --batch-invariant, or up to --balanced-below N (0: left out).
 SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& family, const Csr& a, SmallNDispatch d) {
   if (family.tensor_core || family.balanced || !(o.dtype == DType::kFp32 || o.dtype == DType::kTf32)) return d;
-  d = choose_balanced_path(d, a, family.generic, o.batch_invariant);
+  d = choose_balanced_path(d, a, family.generic, o.batch_invariant, o.target.sm_count);
   if (o.balanced_below) {
     const bool any = *o.balanced_below > kBalancedFromN;
     d.balanced_from_n = any ? kBalancedFromN : 0;
@@ -404,8 +404,9 @@ Command compile_command() {
       "--options-file: -Xptxas -O1 --split-compile 0 for the unrolled family, none for the generic and tensor-core ones).\n"
       "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
       "for, and below --generic-below (default about --n / 2) the file runs its generic path, whose kernels\n"
-      "spread small n over more threads (NAME_info()->generic_below_n), and from n = 4 to 1023 the balanced kernel\n"
-      "where A has rows of more than 32 products (--balanced-below, --batch-invariant). Files are written atomically,\n"
+      "spread small n over more threads (NAME_info()->generic_below_n), and from n = 4 to 1023 (to 4095 where rows\n"
+      "are short or few) the balanced kernel where A has rows of more than 32 products (--balanced-below,\n"
+      "--batch-invariant). Files are written atomically,\n"
       "and the four always come from one run: concurrent compiles of the same NAME into DIR take turns\n"
       "through the lock file DIR/.NAME.lock. NAME.cu and NAME.h are byte-identical for the same inputs\n"
       "and options (NAME.json too with --reproducible).\n"

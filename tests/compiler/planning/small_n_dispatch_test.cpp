@@ -61,9 +61,12 @@ Csr rows_of(const std::vector<int32_t>& lengths) {
 TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pieces", "[planning][small-n]") {
   SmallNDispatch unrolled;
   unrolled.generic_below_n = 4096;
-  const Csr long_rows = rows_of({10, 33, 0, 200});
+  // 1 000 rows, one of 200 products, the others of 100 (mean 100.1): the path's end is kBalancedBelowN
+  std::vector<int32_t> lengths(1000, 100);
+  lengths[3] = 200;
+  const Csr long_rows = rows_of(lengths);
   // an unrolled file whose generic path reaches 4096: from n = 4 to 1023, pieces of 32
-  SmallNDispatch d = choose_balanced_path(unrolled, long_rows, false, false);
+  SmallNDispatch d = choose_balanced_path(unrolled, long_rows, false, false, 132);
   CHECK(d.balanced_from_n == kBalancedFromN);
   CHECK(d.balanced_below_n == kBalancedBelowN);
   CHECK(d.piece_length == kSmallNPieceLength);
@@ -71,22 +74,46 @@ TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pi
   CHECK_THAT(d.balanced_why, Catch::Contains("rows up to 200 products"));
   // ... no further than the generic path of an unrolled file; the generic family's file to 1023
   unrolled.generic_below_n = 64;
-  CHECK(choose_balanced_path(unrolled, long_rows, false, false).balanced_below_n == 64);
-  CHECK(choose_balanced_path(SmallNDispatch{}, long_rows, true, false).balanced_below_n == kBalancedBelowN);
+  CHECK(choose_balanced_path(unrolled, long_rows, false, false, 132).balanced_below_n == 64);
+  CHECK(choose_balanced_path(SmallNDispatch{}, long_rows, true, false, 132).balanced_below_n == kBalancedBelowN);
   // an unrolled file that leaves its generic path at n = 4 or below: none
   unrolled.generic_below_n = 4;
-  d = choose_balanced_path(unrolled, long_rows, false, false);
+  d = choose_balanced_path(unrolled, long_rows, false, false, 132);
   CHECK(d.balanced_below_n == 0);
   CHECK(d.balanced_from_n == 0);
   CHECK_THAT(d.balanced_why, Catch::Contains("leaves its generic path at n = 4"));
   // rows of at most 32 products (one piece each: a warp per whole row, slower than the generic path)
-  d = choose_balanced_path(SmallNDispatch{}, rows_of({32, 1, 0, 32}), true, false);
+  d = choose_balanced_path(SmallNDispatch{}, rows_of({32, 1, 0, 32}), true, false, 132);
   CHECK(d.balanced_below_n == 0);
   CHECK_THAT(d.balanced_why, Catch::Contains("no row of A has more than 32 products (the longest 32)"));
   // --batch-invariant
-  d = choose_balanced_path(SmallNDispatch{}, long_rows, true, true);
+  d = choose_balanced_path(SmallNDispatch{}, long_rows, true, true, 132);
   CHECK(d.balanced_below_n == 0);
   CHECK_THAT(d.balanced_why, Catch::Contains("--batch-invariant"));
+}
+
+TEST_CASE("small-n dispatch: where the balanced path ends", "[planning][small-n]") {
+  std::string why;
+  // rows of at most 64 products on average: to kBalancedLongestBelowN
+  CHECK(balanced_path_below_n(rows_of({10, 33, 0, 200}), 132, why) == kBalancedLongestBelowN);  // mean 60.75
+  CHECK_THAT(why, Catch::Contains("60.8 products on average, at most 64"));
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(5000, 64)), 132, why) == kBalancedLongestBelowN);
+  // longer rows: while the generic path's four columns (rows x ceil(n / 128) warps) leave at most 8 warps per SM
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(64, 65)), 132, why) == 2049);  // 128 x floor(1056 / 64) + 1
+  CHECK_THAT(why, Catch::Contains("64 rows") && Catch::Contains("up to n = 2048"));
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(128, 230)), 132, why) == 1025);  // 128 x 8 + 1
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(16, 230)), 132, why) == kBalancedLongestBelowN);  // capped
+  // ... at least kBalancedBelowN, and kBalancedBelowN where the SMs are unknown
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(256, 230)), 132, why) == kBalancedBelowN);  // 128 x 4 + 1 = 513
+  CHECK_THAT(why, Catch::Contains("230.0 products on average, 256 of them"));
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(64, 65)), 0, why) == kBalancedBelowN);
+  // the file's end: the generic family's at the rule's end, an unrolled file's no further than its generic path
+  CHECK(choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(64, 65)), true, false, 132).balanced_below_n == 2049);
+  SmallNDispatch unrolled;
+  unrolled.generic_below_n = 1500;
+  const SmallNDispatch d = choose_balanced_path(unrolled, rows_of({10, 33, 0, 200}), false, false, 132);
+  CHECK(d.balanced_below_n == 1500);
+  CHECK_THAT(d.balanced_why, Catch::Contains("to 1499") && Catch::Contains("where the generic path ends"));
 }
 
 TEST_CASE("balanced pieces: the cut rule of a row", "[planning][small-n]") {
@@ -108,17 +135,17 @@ TEST_CASE("small-n dispatch: the balanced path's pairs where A cuts into more pi
   // 4224 pieces: rows of 100 products cut in 4, 1056 of them; one row fewer is below the rule
   const Csr many = rows_of(std::vector<int32_t>(1056, 100));
   REQUIRE(small_n_pieces(many) == kBalancedPairsFromPieces);
-  SmallNDispatch d = choose_balanced_path(SmallNDispatch{}, many, true, false);
+  SmallNDispatch d = choose_balanced_path(SmallNDispatch{}, many, true, false, 132);
   CHECK(d.balanced_pairs_below_n == kBalancedPairsBelowN);
   CHECK(d.balanced_below_n == kBalancedBelowN);
   CHECK_THAT(d.balanced_why, Catch::Contains("two pieces per warp below n = 17"));
-  CHECK(choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(1055, 100)), true, false).balanced_pairs_below_n == 0);
+  CHECK(choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(1055, 100)), true, false, 132).balanced_pairs_below_n == 0);
   // no further than the path: an unrolled file whose generic path ends at 10
   SmallNDispatch unrolled;
   unrolled.generic_below_n = 10;
-  CHECK(choose_balanced_path(unrolled, many, false, false).balanced_pairs_below_n == 10);
+  CHECK(choose_balanced_path(unrolled, many, false, false, 132).balanced_pairs_below_n == 10);
   // none without the path
-  d = choose_balanced_path(SmallNDispatch{}, many, true, true);
+  d = choose_balanced_path(SmallNDispatch{}, many, true, true, 132);
   CHECK(d.balanced_below_n == 0);
   CHECK(d.balanced_pairs_below_n == 0);
 }
