@@ -3,7 +3,8 @@
 # dependencies (LLVM for verify, the fmt and xgboost packages): builds spmmc and the GPU tools without
 # verify, copies them with libfmt and libxgboost into .gpu-bin/, and packs the matrices the given case files name into
 # .gpu-pack/data.tar.xz, so that the two folders travel with the working tree (both are ignored by
-# git through .git/info/exclude, which this script extends).
+# git through .git/info/exclude, which this script extends; the studies' work folders .gpu-study* and
+# .gpu-batch* too, so that a later call on a machine still warm finds what an earlier one built).
 #
 # usage: scripts/pack-for-gpu.sh [CASES ...]
 #   CASES   kernel-study case files (LABEL|MATRIX|N|FLAGS); every MATRIX under ../shared/data is
@@ -53,5 +54,5 @@ tar cJf .gpu-pack/data.tar.xz.tmp .gpu-data && mv .gpu-pack/data.tar.xz.tmp .gpu
 # 3. Keep both out of git.
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
-for p in /.gpu-bin/ /.gpu-data/ /.gpu-pack/ '/.gpu-study*/'; do grep -qxF "$p" "$exclude" 2>/dev/null || echo "$p" >>"$exclude"; done
+for p in /.gpu-bin/ /.gpu-data/ /.gpu-pack/ '/.gpu-study*/' '/.gpu-batch*/'; do grep -qxF "$p" "$exclude" 2>/dev/null || echo "$p" >>"$exclude"; done
 say "$(wc -l <"$list") matrices in .gpu-pack/data.tar.xz ($(du -h .gpu-pack/data.tar.xz | cut -f1)), tools in .gpu-bin ($(du -sh .gpu-bin | cut -f1)); carry .gpu-bin and .gpu-pack"
