@@ -404,8 +404,10 @@ Command compile_command() {
       "--options-file: -Xptxas -O1 --split-compile 0 for the unrolled family, none for the generic and tensor-core ones).\n"
       "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
       "for, and below --generic-below (default about --n / 2) the file runs its generic path, whose kernels\n"
-      "spread small n over more threads (NAME_info()->generic_below_n), and from n = 4 to 1023 (to 4095 where rows\n"
-      "are short or few) the balanced kernel where A has rows of more than 32 products (--balanced-below,\n"
+      "spread small n over more threads (NAME_info()->generic_below_n), and from n = " + std::to_string(kBalancedFromN) +
+      " to " + std::to_string(kBalancedBelowN - 1) + " (to " + std::to_string(kBalancedLongestBelowN - 1) + " where rows\n"
+      "are short or few) the balanced kernel where A has rows of more than " + std::to_string(kSmallNPieceLength) +
+      " products (--balanced-below,\n"
       "--batch-invariant). Files are written atomically,\n"
       "and the four always come from one run: concurrent compiles of the same NAME into DIR take turns\n"
       "through the lock file DIR/.NAME.lock. NAME.cu and NAME.h are byte-identical for the same inputs\n"
@@ -449,7 +451,7 @@ Command compile_command() {
        "unrolled launch leaves the GPU short of warps) or auto (default: with --tune proxy|exhaustive the faster one, "
        "the generic kernel timed beside the candidates; with --tune none generic where the unrolled tile's launch "
        "fills less than 75% of a wave of blocks, or its A-tiles share few columns (fewer than 1.4 products per loaded row "
-       "of B), and A has at least 8192 non-zeros; generic where the unrolled code "
+       "of B), and A has at least " + std::to_string(kGenericMinNonZeros) + " non-zeros; generic where the unrolled code "
        "would exceed --max-compile-seconds; unrolled otherwise and with --tile or --k-parts) or tensor-core (--dtype "
        "fp16|bf16|tf32 only: FlashSparse's 8 x 1 vectors of A on the tensor cores, the rows grouped by --reorder, default "
        "grow; what auto takes for --dtype fp16|bf16 on sm_80 and later unless --tile is given, and for --dtype tf32 "
