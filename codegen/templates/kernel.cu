@@ -118,7 +118,12 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   }
   const int sms = spmmc_current_device().sms;
   const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
-  const int64_t threads = n / v + (n % v != 0);  // per row
+#if SPMMC_GENERIC_V8_FROM > 0
+  const bool v8 = v == 4 && n >= SPMMC_GENERIC_V8_FROM;  // eight columns per thread (studies)
+#else
+  constexpr bool v8 = false;
+#endif
+  const int64_t threads = v8 ? (n + 7) / 8 : n / v + (n % v != 0);  // per row
   int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
   if (v == 1) {
     width = 1;
@@ -133,6 +138,9 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(rows_per_block));
   const void* kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v4);
+#if SPMMC_GENERIC_V8_FROM > 0
+  if (v8) kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v8);
+#endif
   if (v == 1) {
     const int64_t warps = int64_t{grid.x} * grid.y * ((width * rows_per_block + 31) / 32);
     const int batch = spmmc_generic_v1_batch(warps, sms);

@@ -25,8 +25,10 @@ constexpr int64_t spmmc_products = /*@NNZ*/0/*@*/;  // A's non-zeros
 // A as CSR: spmmc_row_ptr is what spmmc verify checks the rows against (the kernels read their rows'
 // products from spmmc_generic_span below), spmmc_col_idx and spmmc_weight_bits what every kernel reads.
 [[maybe_unused]] __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
-__device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
-__device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
+// 16-byte aligned: with SPMMC_GENERIC_VEC_INDEX the kernels of four columns per thread read four products'
+// columns (weights) with one load.
+alignas(16) __device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
+alignas(16) __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
 __device__ const int spmmc_generic_order[] = {/*@GENERIC_ORDER*/0/*@*/};  // a permutation of the rows
 // Where the products of each slot's row begin and end: spmmc_row_ptr[row] and spmmc_row_ptr[row + 1]
 // of row = spmmc_generic_order[slot], as pairs, so that a thread reads them with one 8-byte load
@@ -78,12 +80,26 @@ __device__ __forceinline__ int64_t spmmc_row_offset(int k, int stride) {
 }
 __device__ __forceinline__ int64_t spmmc_row_offset(int k, int64_t stride) { return k * stride; }
 
-// V elements of row k of B at a thread's columns, as floats: one, or four (aligned to four elements).
+// With eight columns per thread (SPMMC_GENERIC_V8_FROM), a thread's two runs of four columns lie this
+// many elements apart: a block's row is 256 / SPMMC_GENERIC_ROWS threads x 4 columns, then as many again,
+// so that each of the two loads of a half-warp reads adjacent 16-byte pieces.
+constexpr int spmmc_generic_v8_apart = spmmc_generic_threads / SPMMC_GENERIC_ROWS * 4;
+
+// V elements of row k of B at a thread's columns, as floats: one, four (aligned to four elements), or
+// eight (two runs of four, spmmc_generic_v8_apart apart).
 template <int V, typename Stride>
 __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>& cols, int k, float (&b)[V]) {
   const spmmc_elem* const at = reinterpret_cast<const spmmc_elem*>(cols.at + spmmc_row_offset(k, cols.stride));
-  if constexpr (V == 4) spmmc_load_b4(at, b);
-  else b[0] = spmmc_load_b1(at);
+  if constexpr (V == 8) {
+    float lo[4], hi[4];
+    spmmc_load_b4(at, lo);
+    spmmc_load_b4(at + spmmc_generic_v8_apart, hi);
+    for (int v = 0; v < 4; ++v) b[v] = lo[v], b[4 + v] = hi[v];
+  } else if constexpr (V == 4) {
+    spmmc_load_b4(at, b);
+  } else {
+    b[0] = spmmc_load_b1(at);
+  }
 }
 
 // The sums of products p..end-1 of a row for a thread's V columns, each in order from +0: whole
@@ -100,27 +116,52 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>
 #ifndef SPMMC_GENERIC_WEIGHTS_AHEAD
 #define SPMMC_GENERIC_WEIGHTS_AHEAD /*@WEIGHTS_AHEAD*/0/*@*/
 #endif
+//
+// With SPMMC_GENERIC_VEC_INDEX (four or eight columns per thread; nvcc -D for studies) a batch's columns
+// and weights are read four products per 16-byte load: the products before the first multiple of four
+// go one at a time first (the same order of sums).
+#ifndef SPMMC_GENERIC_VEC_INDEX
+#define SPMMC_GENERIC_VEC_INDEX 0
+#endif
+template <int Batch>
+__device__ __forceinline__ void spmmc_generic_columns(int p, int (&k)[Batch], unsigned (&bits)[Batch], bool weights) {
+  if constexpr (SPMMC_GENERIC_VEC_INDEX && Batch % 4 == 0) {
+    for (int i = 0; i < Batch; i += 4) {
+      const int4 kk = __ldg(reinterpret_cast<const int4*>(spmmc_col_idx + p + i));
+      k[i] = kk.x, k[i + 1] = kk.y, k[i + 2] = kk.z, k[i + 3] = kk.w;
+      if (weights) {
+        const uint4 ww = __ldg(reinterpret_cast<const uint4*>(spmmc_weight_bits + p + i));
+        bits[i] = ww.x, bits[i + 1] = ww.y, bits[i + 2] = ww.z, bits[i + 3] = ww.w;
+      }
+    }
+  } else {
+    for (int i = 0; i < Batch; ++i) {
+      k[i] = __ldg(&spmmc_col_idx[p + i]);
+      if (weights) bits[i] = __ldg(&spmmc_weight_bits[p + i]);
+    }
+  }
+}
 template <int V, int Batch, typename Stride>
 __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>& cols, int p, int end, float (&acc)[V]) {
   constexpr int batch = Batch;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
-  constexpr bool weights_ahead = SPMMC_GENERIC_WEIGHTS_AHEAD || V == 4;
+  constexpr bool weights_ahead = SPMMC_GENERIC_WEIGHTS_AHEAD || V >= 4;
+  if constexpr (SPMMC_GENERIC_VEC_INDEX && V >= 4 && batch % 4 == 0)
+    for (; p < end && p % 4 != 0; ++p) {  // to a multiple of four, for the vector loads
+      float b[V];
+      spmmc_generic_load<V>(cols, __ldg(&spmmc_col_idx[p]), b);
+      const float w = __uint_as_float(__ldg(&spmmc_weight_bits[p]));
+      for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+    }
   int k[batch];
   unsigned bits[batch];
-  if (p + batch <= end)
-    for (int i = 0; i < batch; ++i) {
-      k[i] = __ldg(&spmmc_col_idx[p + i]);
-      if (weights_ahead) bits[i] = __ldg(&spmmc_weight_bits[p + i]);
-    }
+  if (p + batch <= end) spmmc_generic_columns<batch>(p, k, bits, weights_ahead);
   for (; p + batch <= end; p += batch) {
     float b[batch][V], w[batch];
     for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(cols, k[i], b[i]);
     for (int i = 0; i < batch; ++i) w[i] = __uint_as_float(weights_ahead ? bits[i] : __ldg(&spmmc_weight_bits[p + i]));
     if (p + 2 * batch <= end)  // the next batch's columns (and weights), while these loads of B are in flight
-      for (int i = 0; i < batch; ++i) {
-        k[i] = __ldg(&spmmc_col_idx[p + batch + i]);
-        if (weights_ahead) bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
-      }
+      spmmc_generic_columns<batch>(p + batch, k, bits, weights_ahead);
     for (int i = 0; i < batch; ++i)
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
   }
@@ -135,9 +176,8 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>&
 // The rows of C in the order of spmmc_generic_order, V columns per thread, batches of Batch products
 // (the body of the kernels of one and four columns per thread).
 template <int V, int Batch, typename Stride>
-__device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
-  if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
+__device__ __forceinline__ void spmmc_generic_rows_at(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n,
+                                                      int64_t col) {
   const spmmc_b_columns<Stride> cols = spmmc_columns_of<Stride>(B, n, col);
   const int step = static_cast<int>(gridDim.y * blockDim.y);
   for (int slot = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); slot < spmmc_rows; slot += step) {
@@ -157,8 +197,28 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
       p = end;
     }
     spmmc_elem* const out = C + static_cast<int64_t>(row) * n + col;
-    if constexpr (V == 4) spmmc_store_c4(out, total);
-    else spmmc_store_c1(out, total[0]);
+    if constexpr (V == 8) {
+      const float lo[4] = {total[0], total[1], total[2], total[3]}, hi[4] = {total[4], total[5], total[6], total[7]};
+      spmmc_store_c4(out, lo);
+      spmmc_store_c4(out + spmmc_generic_v8_apart, hi);
+    } else if constexpr (V == 4) {
+      spmmc_store_c4(out, total);
+    } else {
+      spmmc_store_c1(out, total[0]);
+    }
+  }
+}
+template <int V, int Batch, typename Stride>
+__device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  if constexpr (V == 8) {  // two runs of four columns; the second may lie beyond n (then four columns)
+    const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x * 8 + threadIdx.x * 4;
+    if (col >= n) return;
+    if (col + spmmc_generic_v8_apart < n) spmmc_generic_rows_at<8, Batch, Stride>(B, C, n, col);
+    else spmmc_generic_rows_at<4, 2 * Batch, Stride>(B, C, n, col);
+  } else {
+    const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
+    if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
+    spmmc_generic_rows_at<V, Batch, Stride>(B, C, n, col);
   }
 }
 
@@ -187,6 +247,9 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 #endif
 #ifndef SPMMC_GENERIC_V4_FROM
 #define SPMMC_GENERIC_V4_FROM 512
+#endif
+#ifndef SPMMC_GENERIC_V8_FROM  // eight columns per thread from this n (0: never; nvcc -D for studies)
+#define SPMMC_GENERIC_V8_FROM 0
 #endif
 static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33, "SPMMC_GENERIC_SPLIT_BELOW: 1..33");
 #ifndef SPMMC_GENERIC_DEPTH
@@ -290,6 +353,13 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
   if (n <= spmmc_narrow_n) spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int>(B, C, n);
   else spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int64_t>(B, C, n);
 }
+#if SPMMC_GENERIC_V8_FROM > 0  // eight columns per thread (studies): batches of SPMMC_GENERIC_BATCH / 8 products
+__global__ void __launch_bounds__(spmmc_generic_threads)
+    spmmc_generic_kernel_v8(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  if (n <= spmmc_narrow_n) spmmc_generic_rows<8, SPMMC_GENERIC_BATCH / 8, int>(B, C, n);
+  else spmmc_generic_rows<8, SPMMC_GENERIC_BATCH / 8, int64_t>(B, C, n);
+}
+#endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_split_rows<int>(B, C, n);  // n < 33
