@@ -400,7 +400,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   }
   if (!(options.nvrtc_form && options.nvrtc_only)) k.cu = fill_template(embedded_template("kernel.cu"), kernel_values, "kernel.cu");
   // The table the template's spmmc_variants holds with the file's values (its defaults of
-  // SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: codegen/generic_launch.h).
+  // SPMMC_GENERIC_SPLIT_BELOW, SPMMC_GENERIC_V4_FROM and SPMMC_GENERIC_WARP_FROM: codegen/generic_launch.h).
   constexpr int64_t any_n = std::numeric_limits<int64_t>::max();
   const int64_t below = options.generic_only ? 0 : options.generic_below_n;
   if (options.tensor_core && tc.staged_from_n > 0)
@@ -419,6 +419,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     return k;
   }
   if (split_below > 1) k.variants.push_back({"generic-split", 1, split_below - 1, ""});
+  k.variants.push_back({"generic-warp", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpNeeds});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", split_below, any_n, ""});
   return k;

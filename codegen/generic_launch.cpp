@@ -33,6 +33,13 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   const int64_t v4_warps = (n / 4 + width - 1) / width * std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, 65535) * 8;
   const bool v4_fills = n >= kGenericV4WideFrom && v4_warps >= int64_t{a.sms} * kGenericV4WideWarps;
   l.cols_per_thread = n % 4 == 0 && aligned16 && (n >= kGenericV4From || v4_fills) ? 4 : 1;
+  if (l.cols_per_thread == 4 && n >= kGenericWarpFrom && n <= kGenericWarpMaxN) {  // a warp per row
+    l.symbol = kGenericKernelWarp;
+    l.grid_x = static_cast<unsigned>((int64_t{rows} + kGenericWarpRows - 1) / kGenericWarpRows);
+    l.grid_y = static_cast<unsigned>(std::min<int64_t>((n + kGenericWarpColumns - 1) / kGenericWarpColumns, 65535));
+    l.block_x = 32 * kGenericWarpRows;
+    return l;
+  }
   l.symbol = l.cols_per_thread == 4 ? kGenericKernelV4 : kGenericKernelV1;
   const int64_t threads = (n + l.cols_per_thread - 1) / l.cols_per_thread;  // per row
   if (l.cols_per_thread == 1) {

@@ -10,15 +10,17 @@
 
 namespace spmmc {
 
-// The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, one
-// (batches of 32, 16 and 8 products), the split kernel (a warp per row, small n).
+// The generic kernels' names (codegen/templates/kernel_generic.cuh): four columns per thread, a warp
+// per row (four columns per lane), one column per thread (batches of 32, 16 and 8 products), the split
+// kernel (a warp per row's products, small n).
 inline constexpr const char* kGenericKernelV4 = "spmmc_generic_kernel_v4";
+inline constexpr const char* kGenericKernelWarp = "spmmc_generic_kernel_warp";
 inline constexpr const char* kGenericKernelV1 = "spmmc_generic_kernel_v1";
 inline constexpr const char* kGenericKernelV1B16 = "spmmc_generic_kernel_v1_b16";
 inline constexpr const char* kGenericKernelV1B8 = "spmmc_generic_kernel_v1_b8";
 inline constexpr const char* kGenericKernelSplit = "spmmc_generic_kernel_split";
-inline constexpr const char* kGenericKernels[] = {kGenericKernelV4, kGenericKernelV1, kGenericKernelV1B16, kGenericKernelV1B8,
-                                                  kGenericKernelSplit};
+inline constexpr const char* kGenericKernels[] = {kGenericKernelV4, kGenericKernelWarp, kGenericKernelV1,
+                                                  kGenericKernelV1B16, kGenericKernelV1B8, kGenericKernelSplit};
 // The defaults of SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: the split kernel below this
 // n, four columns per thread from that one; threads per block of the split kernel.
 inline constexpr int64_t kGenericSplitBelow = 17;
@@ -33,6 +35,15 @@ inline constexpr const char* kGenericV4Needs =
 inline constexpr int32_t kGenericSplitThreads = 128;
 // Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).
 inline constexpr int32_t kGenericRowsPerBlock = 16;
+// Where four columns per thread would run, from this n a warp per row instead (SPMMC_GENERIC_WARP_FROM's
+// default): blocks of kGenericWarpRows warps (rows) x kGenericWarpColumns columns. Measured on the 23
+// range-sample layers (generic-family files, H100, issue 27; docs/benchmarks.md): 1.06, 1.06, 1.08 and
+// 1.14x faster than four columns per thread at n = 512, 1024, 2048 and 4096 (geomeans; 0.86-1.53x).
+inline constexpr int64_t kGenericWarpFrom = 512;
+inline constexpr int32_t kGenericWarpRows = 8;
+inline constexpr int32_t kGenericWarpColumns = 128;
+inline constexpr int64_t kGenericWarpMaxN = 0x7fffffff / 4;  // a row of B within INT32_MAX bytes in every dtype
+inline constexpr const char* kGenericWarpNeeds = "n % 4 == 0; B and C aligned to 4 elements";
 // One column per thread's batch (spmmc_generic_v1_batch in codegen/templates/kernel.cu): the
 // launch's warps are weighed against this many per SM; rows of at least this many products on
 // average are long.
@@ -65,7 +76,7 @@ GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead);
 
 struct GenericLaunch {
   const char* symbol = kGenericKernelV1;
-  int32_t cols_per_thread = 1;  // V: 4 or 1 (1 for the split kernel)
+  int32_t cols_per_thread = 1;  // V: 4 (also a warp per row's lanes) or 1 (1 for the split kernel)
   int32_t batch = 0;            // V = 1: products per batch (32, 16 or 8); else 0
   unsigned grid_x = 1, grid_y = 1;
   unsigned block_x = 1, block_y = 1;
@@ -75,7 +86,9 @@ struct GenericLaunch {
 // `aligned16`: where n < a.split_below, the split kernel (blocks of 128 threads, a warp per row,
 // grid.x over the rows, at most 65535); else V = 4 where n is a multiple of 4, both are aligned and
 // n >= kGenericV4From, or n >= kGenericV4WideFrom and the V = 4 launch has at least
-// kGenericV4WideWarps warps per SM (blocks of 16 rows x 16 threads, 8 warps), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
+// kGenericV4WideWarps warps per SM (blocks of 16 rows x 16 threads, 8 warps; from n = kGenericWarpFrom
+// up to kGenericWarpMaxN a warp per row instead: blocks of kGenericWarpRows warps, grid.x over the rows, grid.y over the
+// columns in blocks of kGenericWarpColumns, at most 65535), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
 // multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
 // grid.y over the rows, at most 65535 (the blocks loop over the rest); with V = 1 the batch, from
 // the launch's warps W against R = kGenericV1ResidentWarps per SM and whether A's rows hold at

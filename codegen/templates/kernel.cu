@@ -105,7 +105,9 @@ bool spmmc_generic_v4_fills(int64_t n, int sms) {
 
 // The launch of the generic path: the split kernel where n < SPMMC_GENERIC_SPLIT_BELOW; else V = 4
 // where n is a multiple of 4, B and C are aligned to four elements and n >= SPMMC_GENERIC_V4_FROM or
-// spmmc_generic_v4_fills, else 1 with the batch of spmmc_generic_v1_batch (the tuner launches the
+// spmmc_generic_v4_fills (from n = SPMMC_GENERIC_WARP_FROM up to spmmc_generic_warp_max_n as a warp per
+// row), else 1 with the batch
+// of spmmc_generic_v1_batch (the tuner launches the
 // generic family by the same rule, codegen/generic_launch.h; the tests' host emulation checks that
 // the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
@@ -118,12 +120,14 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   }
   const int sms = spmmc_current_device().sms;
   const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
-#if SPMMC_GENERIC_V8_FROM > 0
-  const bool v8 = v == 4 && n >= SPMMC_GENERIC_V8_FROM;  // eight columns per thread (studies)
-#else
-  constexpr bool v8 = false;
-#endif
-  const int64_t threads = v8 ? (n + 7) / 8 : n / v + (n % v != 0);  // per row
+  if (v == 4 && SPMMC_GENERIC_WARP_FROM > 0 && n >= SPMMC_GENERIC_WARP_FROM && n <= spmmc_generic_warp_max_n) {  // a warp per row
+    const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
+    const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows),
+                    static_cast<unsigned>(columns < 65535 ? columns : 65535));
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp), grid, dim3(32 * spmmc_generic_warp_rows),
+                            args, 0, stream);
+  }
+  const int64_t threads = n / v + (n % v != 0);  // per row
   int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
   if (v == 1) {
     width = 1;
@@ -138,9 +142,6 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(y < 65535 ? y : 65535));
   const dim3 block(static_cast<unsigned>(width), static_cast<unsigned>(rows_per_block));
   const void* kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v4);
-#if SPMMC_GENERIC_V8_FROM > 0
-  if (v8) kernel = reinterpret_cast<const void*>(&spmmc_generic_kernel_v8);
-#endif
   if (v == 1) {
     const int64_t warps = int64_t{grid.x} * grid.y * ((width * rows_per_block + 31) / 32);
     const int batch = spmmc_generic_v1_batch(warps, sms);
@@ -192,6 +193,9 @@ const spmmc_kernel_variant spmmc_variants[] = {
 #else
 #if SPMMC_GENERIC_SPLIT_BELOW > 1
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
+#endif
+#if SPMMC_GENERIC_WARP_FROM > 0
+    {"generic-warp", SPMMC_GENERIC_WARP_FROM, spmmc_generic_warp_max_n, "n % 4 == 0; B and C aligned to 4 elements"},
 #endif
     {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,
      spmmc_any_n, spmmc_generic_v4_needs},

@@ -25,10 +25,8 @@ constexpr int64_t spmmc_products = /*@NNZ*/0/*@*/;  // A's non-zeros
 // A as CSR: spmmc_row_ptr is what spmmc verify checks the rows against (the kernels read their rows'
 // products from spmmc_generic_span below), spmmc_col_idx and spmmc_weight_bits what every kernel reads.
 [[maybe_unused]] __device__ const int spmmc_row_ptr[] = {/*@ROW_PTR*/0, 0/*@*/};
-// 16-byte aligned: with SPMMC_GENERIC_VEC_INDEX the kernels of four columns per thread read four products'
-// columns (weights) with one load.
-alignas(16) __device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
-alignas(16) __device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
+__device__ const int spmmc_col_idx[] = {/*@COL_IDX*/0/*@*/};
+__device__ const unsigned spmmc_weight_bits[] = {/*@WEIGHT_BITS*/0u/*@*/};
 __device__ const int spmmc_generic_order[] = {/*@GENERIC_ORDER*/0/*@*/};  // a permutation of the rows
 // Where the products of each slot's row begin and end: spmmc_row_ptr[row] and spmmc_row_ptr[row + 1]
 // of row = spmmc_generic_order[slot], as pairs, so that a thread reads them with one 8-byte load
@@ -80,26 +78,12 @@ __device__ __forceinline__ int64_t spmmc_row_offset(int k, int stride) {
 }
 __device__ __forceinline__ int64_t spmmc_row_offset(int k, int64_t stride) { return k * stride; }
 
-// With eight columns per thread (SPMMC_GENERIC_V8_FROM), a thread's two runs of four columns lie this
-// many elements apart: a block's row is 256 / SPMMC_GENERIC_ROWS threads x 4 columns, then as many again,
-// so that each of the two loads of a half-warp reads adjacent 16-byte pieces.
-constexpr int spmmc_generic_v8_apart = spmmc_generic_threads / SPMMC_GENERIC_ROWS * 4;
-
-// V elements of row k of B at a thread's columns, as floats: one, four (aligned to four elements), or
-// eight (two runs of four, spmmc_generic_v8_apart apart).
+// V elements of row k of B at a thread's columns, as floats: one, or four (aligned to four elements).
 template <int V, typename Stride>
 __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>& cols, int k, float (&b)[V]) {
   const spmmc_elem* const at = reinterpret_cast<const spmmc_elem*>(cols.at + spmmc_row_offset(k, cols.stride));
-  if constexpr (V == 8) {
-    float lo[4], hi[4];
-    spmmc_load_b4(at, lo);
-    spmmc_load_b4(at + spmmc_generic_v8_apart, hi);
-    for (int v = 0; v < 4; ++v) b[v] = lo[v], b[4 + v] = hi[v];
-  } else if constexpr (V == 4) {
-    spmmc_load_b4(at, b);
-  } else {
-    b[0] = spmmc_load_b1(at);
-  }
+  if constexpr (V == 4) spmmc_load_b4(at, b);
+  else b[0] = spmmc_load_b1(at);
 }
 
 // The sums of products p..end-1 of a row for a thread's V columns, each in order from +0: whole
@@ -116,52 +100,27 @@ __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>
 #ifndef SPMMC_GENERIC_WEIGHTS_AHEAD
 #define SPMMC_GENERIC_WEIGHTS_AHEAD /*@WEIGHTS_AHEAD*/0/*@*/
 #endif
-//
-// With SPMMC_GENERIC_VEC_INDEX (four or eight columns per thread; nvcc -D for studies) a batch's columns
-// and weights are read four products per 16-byte load: the products before the first multiple of four
-// go one at a time first (the same order of sums).
-#ifndef SPMMC_GENERIC_VEC_INDEX
-#define SPMMC_GENERIC_VEC_INDEX 0
-#endif
-template <int Batch>
-__device__ __forceinline__ void spmmc_generic_columns(int p, int (&k)[Batch], unsigned (&bits)[Batch], bool weights) {
-  if constexpr (SPMMC_GENERIC_VEC_INDEX && Batch % 4 == 0) {
-    for (int i = 0; i < Batch; i += 4) {
-      const int4 kk = __ldg(reinterpret_cast<const int4*>(spmmc_col_idx + p + i));
-      k[i] = kk.x, k[i + 1] = kk.y, k[i + 2] = kk.z, k[i + 3] = kk.w;
-      if (weights) {
-        const uint4 ww = __ldg(reinterpret_cast<const uint4*>(spmmc_weight_bits + p + i));
-        bits[i] = ww.x, bits[i + 1] = ww.y, bits[i + 2] = ww.z, bits[i + 3] = ww.w;
-      }
-    }
-  } else {
-    for (int i = 0; i < Batch; ++i) {
-      k[i] = __ldg(&spmmc_col_idx[p + i]);
-      if (weights) bits[i] = __ldg(&spmmc_weight_bits[p + i]);
-    }
-  }
-}
 template <int V, int Batch, typename Stride>
 __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>& cols, int p, int end, float (&acc)[V]) {
   constexpr int batch = Batch;
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
-  constexpr bool weights_ahead = SPMMC_GENERIC_WEIGHTS_AHEAD || V >= 4;
-  if constexpr (SPMMC_GENERIC_VEC_INDEX && V >= 4 && batch % 4 == 0)
-    for (; p < end && p % 4 != 0; ++p) {  // to a multiple of four, for the vector loads
-      float b[V];
-      spmmc_generic_load<V>(cols, __ldg(&spmmc_col_idx[p]), b);
-      const float w = __uint_as_float(__ldg(&spmmc_weight_bits[p]));
-      for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
-    }
+  constexpr bool weights_ahead = SPMMC_GENERIC_WEIGHTS_AHEAD || V == 4;
   int k[batch];
   unsigned bits[batch];
-  if (p + batch <= end) spmmc_generic_columns<batch>(p, k, bits, weights_ahead);
+  if (p + batch <= end)
+    for (int i = 0; i < batch; ++i) {
+      k[i] = __ldg(&spmmc_col_idx[p + i]);
+      if (weights_ahead) bits[i] = __ldg(&spmmc_weight_bits[p + i]);
+    }
   for (; p + batch <= end; p += batch) {
     float b[batch][V], w[batch];
     for (int i = 0; i < batch; ++i) spmmc_generic_load<V>(cols, k[i], b[i]);
     for (int i = 0; i < batch; ++i) w[i] = __uint_as_float(weights_ahead ? bits[i] : __ldg(&spmmc_weight_bits[p + i]));
     if (p + 2 * batch <= end)  // the next batch's columns (and weights), while these loads of B are in flight
-      spmmc_generic_columns<batch>(p + batch, k, bits, weights_ahead);
+      for (int i = 0; i < batch; ++i) {
+        k[i] = __ldg(&spmmc_col_idx[p + batch + i]);
+        if (weights_ahead) bits[i] = __ldg(&spmmc_weight_bits[p + batch + i]);
+      }
     for (int i = 0; i < batch; ++i)
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w[i], b[i][v], acc[v]);
   }
@@ -173,52 +132,102 @@ __device__ __forceinline__ void spmmc_generic_sum(const spmmc_b_columns<Stride>&
   }
 }
 
+// A row's sums for a thread's V columns, range of K by range of K: sum(p, end, acc) sums products
+// p..end-1 from +0; each range's sum is added to the row's total in range order (range 0 sets it, an
+// empty later range adds nothing).
+template <int V, typename Sum>
+__device__ __forceinline__ void spmmc_generic_row_total(int2 span, Sum sum, float (&total)[V]) {
+  const int row_end = span.y;
+  int p = span.x;
+  for (int v = 0; v < V; ++v) total[v] = 0.0f;  // (range 0 sets it)
+  for (int part = 0; part < spmmc_k_parts; ++part) {
+    int end = row_end;
+    if (spmmc_k_parts > 1)
+      for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
+    if (part > 0 && end == p) continue;
+    float acc[V];
+    sum(p, end, acc);
+    for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
+    p = end;
+  }
+}
+
 // The rows of C in the order of spmmc_generic_order, V columns per thread, batches of Batch products
 // (the body of the kernels of one and four columns per thread).
 template <int V, int Batch, typename Stride>
-__device__ __forceinline__ void spmmc_generic_rows_at(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n,
-                                                      int64_t col) {
+__device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
+  if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
   const spmmc_b_columns<Stride> cols = spmmc_columns_of<Stride>(B, n, col);
   const int step = static_cast<int>(gridDim.y * blockDim.y);
   for (int slot = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y); slot < spmmc_rows; slot += step) {
     const int row = spmmc_generic_order[slot];
-    const int2 span = spmmc_span_of(slot);
-    const int row_end = span.y;
-    int p = span.x;
-    float total[V] = {};  // set by range 0 (every row has it), then added to
-    for (int part = 0; part < spmmc_k_parts; ++part) {
-      int end = row_end;
-      if (spmmc_k_parts > 1)
-        for (end = p; end < row_end && spmmc_col_idx[end] < spmmc_k_part_begin[part + 1];) ++end;
-      if (part > 0 && end == p) continue;
-      float acc[V];
-      spmmc_generic_sum<V, Batch>(cols, p, end, acc);
-      for (int v = 0; v < V; ++v) total[v] = part == 0 ? acc[v] : total[v] + acc[v];
-      p = end;
-    }
+    float total[V];
+    const auto sum = [&](int p, int end, float (&acc)[V]) { spmmc_generic_sum<V, Batch>(cols, p, end, acc); };
+    spmmc_generic_row_total<V>(spmmc_span_of(slot), sum, total);
     spmmc_elem* const out = C + static_cast<int64_t>(row) * n + col;
-    if constexpr (V == 8) {
-      const float lo[4] = {total[0], total[1], total[2], total[3]}, hi[4] = {total[4], total[5], total[6], total[7]};
-      spmmc_store_c4(out, lo);
-      spmmc_store_c4(out + spmmc_generic_v8_apart, hi);
-    } else if constexpr (V == 4) {
-      spmmc_store_c4(out, total);
-    } else {
-      spmmc_store_c1(out, total[0]);
+    if constexpr (V == 4) spmmc_store_c4(out, total);
+    else spmmc_store_c1(out, total[0]);
+  }
+}
+
+// A warp per row (from n = SPMMC_GENERIC_WARP_FROM, where four columns per thread would run): the
+// kernel of four columns per thread above spends a third of its load instructions on its rows'
+// columns and weights, each lane loading every product's (Nsight Compute at n = 2048: bound by its
+// loads through L1, docs/benchmarks.md). Here a warp takes one row of spmmc_generic_order for 128
+// columns of C, four adjacent per lane; it loads 32 products' columns and weights at a time, one per
+// lane, and hands them to every lane by shuffles (dgSPARSE's coalesced row caching, as the balanced
+// family's kernel does), eight loads of B in flight per lane; the sums in column order from +0 range
+// of K by range of K, as above: the same bits. Blocks of spmmc_generic_warp_rows warps, rows (slots)
+// along grid.x, blocks of 128 columns along grid.y (looping beyond 65535 of them), n at most
+// spmmc_generic_warp_max_n. Lanes of columns at or beyond n load columns 0-3 of B and store nothing
+// (n >= 4: no branch around the shuffles). The same loop, as the balanced family's kernel of whole
+// rows, ran 1.06, 1.06, 1.08 and 1.14x faster than four columns per thread on the 23 range-sample
+// layers at n = 512, 1024, 2048 and 4096 (geomeans; H100, issue 27, docs/benchmarks.md).
+constexpr int spmmc_generic_warp_rows = 8;     // warps (rows) per block
+constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
+constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype
+__device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, int p, int end, float (&acc)[4]) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  constexpr int ahead = 8;  // loads of B in flight per lane
+  for (int v = 0; v < 4; ++v) acc[v] = 0.0f;
+  for (; p < end; p += 32) {
+    const int count = end - p < 32 ? end - p : 32;
+    const int my_k = lane < count ? __ldg(&spmmc_col_idx[p + lane]) : 0;
+    const unsigned my_bits = lane < count ? __ldg(&spmmc_weight_bits[p + lane]) : 0u;
+    int j = 0;
+    for (; j + ahead <= count; j += ahead) {
+      float b[ahead][4], w[ahead];
+      for (int u = 0; u < ahead; ++u) {
+        w[u] = __uint_as_float(__shfl_sync(0xffffffffu, my_bits, j + u));
+        spmmc_generic_load<4>(cols, __shfl_sync(0xffffffffu, my_k, j + u), b[u]);
+      }
+      for (int u = 0; u < ahead; ++u)
+        for (int v = 0; v < 4; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
+    }
+    for (; j < count; ++j) {
+      const float w = __uint_as_float(__shfl_sync(0xffffffffu, my_bits, j));
+      float b[4];
+      spmmc_generic_load<4>(cols, __shfl_sync(0xffffffffu, my_k, j), b);
+      for (int v = 0; v < 4; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
   }
 }
-template <int V, int Batch, typename Stride>
-__device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  if constexpr (V == 8) {  // two runs of four columns; the second may lie beyond n (then four columns)
-    const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x * 8 + threadIdx.x * 4;
-    if (col >= n) return;
-    if (col + spmmc_generic_v8_apart < n) spmmc_generic_rows_at<8, Batch, Stride>(B, C, n, col);
-    else spmmc_generic_rows_at<4, 2 * Batch, Stride>(B, C, n, col);
-  } else {
-    const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V;
-    if (col >= n) return;  // V = 4 only where n % 4 == 0: a thread has all of its columns or none
-    spmmc_generic_rows_at<V, Batch, Stride>(B, C, n, col);
+__device__ __forceinline__ void spmmc_generic_warp_rows_of(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
+                                                           int64_t n) {
+  const int slot = static_cast<int>(blockIdx.x) * spmmc_generic_warp_rows + static_cast<int>(threadIdx.x) / 32;
+  if (slot >= spmmc_rows) return;  // the whole warp
+  const int row = spmmc_generic_order[slot];
+  const int2 span = spmmc_span_of(slot);
+  const int64_t lane_col = (static_cast<int64_t>(threadIdx.x) & 31) * 4;
+  for (int64_t col = blockIdx.y * int64_t{spmmc_generic_warp_columns} + lane_col; col - lane_col < n;
+       col += gridDim.y * int64_t{spmmc_generic_warp_columns}) {
+    const bool mine = col < n;
+    const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, mine ? col : 0);
+    float total[4];
+    const auto sum = [&](int p, int end, float (&acc)[4]) { spmmc_generic_warp_sum(cols, p, end, acc); };
+    spmmc_generic_row_total<4>(span, sum, total);
+    if (mine) spmmc_store_c4(C + static_cast<int64_t>(row) * n + col, total);
   }
 }
 
@@ -248,8 +257,8 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 #ifndef SPMMC_GENERIC_V4_FROM
 #define SPMMC_GENERIC_V4_FROM 512
 #endif
-#ifndef SPMMC_GENERIC_V8_FROM  // eight columns per thread from this n (0: never; nvcc -D for studies)
-#define SPMMC_GENERIC_V8_FROM 0
+#ifndef SPMMC_GENERIC_WARP_FROM  // where four columns per thread would run, a warp per row from this n (0: never)
+#define SPMMC_GENERIC_WARP_FROM 512
 #endif
 static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33, "SPMMC_GENERIC_SPLIT_BELOW: 1..33");
 #ifndef SPMMC_GENERIC_DEPTH
@@ -344,22 +353,23 @@ __device__ __forceinline__ void spmmc_generic_split_rows(const spmmc_elem* __res
   }
 }
 
-// The generic kernels: four columns per thread (vector loads and stores of four elements), one with
-// batches of 32, 16 or 8 products, and the split one for small n. Functions rather than one
-// template, so that the NVRTC form can give them C linkage (the tuner times the generic family as it
-// times the unrolled candidates: codegen/generic_launch.h).
+// The generic kernels: four columns per thread (vector loads and stores of four elements), a warp per
+// row (four columns per lane), one column per thread with batches of 32, 16 or 8 products, and the
+// split one for small n. Functions rather than one template, so that the NVRTC form can give them C
+// linkage (the tuner times the generic family as it times the unrolled candidates:
+// codegen/generic_launch.h).
 __global__ void __launch_bounds__(spmmc_generic_threads)
     spmmc_generic_kernel_v4(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   if (n <= spmmc_narrow_n) spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int>(B, C, n);
   else spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int64_t>(B, C, n);
 }
-#if SPMMC_GENERIC_V8_FROM > 0  // eight columns per thread (studies): batches of SPMMC_GENERIC_BATCH / 8 products
-__global__ void __launch_bounds__(spmmc_generic_threads)
-    spmmc_generic_kernel_v8(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  if (n <= spmmc_narrow_n) spmmc_generic_rows<8, SPMMC_GENERIC_BATCH / 8, int>(B, C, n);
-  else spmmc_generic_rows<8, SPMMC_GENERIC_BATCH / 8, int64_t>(B, C, n);
+// Only where a row of B has at most INT32_MAX bytes in every dtype (n <= spmmc_generic_warp_max_n; the
+// launch takes four columns per thread above): with the 64-bit rows' code beside it ptxas took 66
+// registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
+__global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
+    spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  spmmc_generic_warp_rows_of(B, C, n);
 }
-#endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_split_rows<int>(B, C, n);  // n < 33

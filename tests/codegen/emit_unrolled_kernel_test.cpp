@@ -233,7 +233,7 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
   CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const spmmc_elem* __restrict__ B") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 6);  // and the generic path's five
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 7);  // and the generic path's six
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
   CHECK(count(k.cu, "constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {2};") == 1);
@@ -932,11 +932,19 @@ TEST_CASE("emitter: the NVRTC form of fp16, bf16 and tf32 files (tensor-core and
 }
 
 TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[codegen][emit]") {
-  // V = 4 (n >= 512, a multiple of 4, aligned): 16 rows x 16 threads of 4 columns.
+  // From n = 512 (a multiple of 4, aligned): a warp per row, 8 rows x 128 columns a block.
   GenericLaunch l = generic_launch({100, 0, 132}, 4096, true);
+  CHECK(std::string(l.symbol) == kGenericKernelWarp);
+  CHECK(l.cols_per_thread == 4);
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(13u, 32u, 256u, 1u));
+  CHECK(generic_launch({100, 0, 132}, 65535 * 128 + 4, true).grid_y == 65535u);  // the warps loop over the rest
+  CHECK(std::string(generic_launch({100, 0, 132}, 536870908, true).symbol) == kGenericKernelWarp);  // up to 2^31 bytes / 4
+  CHECK(std::string(generic_launch({100, 0, 132}, 536870912, true).symbol) == kGenericKernelV4);    // wider rows of B
+  // V = 4 below 512 where its launch fills the SMs: 16 rows x 16 threads of 4 columns.
+  l = generic_launch({2048, 0, 132}, 256, true);
   CHECK(std::string(l.symbol) == kGenericKernelV4);
   CHECK(l.cols_per_thread == 4);
-  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(64u, 7u, 16u, 16u));
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(4u, 128u, 16u, 16u));
   // Unaligned, not a multiple of 4, or narrow: one column per thread, 128 threads per block.
   for (const auto& [n, aligned] : {std::pair<int64_t, bool>{4096, false}, {130, true}, {124, true}}) {
     INFO(n << " " << aligned);
@@ -981,7 +989,7 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK(generic_launch({2048, 0, 132}, 128, true).batch == 0);
   l = generic_launch({100, 0, 132}, 40, true);  // above the warp size: a multiple of it
   CHECK(std::make_tuple(l.block_x, l.block_y) == std::make_tuple(64u, 2u));
-  CHECK(generic_launch({2000000, 0, 132}, 4096, true).grid_y == 65535);  // the blocks loop over the rest
+  CHECK(generic_launch({2000000, 0, 132}, 256, true).grid_y == 65535);  // the blocks loop over the rest
   CHECK_THROWS_AS(generic_launch({0, 0, 132}, 4096, true), InternalError);
   CHECK_THROWS_AS(generic_launch({10, 0, 132}, 0, true), InternalError);
   CHECK_THROWS_AS(generic_launch({10, 0, 0}, 32, true), InternalError);

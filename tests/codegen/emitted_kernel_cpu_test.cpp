@@ -134,7 +134,7 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     // the pairs kernel.
     const nlohmann::json& path = report["kernel"]["balanced_path"];
     const bool balanced_path = !path.is_null();
-    const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - (generic ? 3 : 4) : 0;
+    const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - (generic ? 4 : 5) : 0;
     if (balanced_path) {
       const int64_t from_n = path["from_n"].get<int64_t>(), below_n = path["below_n"].get<int64_t>();
       const int64_t pairs_below_n = path["pairs_below_n"].get<int64_t>();
@@ -774,6 +774,13 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   cases.push_back({"long_rows_generic", long_rows, {"--family", "generic"}, small, 64, "overlap"});
   cases.push_back({"long_rows_kparts", long_rows, {"--tile", "2x64", "--k-parts", "3", "--generic-below", "64"}, small, 64,
                    "overlap"});
+  // The same rows from n = 512, where the generic path takes a warp per row (rounds of 32 products
+  // handed round by shuffles, the ranges of K ending inside rounds); --batch-invariant keeps the
+  // balanced small-n path out of the way.
+  const std::vector<int64_t> wide = {512, 516, 1028};
+  cases.push_back({"long_rows_generic_warp", long_rows, {"--family", "generic", "--batch-invariant"}, wide, 1024, "overlap"});
+  cases.push_back({"long_rows_kparts_warp", long_rows,
+                   {"--tile", "2x64", "--k-parts", "3", "--generic-below", "2048", "--batch-invariant"}, wide, 1024, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);

@@ -171,7 +171,8 @@ bool emulated_v4_fills(int64_t rows, int64_t n) {
 // device's SMs, the same kernel for the same symbol over the file's calls and different kernels
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
 // row with every column in it, else threads of 1 or 4 columns (4: n >= 512, or n >= 128 where the
-// launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row.
+// launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row, from n = 512 a warp per row
+// (blocks of 8 warps, every row in a warp, 128 columns a warp).
 GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
                                    int64_t n, bool aligned16) {
   const int32_t rows = a.rows;
@@ -198,6 +199,14 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   }
   const int64_t v = (n >= 512 || emulated_v4_fills(rows, n)) && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
+  if (v == 4 && n >= 512) {
+    CHECK(std::string(l.symbol) == kGenericKernelWarp);
+    CHECK((block[0] == 256 && block[1] == 1));
+    CHECK(int64_t{grid[0]} * 8 >= rows);
+    CHECK(int64_t{grid[0] - 1} * 8 < rows);
+    CHECK(int64_t{grid[1]} == std::min<int64_t>((n + 127) / 128, 65535));
+    return l;
+  }
   CHECK(static_cast<int64_t>(grid[0]) * block[0] * v >= n);
   CHECK(static_cast<int64_t>(grid[0] - 1) * block[0] * v < n);
   if (v == 4) {  // 16 rows x 16 threads of 4 columns
@@ -224,7 +233,7 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     const bool tc = kernel == "tensor-core" || kernel == "tensor-core-staged";
     const int64_t v = kernel == "unrolled"                                  ? info.cols_per_thread
                       : tc                                                  ? 8
-                      : kernel == "generic-v4" || kernel == "balanced-v4" ? 4
+                      : kernel == "generic-v4" || kernel == "generic-warp" || kernel == "balanced-v4" ? 4
                       : kernel == "balanced-v2"                             ? 2
                                                                             : 1;
     const int64_t bytes = tc ? 16 : v * elem;
@@ -236,7 +245,11 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
 
 // The variant that ran for a generic launch (codegen/generic_launch.h's symbol).
 std::string generic_variant(const GenericLaunch& l) {
-  return std::string(l.symbol) == kGenericKernelSplit ? "generic-split" : l.cols_per_thread == 4 ? "generic-v4" : "generic-v1";
+  const std::string symbol = l.symbol;
+  return symbol == kGenericKernelSplit  ? "generic-split"
+         : symbol == kGenericKernelWarp ? "generic-warp"
+         : l.cols_per_thread == 4       ? "generic-v4"
+                                        : "generic-v1";
 }
 
 // A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with kGuard

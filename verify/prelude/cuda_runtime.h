@@ -112,7 +112,6 @@ __device__ unsigned __ldg(const unsigned* p);
 __device__ uint2 __ldg(const uint2* p);
 __device__ int2 __ldg(const int2* p);
 __device__ uint4 __ldg(const uint4* p);
-__device__ int4 __ldg(const int4* p);
 __device__ float2 __ldg(const float2* p);
 __device__ unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s);
 __device__ size_t __cvta_generic_to_shared(const void* ptr);
