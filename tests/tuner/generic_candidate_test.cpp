@@ -43,18 +43,18 @@ int64_t longest_row(const Csr& a) {
 TEST_CASE("generic candidate: the features of its launch at large and small n", "[ranker][generic]") {
   const Csr a = fixture_matrix();
   const Target h100 = load_target("h100");
-  // n = 2048: four columns per thread, blocks of 16 rows x 16 threads (64 columns of C).
+  // n = 2048: a warp per row, blocks of 8 rows x 128 columns of C (four per lane).
   const PlannedCandidate wide = generic_candidate(a, plan_at(a, 2048), h100);
   CHECK(candidate_label(wide) == "generic");
   CHECK(wide.tile.family == KernelFamily::kGeneric);
   const CandidateFeatures& f = wide.features;
   CHECK(f.family == 1);
-  CHECK(f.m1 == 16);
-  CHECK(f.n1 == 64);
+  CHECK(f.m1 == 8);
+  CHECK(f.n1 == 128);
   CHECK(f.cols_per_thread == 4);
   CHECK(f.threads_per_block == 256);
-  CHECK(f.a_tile_num == 16);
-  CHECK(f.b_tile_num == 32);
+  CHECK(f.a_tile_num == 32);
+  CHECK(f.b_tile_num == 16);
   CHECK(f.block_num == 512);
   CHECK(f.nnc_sum == a.nnz());
   CHECK(f.nnz_max == longest_row(a));
