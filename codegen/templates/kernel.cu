@@ -106,10 +106,8 @@ bool spmmc_generic_v4_fills(int64_t n, int sms) {
 // The launch of the generic path: the split kernel where n < SPMMC_GENERIC_SPLIT_BELOW; else V = 4
 // where n is a multiple of 4, B and C are aligned to four elements and n >= SPMMC_GENERIC_V4_FROM or
 // spmmc_generic_v4_fills (from n = SPMMC_GENERIC_WARP_FROM up to spmmc_generic_warp_max_n as a warp per
-// row), else 1 with the batch
-// of spmmc_generic_v1_batch (the tuner launches the
-// generic family by the same rule, codegen/generic_launch.h; the tests' host emulation checks that
-// the two agree).
+// row), else 1 with the batch of spmmc_generic_v1_batch (the tuner launches the generic family by the
+// same rule, codegen/generic_launch.h; the tests' host emulation checks that the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
   if (n < SPMMC_GENERIC_SPLIT_BELOW) {  // a warp per row, its lanes splitting the row's products
@@ -120,7 +118,8 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   }
   const int sms = spmmc_current_device().sms;
   const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
-  if (v == 4 && SPMMC_GENERIC_WARP_FROM > 0 && n >= SPMMC_GENERIC_WARP_FROM && n <= spmmc_generic_warp_max_n) {  // a warp per row
+  if (v == 4 && SPMMC_GENERIC_WARP_FROM > 0 && n >= SPMMC_GENERIC_WARP_FROM && n <= spmmc_generic_warp_max_n) {
+    // a warp per row
     const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
     const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows),
                     static_cast<unsigned>(columns < 65535 ? columns : 65535));
