@@ -27,6 +27,8 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
     l.symbol = kGenericKernelSplit;
     l.grid_x = static_cast<unsigned>(std::min<int64_t>((int64_t{rows} + warps - 1) / warps, 65535));
     l.block_x = kGenericSplitThreads;
+    l.rows_per_block = warps;
+    l.columns_per_block = n;
     return l;
   }
   int64_t width = 256 / kGenericRowsPerBlock, rows_per_block = kGenericRowsPerBlock;  // V = 4
@@ -38,6 +40,9 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
     l.grid_x = static_cast<unsigned>((int64_t{rows} + kGenericWarpRows - 1) / kGenericWarpRows);
     l.grid_y = static_cast<unsigned>(std::min<int64_t>((n + kGenericWarpColumns - 1) / kGenericWarpColumns, 65535));
     l.block_x = 32 * kGenericWarpRows;
+    l.rows_per_block = kGenericWarpRows;
+    l.columns_per_block = kGenericWarpColumns;
+    l.loops_over_columns = true;
     return l;
   }
   l.symbol = l.cols_per_thread == 4 ? kGenericKernelV4 : kGenericKernelV1;
@@ -56,6 +61,8 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   l.grid_y = static_cast<unsigned>(std::min<int64_t>(y, 65535));
   l.block_x = static_cast<unsigned>(width);
   l.block_y = static_cast<unsigned>(rows_per_block);
+  l.rows_per_block = rows_per_block;
+  l.columns_per_block = width * l.cols_per_thread;
   if (l.cols_per_thread == 1) {
     const int64_t warps = int64_t{l.grid_x} * l.grid_y * ((width * rows_per_block + 31) / 32);
     const int64_t resident = int64_t{a.sms} * kGenericV1ResidentWarps;

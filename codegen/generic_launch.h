@@ -81,6 +81,10 @@ struct GenericLaunch {
   int32_t batch = 0;            // V = 1: products per batch (32, 16 or 8); else 0
   unsigned grid_x = 1, grid_y = 1;
   unsigned block_x = 1, block_y = 1;
+  // The part of C a block covers (the split kernel: every column of its rows), and what its blocks loop
+  // over beyond grid.y's 65535: C's columns (the warp per row, grid.y over the columns) or its rows.
+  int64_t rows_per_block = 1, columns_per_block = 1;
+  bool loops_over_columns = false;
 };
 
 // The launch for A with `rows` rows and n columns of B and C, B and C 16-byte aligned when

@@ -37,11 +37,9 @@ PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target&
   const int64_t n = plan.shape.n;
   const int sms = static_cast<int>(std::max<int64_t>(target.sm_count, 1));
   const GenericLaunch l = generic_launch(generic_shape(a, sms, /*weights_ahead=*/true), n, true);
-  const bool split = l.symbol == kGenericKernelSplit;
-  const bool warp = l.symbol == kGenericKernelWarp;  // a warp per row: grid.x over the rows, grid.y over the columns
   const int64_t threads = int64_t{l.block_x} * l.block_y;
-  const int64_t rows_per_block = split || warp ? threads / 32 : l.block_y;
-  const int64_t cols_per_block = split ? n : warp ? kGenericWarpColumns : int64_t{l.block_x} * l.cols_per_thread;
+  const int64_t rows_per_block = l.rows_per_block;
+  const int64_t cols_per_block = l.columns_per_block;
 
   PlannedCandidate c;
   c.tile.family = KernelFamily::kGeneric;
@@ -66,9 +64,9 @@ PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target&
   f.min_blocks_per_sm = 1;
   const int64_t grid = int64_t{l.grid_x} * l.grid_y;
   f.blocks_per_a_tile = 1;
-  // The tiles a block loops over: the warp kernel's blocks loop over columns beyond grid.y's, the others'
-  // over rows.
-  f.b_tiles_per_block = warp ? (f.b_tile_num + l.grid_y - 1) / l.grid_y : (f.a_tile_num + l.grid_y - 1) / l.grid_y;
+  // The tiles a block loops over beyond grid.y's.
+  const int64_t looped = l.loops_over_columns ? f.b_tile_num : f.a_tile_num;
+  f.b_tiles_per_block = (looped + l.grid_y - 1) / l.grid_y;
   const LaunchFill fill = launch_fill(grid, threads, target);
   f.wave_fill = fill.wave_fill;
   f.resident_warps_per_sm = fill.resident_warps_per_sm;
