@@ -18,13 +18,9 @@ the best peer, then the share of the limit each term takes (floor, memory, FMAs)
 usage: scripts/studies/limits.py RESULTS.jsonl [RESULTS.jsonl ...] [--floor-us F] [--gbps G] [--tflops T] [--cases]
 """
 import argparse
-import json
-import math
 import sys
 
-
-def geomean(xs):
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+from bench_results import geomean, read_records
 
 
 def main():
@@ -37,23 +33,11 @@ def main():
     args = p.parse_args()
 
     rows = {}  # (label, n) -> the last passing record
-    for path in args.results:
-        try:
-            lines = open(path).read().splitlines()
-        except OSError as e:
-            sys.exit(f"limits.py: {path}: {e.strerror}")
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-            except ValueError:
-                print(f"limits.py: {path}:{number}: not JSON, skipped", file=sys.stderr)
-                continue
-            if not r.get("pass") or r.get("spmmc_ms") is None or not r.get("nnz"):
-                continue
-            label = str(r.get("label") or r.get("name")).rpartition("@")[0] or str(r.get("name"))
-            rows[(label, int(r["n"]))] = r
+    for r in read_records(args.results, "limits.py"):
+        if not r.get("pass") or r.get("spmmc_ms") is None or not r.get("nnz"):
+            continue
+        label = str(r.get("label") or r.get("name")).rpartition("@")[0] or str(r.get("name"))
+        rows[(label, int(r["n"]))] = r
     if not rows:
         sys.exit("limits.py: no passing results in the files given")
 

@@ -11,30 +11,22 @@ usage: scripts/studies/variants.py RESULTS.jsonl VARIANT[,VARIANT...] [--against
                   time normalised by its own run's best peer (for studies split over calls)
 Prints Markdown tables.
 """
-import json
-import math
 import sys
+
+from bench_results import geomean, read_records
 
 
 def load(path):
     """{(layer, variant, n): (spmmc ms, best peer ms)} and {layer: (rows, non-zeros)} of a results file."""
     times, shapes = {}, {}
-    with open(path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            if r.get("failure") or not r.get("spmmc_ms") or not r.get("best_peer_ms"):
-                continue
-            label, n = r["label"].rsplit("@", 1)
-            layer, variant = label.rsplit("_", 1)
-            times[(layer, variant, int(n))] = (r["spmmc_ms"], r["best_peer_ms"])
-            shapes[layer] = (r["M"], r["nnz"])
+    for r in read_records([path], "variants.py"):
+        if r.get("failure") or not r.get("spmmc_ms") or not r.get("best_peer_ms"):
+            continue
+        label, n = r["label"].rsplit("@", 1)
+        layer, variant = label.rsplit("_", 1)
+        times[(layer, variant, int(n))] = (r["spmmc_ms"], r["best_peer_ms"])
+        shapes[layer] = (r["M"], r["nnz"])
     return times, shapes
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
 def row_class(rows, nnz):
