@@ -181,9 +181,9 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // of K by range of K, as above: the same bits. Blocks of spmmc_generic_warp_rows warps, rows (slots)
 // along grid.x, blocks of 128 columns along grid.y (looping beyond 65535 of them), n at most
 // spmmc_generic_warp_max_n. Lanes of columns at or beyond n load columns 0-3 of B and store nothing
-// (n >= 4: no branch around the shuffles). The same loop, as the balanced family's kernel of whole
-// rows, ran 1.06, 1.06, 1.08 and 1.14x faster than four columns per thread on the 23 range-sample
-// layers at n = 512, 1024, 2048 and 4096 (geomeans; H100, issue 27, docs/benchmarks.md).
+// (n >= 4: no branch around the shuffles). It ran 1.11, 1.10, 1.10 and 1.14x faster than four
+// columns per thread on the 23 range-sample layers at n = 512, 1024, 2048 and 4096 (geomeans; H100,
+// issue 27, docs/benchmarks.md, *A warp per row on the GPU*).
 constexpr int spmmc_generic_warp_rows = 8;     // warps (rows) per block
 constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
 constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype

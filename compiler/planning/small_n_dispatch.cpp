@@ -99,7 +99,8 @@ int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why) {
     why = fmt::format("rows of {:.1f} products on average, at most {:.0f}", mean, kBalancedShortRowsMean);
     return kBalancedLongestBelowN;
   }
-  // The generic path's four columns per thread: a warp per row and 128 columns.
+  // The generic path's warps: one per row and 128 columns (a warp per row from n = 512, four columns per
+  // thread below).
   const int64_t rows = std::max<int32_t>(1, a.rows);
   const int64_t few = sms > 0 ? 128 * (kBalancedFewWarpsPerSm * sms / rows) + 1 : 0;
   if (few > kBalancedBelowN) {

@@ -37,17 +37,22 @@ struct UnrolledLaunch {
 };
 
 // Where the unrolled launch reaches this share of the SMs' blocks (a_tiles x n / N1 against the
-// SMs), it and the generic path took about the same time on an H100: 0.3-0.7, median 0.45, over
-// 16 layers of 256-2048 rows with tiles of N1 = 512 and 1024 compiled for n = 8192 (issue 27;
-// docs/benchmarks.md, *Fourth round*).
-inline constexpr double kUnrolledFillAtCrossing = 0.45;
+// SMs), it and the generic path take about the same time. First fitted against four columns per
+// thread: 0.3-0.7, median 0.45, over 16 layers of 256-2048 rows with tiles of N1 = 512 and 1024
+// compiled for n = 8192 (H100, docs/benchmarks.md, *Fourth round*). The generic path's warp per row
+// (from n = 512) is 1.10-1.14x faster, so the crossing moved: on the 23 range-sample files (H100,
+// docs/benchmarks.md, *A warp per row on the GPU*) the unrolled kernel at fill 0.48 ran 0.61-0.88x
+// the warp kernel on the four 2048-row layers, at fill 0.97 0.99-1.56x; interpolated, the two meet at
+// 0.64-1.0. Replayed on the sample, 0.55-0.8 pick the same kernels (n = 1024 from 1.02 to 1.08x
+// cuSPARSE, 2048 1.13x either way).
+inline constexpr double kUnrolledFillAtCrossing = 0.7;
 
 // The dispatch of a file tuned for n whose family is not the generic one. Where the tuner measured
 // both at n (`family_ms`: the emitted kernel's median, `generic_ms`: the generic kernel's), the n at
 // which the generic kernel's time, scaled in proportion to n, meets the family's flat time:
 // floor(n x family_ms / generic_ms), at most n. Else n / 2, the crossover measured on an H100 for
 // kernels about twice as fast as the generic one at their n, or lower where `launch` says the
-// unrolled blocks reach kUnrolledFillAtCrossing x the SMs before: ceil(0.45 x SMs x N1 / A-tiles)
+// unrolled blocks reach kUnrolledFillAtCrossing x the SMs before: ceil(0.7 x SMs x N1 / A-tiles)
 // (many A-tiles: the unrolled kernel fills the GPU at a smaller n; docs/benchmarks.md, issue 27).
 // At least 1. Needs n >= 1 and positive times (InternalError).
 SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms,
@@ -78,24 +83,27 @@ SmallNDispatch choose_generic_below_n(const std::vector<BatchSizeTime>& measured
 // algorithm at n = 4 / 16 / 64 / 256 where the generic kernels ran 1.15 / 0.82 / 0.88 / 0.84x, pieces of
 // 64 1.07x at n = 512 against 0.89x, and at n = 2048 the two were even (1.00 and 1.04x); at n = 1 the
 // split kernel was faster (1.00 against 0.93x). On the 23 range files of issue 27 the path's end moved
-// from 512 to 1024 took n = 512 from 0.95 to 1.10x (geomean); on the 8 layers the path and the generic
-// kernels ran 1.08 and 1.04x at n = 768, 0.98 and 0.99x at 1024, 0.93 and 1.04x at 2048, hence the end at
-// 1024. Where no row is cut the kernel sums whole rows, a warp each, which ran slower than the generic
+// from 512 to 1024 took n = 512 from 0.95 to 1.10x (geomean) against four columns per thread. From
+// n = 512 the generic path has a warp per row (kGenericWarpFrom, 1.10x faster), and against it the path
+// ran 0.92x at n = 512 (0.63-1.46, 13 of the 23 range-sample layers: neither short rows nor few, below),
+// hence the end at 512 again (H100, docs/benchmarks.md, *A warp per row on the GPU*).
+// Where no row is cut the kernel sums whole rows, a warp each, which ran slower than the generic
 // path (0.36-0.85x), so A must have a row longer than the piece length. The cut rows' sums are in piece
 // order, not column order: `batch_invariant` (spmmc compile --batch-invariant) keeps every path in column
 // order and leaves this one out.
 inline constexpr int32_t kSmallNPieceLength = 32;
 inline constexpr int64_t kBalancedFromN = 4;
-inline constexpr int64_t kBalancedBelowN = 1024;
+inline constexpr int64_t kBalancedBelowN = 512;
 // Beyond kBalancedBelowN (balanced_path_below_n), measured on the 23 layers of range-sample.cases, each
-// file built with the path at every n against the generic path (four columns per thread there; H100,
-// docs/benchmarks.md, *Where the balanced path ends*): where A's rows average at most
-// kBalancedShortRowsMean products (a piece or two of 32) the path ran 1.03-1.44x the generic kernel at
-// n = 1024, 0.98-1.28x at 2048 (geomeans 1.16 and 1.11, 9 layers) and 0.81-1.32x at 4096; where they are
-// longer it lost (0.70-1.09x at 1024, 0.65-0.93x at 2048) unless the generic launch left the SMs short of
-// warps (rows x ceil(n / 128) of them): at most kBalancedFewWarpsPerSm per SM, 1.21-1.78x (A of 64 and 128
-// rows); at 15.5 per SM already 0.73-1.04x. Neither end goes past kBalancedLongestBelowN.
-inline constexpr double kBalancedShortRowsMean = 64.0;
+// file built with the path at every n against the generic path's warp per row (H100, docs/benchmarks.md,
+// *A warp per row on the GPU*): where A's rows average at most kBalancedShortRowsMean products (a piece
+// of 32) the path ran 1.08, 1.09 and 1.03x the warp kernel at n = 512, 1024 and 2048 (geomeans, 6 layers;
+// 0.93-1.51x); where they are longer it lost (0.92, 0.83, 0.77x; rows of 51 products 0.74-1.08x at 1024)
+// unless the generic launch left the SMs short of warps (rows x ceil(n / 128) of them): at most
+// kBalancedFewWarpsPerSm per SM, 1.42, 1.19, 1.02x (0.98-1.87x; A of 64-256 rows). Against four columns
+// per thread the short rows' mean was 64 (*Where the balanced path ends*). Neither end goes past
+// kBalancedLongestBelowN.
+inline constexpr double kBalancedShortRowsMean = 32.0;
 inline constexpr int64_t kBalancedFewWarpsPerSm = 8;
 inline constexpr int64_t kBalancedLongestBelowN = 4096;
 // Two pieces per warp (16 lanes each, V = 1) for the path's n below kBalancedPairsBelowN, where A cuts
@@ -116,7 +124,7 @@ inline constexpr int64_t kBalancedPairsFromPieces = 4224;
 inline constexpr bool kBalancedSpmv = true;
 // Where the path ends by the rule above, for a target of `sms` SMs (0: unknown): kBalancedLongestBelowN
 // where A's rows average at most kBalancedShortRowsMean products; else the n after the last multiple of 128
-// at which the generic path's four-column launch has at most kBalancedFewWarpsPerSm warps per SM
+// at which the generic path's launch (a warp per row and 128 columns) has at most kBalancedFewWarpsPerSm warps per SM
 // (rows x n / 128 <= kBalancedFewWarpsPerSm x sms), at least kBalancedBelowN and at most
 // kBalancedLongestBelowN. Says why in `why`.
 int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why);

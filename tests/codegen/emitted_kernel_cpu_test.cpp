@@ -790,8 +790,8 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
 
 TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and generic files", "[codegen][emulation][balanced]") {
   // Rows longer than 32 products (compiler/planning/small_n_dispatch.h): from n = 4 to below the rule's end
-  // (4096 for rows of at most 64 products on average, 1024 for 140 rows of 80; or the unrolled file's
-  // generic path) the balanced kernel runs, its cut rows summed in piece order
+  // (for these few rows where the generic path's launch has at most 8 warps per SM: 3329 for 40 rows, 897
+  // for 140; or the unrolled file's generic path) the balanced kernel runs, its cut rows summed in piece order
   // (check_emulated_kernel compares them bit for bit with piece_order_spmm), the other paths outside
   // that range in column order; --batch-invariant leaves it out, --balanced-below moves its end, and a
   // matrix without a row longer than 32 products has none.
@@ -812,7 +812,7 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
       {"path_unrolled", long_rows, {"--tile", "8x64", "--generic-below", "1100"}, ns, 1152, "overlap"},
       {"path_unrolled_short", long_rows, {"--tile", "8x64", "--generic-below", "100"}, {3, 4, 99, 100, 128}, 640, "overlap"},
       {"path_generic", long_rows, {"--family", "generic"}, ns, 128, "overlap"},
-      {"path_generic_long", long_mean, {"--family", "generic"}, {1023, 1024}, 128, "overlap"},
+      {"path_generic_long", long_mean, {"--family", "generic"}, {896, 897}, 128, "overlap"},
       {"path_below_100", long_rows, {"--family", "generic", "--balanced-below", "100"}, {3, 4, 99, 100, 128}, 128, "overlap"},
       {"path_invariant", long_rows, {"--family", "generic", "--batch-invariant"}, {4, 64, 128}, 128, "overlap"},
       {"path_none", short_rows, {"--family", "generic"}, {4, 64, 128}, 128, "overlap"},
@@ -828,12 +828,12 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
     return nlohmann::json::parse(test::read_file(dir.path / name / (name + ".json")))["kernel"]["balanced_path"];
   };
   CHECK(path_of("path_unrolled")["from_n"] == 4);
-  CHECK(path_of("path_unrolled")["below_n"] == 1100);  // its generic path's end, before the rule's 4096
+  CHECK(path_of("path_unrolled")["below_n"] == 1100);  // its generic path's end, before the rule's 3329
   CHECK(path_of("path_unrolled")["piece_length"] == 32);
   CHECK(path_of("path_unrolled")["rows_cut"].get<int32_t>() > 0);
   CHECK(path_of("path_unrolled_short")["below_n"] == 100);  // the unrolled kernel from its generic path's end
-  CHECK(path_of("path_generic")["below_n"] == 4096);  // rows of 56.6 products on average
-  CHECK(path_of("path_generic_long")["below_n"] == 1024);  // 140 rows of 80
+  CHECK(path_of("path_generic")["below_n"] == 3329);  // 40 rows (of 56.6 products on average): 128 x 26 + 1
+  CHECK(path_of("path_generic_long")["below_n"] == 897);  // 140 rows of 80: 128 x 7 + 1
   CHECK(path_of("path_below_100")["below_n"] == 100);
   CHECK(path_of("path_invariant").is_null());
   CHECK(path_of("path_generic")["pairs_below_n"] == 0);  // far fewer pieces than a wave of warps

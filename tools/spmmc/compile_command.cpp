@@ -424,8 +424,9 @@ Command compile_command() {
                                 "kernel out)"},
       {"--balanced-below", "N", "float32 (and tf32 on CUDA cores) files of the unrolled and generic families: take the "
                                  "balanced kernel (rows cut into pieces of 32 products, summed in piece order) for every n "
-                                 "from 4 up to below N, ahead of every other path (default: 1024 where A has a row of more "
-                                 "than 32 products, no further than the generic path of an unrolled file; 0: never)"},
+                                 "from 4 up to below N, ahead of every other path (default, where A has a row of more than 32 "
+                                 "products: 512, up to 4096 where A's rows are short or few, no further than the generic "
+                                 "path of an unrolled file; 0: never)"},
       {"--balanced-pairs-below", "N", "the balanced small-n path: below N, two pieces per warp (16 lanes each) instead of "
                                        "one (default: 17 where A cuts into at least 4224 pieces, more than a wave of "
                                        "warps, else none; 0: never)"},

@@ -22,12 +22,12 @@ TEST_CASE("small-n dispatch: half of --n without a measurement", "[planning][sma
 }
 
 TEST_CASE("small-n dispatch: without a measurement, where the unrolled launch fills the SMs", "[planning][small-n]") {
-  // Not measured, with the unrolled launch: lower where its blocks reach 0.45 x the SMs before n / 2.
+  // Not measured, with the unrolled launch: lower where its blocks reach 0.7 x the SMs before n / 2.
   const SmallNDispatch d = choose_generic_below_n(8192, std::nullopt, std::nullopt, {64, 1024, 132});
-  CHECK(d.generic_below_n == 951);  // ceil(0.45 x 132 x 1024 / 64) = ceil(950.4)
-  CHECK_THAT(d.why, Catch::Contains("64 A-tiles"));
-  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132}).generic_below_n == 3802);
-  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {8, 1024, 132}).generic_below_n == 4096);  // n / 2 is lower
+  CHECK(d.generic_below_n == 1479);  // ceil(0.7 x 132 x 1024 / 64) = ceil(1478.4)
+  CHECK_THAT(d.why, Catch::Contains("64 A-tiles") && Catch::Contains("reach 0.7 x the 132 SMs"));
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {33, 1024, 132}).generic_below_n == 2868);  // ceil(2867.2)
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132}).generic_below_n == 4096);  // n / 2 is lower
   CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {64, 1024, 0}).generic_below_n == 4096);   // SMs unknown
   CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {1000000, 32, 132}).generic_below_n == 1);
   CHECK(choose_generic_below_n(6272, 0.0239, 0.0386, {64, 1024, 132}).generic_below_n == 3883);  // measured: the times decide
@@ -61,18 +61,18 @@ Csr rows_of(const std::vector<int32_t>& lengths) {
 TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pieces", "[planning][small-n]") {
   SmallNDispatch unrolled;
   unrolled.generic_below_n = 4096;
-  // 1 000 rows, one of 200 products, the others of 100 (mean 100.1): the path's end is kBalancedBelowN
+  // 1 000 rows, one of 200 products, the others of 100 (mean 100.1): the path's end is kBalancedBelowN (512)
   std::vector<int32_t> lengths(1000, 100);
   lengths[3] = 200;
   const Csr long_rows = rows_of(lengths);
-  // an unrolled file whose generic path reaches 4096: from n = 4 to 1023, pieces of 32
+  // an unrolled file whose generic path reaches 4096: from n = 4 to 511, pieces of 32
   SmallNDispatch d = choose_balanced_path(unrolled, long_rows, false, false, 132);
   CHECK(d.balanced_from_n == kBalancedFromN);
   CHECK(d.balanced_below_n == kBalancedBelowN);
   CHECK(d.piece_length == kSmallNPieceLength);
   CHECK(d.generic_below_n == 4096);  // the generic path's end is kept
   CHECK_THAT(d.balanced_why, Catch::Contains("rows up to 200 products"));
-  // ... no further than the generic path of an unrolled file; the generic family's file to 1023
+  // ... no further than the generic path of an unrolled file; the generic family's file to 511
   unrolled.generic_below_n = 64;
   CHECK(choose_balanced_path(unrolled, long_rows, false, false, 132).balanced_below_n == 64);
   CHECK(choose_balanced_path(SmallNDispatch{}, long_rows, true, false, 132).balanced_below_n == kBalancedBelowN);
@@ -94,24 +94,27 @@ TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pi
 
 TEST_CASE("small-n dispatch: where the balanced path ends", "[planning][small-n]") {
   std::string why;
-  // rows of at most 64 products on average: to kBalancedLongestBelowN
-  CHECK(balanced_path_below_n(rows_of({10, 33, 0, 200}), 132, why) == kBalancedLongestBelowN);  // mean 60.75
-  CHECK_THAT(why, Catch::Contains("60.8 products on average, at most 64"));
-  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(5000, 64)), 132, why) == kBalancedLongestBelowN);
-  // longer rows: while the generic path's four columns (rows x ceil(n / 128) warps) leave at most 8 warps per SM
+  // rows of at most 32 products on average: to kBalancedLongestBelowN
+  CHECK(balanced_path_below_n(rows_of({10, 33, 0, 85}), 132, why) == kBalancedLongestBelowN);  // mean 32
+  CHECK_THAT(why, Catch::Contains("32.0 products on average, at most 32"));
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(5000, 32)), 132, why) == kBalancedLongestBelowN);
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(5000, 33)), 132, why) == kBalancedBelowN);  // many, longer
+  CHECK_THAT(why, Catch::Contains("33.0 products on average, 5000 of them"));
+  // longer rows: while the generic path's launch (rows x ceil(n / 128) warps) leaves at most 8 warps per SM
   CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(64, 65)), 132, why) == 2049);  // 128 x floor(1056 / 64) + 1
   CHECK_THAT(why, Catch::Contains("64 rows") && Catch::Contains("up to n = 2048"));
   CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(128, 230)), 132, why) == 1025);  // 128 x 8 + 1
   CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(16, 230)), 132, why) == kBalancedLongestBelowN);  // capped
   // ... at least kBalancedBelowN, and kBalancedBelowN where the SMs are unknown
-  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(256, 230)), 132, why) == kBalancedBelowN);  // 128 x 4 + 1 = 513
-  CHECK_THAT(why, Catch::Contains("230.0 products on average, 256 of them"));
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(256, 230)), 132, why) == 513);  // 128 x 4 + 1
+  CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(512, 230)), 132, why) == kBalancedBelowN);  // 128 x 2 + 1 = 257
+  CHECK_THAT(why, Catch::Contains("230.0 products on average, 512 of them"));
   CHECK(balanced_path_below_n(rows_of(std::vector<int32_t>(64, 65)), 0, why) == kBalancedBelowN);
   // the file's end: the generic family's at the rule's end, an unrolled file's no further than its generic path
   CHECK(choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(64, 65)), true, false, 132).balanced_below_n == 2049);
   SmallNDispatch unrolled;
   unrolled.generic_below_n = 1500;
-  const SmallNDispatch d = choose_balanced_path(unrolled, rows_of({10, 33, 0, 200}), false, false, 132);
+  const SmallNDispatch d = choose_balanced_path(unrolled, rows_of({10, 33, 0, 85}), false, false, 132);
   CHECK(d.balanced_below_n == 1500);
   CHECK_THAT(d.balanced_why, Catch::Contains("to 1499") && Catch::Contains("where the generic path ends"));
 }
