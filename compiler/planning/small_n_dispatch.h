@@ -98,7 +98,7 @@ inline constexpr int64_t kBalancedBelowN = 512;
 // file built with the path at every n against the generic path's warp per row (H100, docs/benchmarks.md,
 // *A warp per row on the GPU*): where A's rows average at most kBalancedShortRowsMean products (a piece
 // of 32) the path ran 1.08, 1.09 and 1.03x the warp kernel at n = 512, 1024 and 2048 (geomeans, 6 layers;
-// 0.93-1.51x); where they are longer it lost (0.92, 0.83, 0.77x; rows of 51 products 0.74-1.08x at 1024)
+// 0.94-1.51x); where they are longer it lost (0.92, 0.83, 0.77x; rows of 51 products 0.80-0.98x at 1024)
 // unless the generic launch left the SMs short of warps (rows x ceil(n / 128) of them): at most
 // kBalancedFewWarpsPerSm per SM, 1.42, 1.19, 1.02x (0.98-1.87x; A of 64-256 rows). Against four columns
 // per thread the short rows' mean was 64 (*Where the balanced path ends*). Neither end goes past
