@@ -58,7 +58,7 @@ def kernel_at(report, n, rows, nnz, a, replay):
 
 
 def main():
-    p = argparse.ArgumentParser(usage=__doc__)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("study")
     p.add_argument("range_dir")
     p.add_argument("--below", type=int, default=512)
