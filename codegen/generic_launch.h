@@ -36,10 +36,10 @@ inline constexpr int32_t kGenericSplitThreads = 128;
 // Rows per block with four columns per thread (SPMMC_GENERIC_ROWS's default; 256 threads).
 inline constexpr int32_t kGenericRowsPerBlock = 16;
 // Where four columns per thread would run, from this n a warp per row instead (SPMMC_GENERIC_WARP_FROM's
-// default): blocks of kGenericWarpRows warps (rows) x kGenericWarpColumns columns. Its loop, as the
-// balanced family's kernel of whole rows, ran 1.06, 1.06, 1.08 and 1.14x faster than four columns per
-// thread at n = 512, 1024, 2048 and 4096 on the 23 range-sample layers (geomeans, per layer 0.86-1.53x;
-// H100, issue 27, docs/benchmarks.md, *Fewer loads per product*).
+// default): blocks of kGenericWarpRows warps (rows) x kGenericWarpColumns columns. It ran 1.11, 1.10,
+// 1.10 and 1.14x faster than four columns per thread at n = 512, 1024, 2048 and 4096 on the 23
+// range-sample layers (geomeans, per layer 0.95-1.36x; H100, issue 27, docs/benchmarks.md, *A warp per
+// row on the GPU*).
 inline constexpr int64_t kGenericWarpFrom = 512;
 inline constexpr int32_t kGenericWarpRows = 8;
 inline constexpr int32_t kGenericWarpColumns = 128;

@@ -31,15 +31,16 @@ from variants import load
 LONGEST_BELOW_N = 4096  # kBalancedLongestBelowN
 
 
-def path_end(rows, nnz, a):
-    """balanced_path_below_n with the given constants."""
+def path_end(report, a):
+    """balanced_path_below_n with the given constants, for the matrix of `report`."""
+    rows, nnz = report["input"]["rows"], report["input"]["nnz"]
     if nnz / rows <= a.short:
         return LONGEST_BELOW_N
     few = 128 * (a.few * a.sms // rows) + 1
     return min(few, LONGEST_BELOW_N) if few > a.below else a.below
 
 
-def kernel_at(report, n, rows, nnz, a, replay):
+def kernel_at(report, n, a, replay):
     """'path', 'generic' or 'unrolled': the kernel the file takes at n, as built or under `a`'s rules."""
     k, family = report["kernel"], report["choice"]["family"]
     path = k.get("balanced_path") or {}
@@ -49,7 +50,7 @@ def kernel_at(report, n, rows, nnz, a, replay):
         if family == "unrolled" and k["generic_below_why"].startswith("not measured"):
             fills = math.ceil(a.fill * a.sms * report["choice"]["n1"] / k["tiles"])
             generic_below = max(1, min(fills, report["options"]["n"] // 2))
-        path_below = path_end(rows, nnz, a) if path else 0
+        path_below = path_end(report, a) if path else 0
         if family != "generic":
             path_below = min(path_below, generic_below)
     if path and path.get("from_n", 4) <= n < path_below:
@@ -67,23 +68,23 @@ def main():
     p.add_argument("--fill", type=float, default=0.7)
     p.add_argument("--sms", type=int, default=132)
     a = p.parse_args()
-    times, shapes = load(a.study)
+    times, _ = load(a.study)
     ran = {}
     for r in read_records([os.path.join(a.range_dir, "results.jsonl")], "dispatch-replay.py"):
         if r.get("failure") or not r.get("spmmc_ms") or not r.get("best_peer_ms"):
             continue
         label, n = r["label"].rsplit("@", 1)
         ran[(label, int(n))] = r["best_peer_ms"] / r["spmmc_ms"]
+    reports = {}
+    for label in sorted({l for (l, _) in ran}):
+        with open(os.path.join(a.range_dir, label, label + ".json"), encoding="utf-8") as f:
+            reports[label] = json.load(f)
     for n in sorted({n for (_, n) in ran}):
         before, after, changed = [], [], []
         for label in sorted({l for (l, m) in ran if m == n}):
-            with open(os.path.join(a.range_dir, label, label + ".json"), encoding="utf-8") as f:
-                report = json.load(f)
-            if label + "_one" not in shapes:
-                sys.exit(f"dispatch-replay.py: {a.study}: no {label}_one_* results")
-            rows, nnz = shapes[label + "_one"]
-            was = kernel_at(report, n, rows, nnz, a, False)
-            now = kernel_at(report, n, rows, nnz, a, True)
+            report = reports[label]
+            was = kernel_at(report, n, a, False)
+            now = kernel_at(report, n, a, True)
             speed = ran[(label, n)]
             before.append(speed)
             if now != was:
