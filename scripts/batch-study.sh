@@ -11,7 +11,7 @@
 # geomean x best peer over the cases and how many are below 0.9x.
 #
 # usage: scripts/batch-study.sh CASES [--out DIR] [--run-n LIST] [--runs N] [--jobs J] [--resume]
-#                               [--table-only]
+#                               [--part K/P] [--table-only]
 #   CASES         kernel-study's case file: LABEL|MATRIX|N|SPMMC COMPILE FLAGS[|NVCC FLAGS] ('#'
 #                 comments), N the n the file is compiled for; MATRIX relative to the repository root
 #   --out DIR     work folder (default $SPMMC_BUILD_DIR/batch-study)
@@ -21,6 +21,10 @@
 #   --resume      keep DIR/results.jsonl and run only the (case, n) that have no result of
 #                 spmmc-gpu-bench's in it (ERROR ones run again; a wrong result is a result): a second
 #                 call after a first one was cut short; without it the file is started afresh
+#   --part K/P    only the K-th of P consecutive slices of CASES' cases (case i of C, from 0, is in slice
+#                 floor(i x P / C) + 1), builds, runs and tables alike: a study too long for one call of a
+#                 lent GPU split over P calls, each with its own --out; the parts' results.jsonl put
+#                 together in one DIR give the whole study's tables with --table-only
 #   --table-only  build and run nothing: print the tables from DIR/results.jsonl (no GPU needed)
 # Environment: SPMMC_BUILD_DIR (default build: spmmc and spmmc-gpu-bench), and what
 # scripts/kernel-study.sh reads for emission and builds (NVCC, SPMMC_NVCC_TIMEOUT, SPMMC_NVCC_FLAGS,
@@ -29,7 +33,7 @@
 # wrong (also with --table-only: a result missing or failed); 64 usage; 66 --table-only without
 # DIR/results.jsonl; 69 no GPU (spmmc-gpu-bench --device-info exits 69).
 set -uo pipefail
-cases='' out='' run_n='1,8,32,128,512,2048,8192' runs=30 jobs=$(nproc) resume=0 table_only=0
+cases='' out='' run_n='1,8,32,128,512,2048,8192' runs=30 jobs=$(nproc) resume=0 table_only=0 part=''
 say() { echo "batch-study: $*" >&2; }
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 positive() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
     --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift ;;
     --resume) resume=1 ;;
     --table-only) table_only=1 ;;
+    --part) [ $# -ge 2 ] || usage; part=$2; shift ;;
     -h|--help) usage ;;
     -*) say "unknown option '$1'"; usage ;;
     *) [ -z "$cases" ] || { say "one CASES file only"; usage; }; cases=$1 ;;
@@ -55,6 +60,16 @@ IFS=',' read -r -a ns <<<"$run_n"
 for n in "${ns[@]}"; do positive "$n" || { say "--run-n: '$n' is not a positive integer"; usage; }; done
 # Paths given relative to where the script was called from, before moving to the repository root.
 cases=$(cd "$(dirname "$cases")" && pwd)/$(basename "$cases")
+if [ -n "$part" ]; then  # the slice, in a file of its own for every step below
+  [[ $part =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+    { say "--part: '$part' is not K/P with 1 <= K <= P"; usage; }
+  slice=$(mktemp)
+  trap 'rm -f "$slice"' EXIT
+  grep -v -e '^#' -e '^[[:space:]]*$' "$cases" |
+    awk -v k="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" '{ line[NR - 1] = $0 } END { for (i = 0; i < NR; ++i) if (int(i * p / NR) + 1 == k) print line[i] }' >"$slice"
+  [ -s "$slice" ] || { say "--part $part: no case in that slice of $cases"; exit 64; }
+  cases=$slice
+fi
 if [ -n "$out" ]; then
   [ $table_only -eq 1 ] || mkdir -p "$out" || exit 1
   case $out in /*) ;; *) out=$(pwd)/$out ;; esac

@@ -11,6 +11,8 @@ packages=(
   libfmt-dev nlohmann-json3-dev catch2
   libxgboost-dev xgboost
   zlib1g-dev
+  # the study scripts' tables (scripts/batch-study.sh), which tests/tools/batch_study_part_test.cpp runs
+  python3
   # spmmc verify (verify/): clang -> clang-14 (ClangConfig.cmake, libclang-cpp14), libclang-dev ->
   # libclang-14-dev (headers), llvm-dev -> llvm-14-dev (LLVMConfig.cmake, libLLVM-14.so).
   clang libclang-dev llvm-dev libclang-rt-dev

@@ -10,19 +10,20 @@
 #   --budget  seconds the study may take (default 560): batch-study is stopped then (its running nvcc or
 #             bench may outlive it briefly), and what it ran is still tabled (the rest: a next call with
 #             --resume, results.jsonl unpacked into the work folder .gpu-batch-NAME first)
-#   the other options go to batch-study unchanged (--run-n LIST, --runs N, --jobs J, --resume)
+#   the other options go to batch-study unchanged (--run-n LIST, --runs N, --jobs J, --resume, --part K/P)
 # Writes to $OUT (default /tmp/out), NAME the case file's name without .cases (so that several studies
-# can share a call): NAME.md (batch-study's tables, its summary line, and the end of the run's log) and
-# NAME.tar.xz (results.jsonl, each case's bench logs, reports and nvcc times).
+# can share a call; with --part K/P, NAME-pK, each part in a work folder of its own): NAME.md
+# (batch-study's tables, its summary line, and the end of the run's log) and NAME.tar.xz (results.jsonl, each case's bench logs, reports and nvcc times).
 # Exit: batch-study's (124 where the budget stopped it), or 64 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-cases='' budget=560 pass=()
+cases='' budget=560 pass=() slice=() part=''
 while [ $# -gt 0 ]; do
   case $1 in
     --budget) [ $# -ge 2 ] || usage; budget=$2; shift ;;
     --run-n|--runs|--jobs) [ $# -ge 2 ] || usage; pass+=("$1" "$2"); shift ;;
+    --part) [ $# -ge 2 ] || usage; slice=("$1" "$2"); part=${2%%/*}; shift ;;
     --resume) pass+=("$1") ;;
     -h|--help) usage ;;
     -*) usage ;;
@@ -35,14 +36,14 @@ done
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 . scripts/studies/gpu-machine.sh
-name=$(basename "$cases" .cases)
+name=$(basename "$cases" .cases)${part:+-p$part}
 work=.gpu-batch-$name
 study=$OUT/$name.md log=$OUT/$name.log gpu=$OUT/$name.gpu
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$gpu" 2>&1
-timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${pass[@]}" >"$study" 2>"$log"
+timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${pass[@]}" "${slice[@]}" >"$study" 2>"$log"
 rc=$?
 if [ $rc -eq 124 ]; then  # stopped: table what ran
-  scripts/batch-study.sh "$cases" --out "$work" --table-only >"$study" 2>>"$log"
+  scripts/batch-study.sh "$cases" --out "$work" "${slice[@]}" --table-only >"$study" 2>>"$log"
 fi
 summary=$(tail -n 1 "$study")
 { echo; echo "GPU: $(cat "$gpu")"; echo "batch-study exit: $rc"; echo '```'; tail -n 40 "$log"; echo '```'; } >>"$study"
