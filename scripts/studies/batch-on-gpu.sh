@@ -13,7 +13,8 @@
 #   the other options go to batch-study unchanged (--run-n LIST, --runs N, --jobs J, --resume, --part K/P)
 # Writes to $OUT (default /tmp/out), NAME the case file's name without .cases (so that several studies
 # can share a call; with --part K/P, NAME-pK, each part in a work folder of its own): NAME.md
-# (batch-study's tables, its summary line, and the end of the run's log) and NAME.tar.xz (results.jsonl, each case's bench logs, reports and nvcc times).
+# (batch-study's tables, its summary line, and the end of the run's log) and NAME.tar.xz (results.jsonl,
+# each case's bench logs, reports and nvcc times).
 # Exit: batch-study's (124 where the budget stopped it), or 64 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
