@@ -65,8 +65,8 @@ if [ -n "$part" ]; then  # the slice, in a file of its own for every step below
     { say "--part: '$part' is not K/P with 1 <= K <= P"; usage; }
   slice=$(mktemp)
   trap 'rm -f "$slice"' EXIT
-  grep -v -e '^#' -e '^[[:space:]]*$' "$cases" |
-    awk -v k="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" '{ line[NR - 1] = $0 } END { for (i = 0; i < NR; ++i) if (int(i * p / NR) + 1 == k) print line[i] }' >"$slice"
+  awk -v k="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" '!/^#/ && !/^[[:space:]]*$/ { line[c++] = $0 }
+    END { for (i = 0; i < c; ++i) if (int(i * p / c) + 1 == k) print line[i] }' "$cases" >"$slice"
   [ -s "$slice" ] || { say "--part $part: no case in that slice of $cases"; exit 64; }
   cases=$slice
 fi

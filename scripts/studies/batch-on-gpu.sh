@@ -19,12 +19,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-cases='' budget=560 pass=() slice=() part=''
+cases='' budget=560 pass=() part=''
 while [ $# -gt 0 ]; do
   case $1 in
     --budget) [ $# -ge 2 ] || usage; budget=$2; shift ;;
     --run-n|--runs|--jobs) [ $# -ge 2 ] || usage; pass+=("$1" "$2"); shift ;;
-    --part) [ $# -ge 2 ] || usage; slice=("$1" "$2"); part=${2%%/*}; shift ;;
+    --part) [ $# -ge 2 ] || usage; part=$2; shift ;;
     --resume) pass+=("$1") ;;
     -h|--help) usage ;;
     -*) usage ;;
@@ -34,10 +34,12 @@ while [ $# -gt 0 ]; do
 done
 [ -f "$cases" ] || usage
 [[ $budget =~ ^[1-9][0-9]*$ ]] || usage
+slice=()  # batch-study's --part K/P, where given
+[ -z "$part" ] || slice=(--part "$part")
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 . scripts/studies/gpu-machine.sh
-name=$(basename "$cases" .cases)${part:+-p$part}
+name=$(basename "$cases" .cases)${part:+-p${part%%/*}}
 work=.gpu-batch-$name
 study=$OUT/$name.md log=$OUT/$name.log gpu=$OUT/$name.gpu
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$gpu" 2>&1

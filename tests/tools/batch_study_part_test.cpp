@@ -23,8 +23,7 @@ int batch_study(const std::string& args, std::string& log) {
 
 TEST_CASE("batch-study --part: consecutive slices that together cover the case file once", "[scripts]") {
   test::TempDir dir;
-  // Seven cases between comments and a blank line, a result for every case at n = 8 whose speed-up
-  // names the case (1.0i for case i).
+  // Seven cases between comments and a blank line, and a passing result for every case at n = 8.
   std::string cases = "# a study\n";
   for (int i = 0; i < 7; ++i) {
     cases += fmt::format("case{}|m{}.mtx|64|\n", i, i);
