@@ -30,12 +30,11 @@ SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms
       const auto fills = static_cast<int64_t>(
           std::ceil(kUnrolledFillAtCrossing * static_cast<double>(launch.sms) * static_cast<double>(launch.n1) /
                     static_cast<double>(launch.a_tiles)));
-      if (fills < d.generic_below_n) {
-        d.generic_below_n = std::max<int64_t>(1, fills);
-        d.why = fmt::format("not measured: where its {} A-tiles x n / {} columns reach {} x the {} SMs, below half the n "
-                            "it is tuned for ({}); there the two met on an H100 (docs/benchmarks.md, issue 27)",
-                            launch.a_tiles, launch.n1, kUnrolledFillAtCrossing, launch.sms, n);
-      }
+      d.generic_below_n = std::clamp<int64_t>(fills, 1, n);
+      d.why = fmt::format("not measured: where its {} A-tiles x n / {} columns reach {} x the {} SMs{} (docs/design/small-n.md, "
+                          "item 1)",
+                          launch.a_tiles, launch.n1, kUnrolledFillAtCrossing, launch.sms,
+                          fills >= n ? fmt::format(", at or above the n it is tuned for ({})", n) : std::string());
     }
   }
   return d;

@@ -50,11 +50,14 @@ inline constexpr double kUnrolledFillAtCrossing = 0.7;
 // The dispatch of a file tuned for n whose family is not the generic one. Where the tuner measured
 // both at n (`family_ms`: the emitted kernel's median, `generic_ms`: the generic kernel's), the n at
 // which the generic kernel's time, scaled in proportion to n, meets the family's flat time:
-// floor(n x family_ms / generic_ms), at most n. Else n / 2, the crossover measured on an H100 for
-// kernels about twice as fast as the generic one at their n, or lower where `launch` says the
-// unrolled blocks reach kUnrolledFillAtCrossing x the SMs before: ceil(0.7 x SMs x N1 / A-tiles)
-// (many A-tiles: the unrolled kernel fills the GPU at a smaller n; docs/benchmarks.md, issue 27).
-// At least 1. Needs n >= 1 and positive times (InternalError).
+// floor(n x family_ms / generic_ms), at most n. Else, where `launch` is known, the n at which the
+// unrolled blocks reach kUnrolledFillAtCrossing x the SMs: ceil(0.7 x SMs x N1 / A-tiles), at most n
+// (below it the unrolled kernel leaves SMs idle and the generic path is faster; above it the
+// unrolled kernel fills the GPU). Without `launch`, n / 2, the crossover measured on an H100 for
+// kernels about twice as fast as the generic one at their n. Until 2026-12-06 the fill's n was
+// capped at n / 2 too; on ten layers of 32 A-tiles in files for n = 4096 the generic path at
+// n = 2048 (fill 0.48) ran 1.17x the unrolled kernel (docs/benchmarks.md, *The 114 layers at every
+// n*). At least 1. Needs n >= 1 and positive times (InternalError).
 SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms,
                                       const UnrolledLaunch& launch = {});
 

@@ -67,7 +67,8 @@ Plan plan_forced_tile(const Csr& a, const Target& target, PlanOptions options, c
 }
 
 // Below which n the file takes the generic path (the small-n variant): --generic-below, else from
-// the two kernels' times where the search measured both, else half of --n; the tensor-core family
+// the two kernels' times where the search measured both, else where the unrolled launch fills 0.7 of
+// the SMs (at most --n); the tensor-core family
 // only with --generic-below.
 SmallNDispatch place_generic_path(const CompileOptions& o, const TileChoice& tile, const FamilyChoice& family,
                                   const M1Plan& rows_plan) {
@@ -403,8 +404,9 @@ Command compile_command() {
       "DIR/NAME.json (the report) and DIR/NAME.nvcc-options (the options to build NAME.cu with, for nvcc\n"
       "--options-file: -Xptxas -O1 --split-compile 0 for the unrolled family, none for the generic and tensor-core ones).\n"
       "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
-      "for, and below --generic-below (default about --n / 2) the file runs its generic path, whose kernels\n"
-      "spread small n over more threads (NAME_info()->generic_below_n), and from n = " + std::to_string(kBalancedFromN) +
+      "for, and below --generic-below (default: where the unrolled launch fills 0.7 of the SMs, at most --n)\n"
+      "the file runs its generic path, whose kernels spread small n over more threads\n"
+      "(NAME_info()->generic_below_n), and from n = " + std::to_string(kBalancedFromN) +
       " to " + std::to_string(kBalancedBelowN - 1) + " (to " + std::to_string(kBalancedLongestBelowN - 1) + " where rows\n"
       "are short or few) the balanced kernel where A has rows of more than " + std::to_string(kSmallNPieceLength) +
       " products (--balanced-below,\n"
@@ -420,7 +422,8 @@ Command compile_command() {
                                    "with the others (a range: HI, HI/4, ... and LO) timed to place the generic path's "
                                    "threshold (with a GPU; else the rule)"},
       {"--generic-below", "N", "take the generic path (A as CSR data) for every n below N (default: where the timed search "
-                                "saw it meet the chosen kernel, else --n / 2; 0: only where n or alignment rules the "
+                                "saw it meet the chosen kernel, else where the unrolled launch fills 0.7 of the SMs, at "
+                                "most --n; 0: only where n or alignment rules the "
                                 "kernel out)"},
       {"--balanced-below", "N", "float32 (and tf32 on CUDA cores) files of the unrolled and generic families: take the "
                                  "balanced kernel (rows cut into pieces of 32 products, summed in piece order) for every n "

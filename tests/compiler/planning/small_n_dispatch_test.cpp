@@ -22,12 +22,20 @@ TEST_CASE("small-n dispatch: half of --n without a measurement", "[planning][sma
 }
 
 TEST_CASE("small-n dispatch: without a measurement, where the unrolled launch fills the SMs", "[planning][small-n]") {
-  // Not measured, with the unrolled launch: lower where its blocks reach 0.7 x the SMs before n / 2.
+  // Not measured, with the unrolled launch: where its blocks reach 0.7 x the SMs, at most n.
   const SmallNDispatch d = choose_generic_below_n(8192, std::nullopt, std::nullopt, {64, 1024, 132});
   CHECK(d.generic_below_n == 1479);  // ceil(0.7 x 132 x 1024 / 64) = ceil(1478.4)
   CHECK_THAT(d.why, Catch::Contains("64 A-tiles") && Catch::Contains("reach 0.7 x the 132 SMs"));
   CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {33, 1024, 132}).generic_below_n == 2868);  // ceil(2867.2)
-  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132}).generic_below_n == 4096);  // n / 2 is lower
+  // Above n / 2 too (since 2026-12-06): 32 A-tiles of 1024 columns in a file for n = 4096 fill 0.48 of
+  // the SMs at n = 2048, where the generic path ran 1.17x faster on ten such layers.
+  CHECK(choose_generic_below_n(4096, std::nullopt, std::nullopt, {32, 1024, 132}).generic_below_n == 2957);
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132}).generic_below_n == 5914);
+  // A launch that fills less than 0.7 of the SMs even at n: the generic path below n.
+  const SmallNDispatch under = choose_generic_below_n(4096, std::nullopt, std::nullopt, {8, 1024, 132});
+  CHECK(under.generic_below_n == 4096);
+  CHECK_THAT(under.why, Catch::Contains("at or above the n it is tuned for (4096)"));
+  CHECK_THAT(d.why, !Catch::Contains("at or above"));
   CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {64, 1024, 0}).generic_below_n == 4096);   // SMs unknown
   CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {1000000, 32, 132}).generic_below_n == 1);
   CHECK(choose_generic_below_n(6272, 0.0239, 0.0386, {64, 1024, 132}).generic_below_n == 3883);  // measured: the times decide
