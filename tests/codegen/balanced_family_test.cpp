@@ -382,6 +382,84 @@ TEST_CASE("emitted kernel on the CPU: the balanced kernels take n = 1 with a lan
   }
 }
 
+TEST_CASE("emitted kernel on the CPU: the study hook SPMMC_BALANCED_LANES_BELOW takes small n with lanes over products",
+          "[codegen][emulation][balanced]") {
+  // nvcc -DSPMMC_BALANCED_LANES_BELOW=17 (built here from a file that defines it and includes NAME.cu): every n
+  // from 2 to 16 that reaches spmmc_launch_balanced runs spmmc_balanced_lanes8, blocks of 8 columns, each
+  // column's sums piece_tree_spmm's (n = 1's order, column by column); n = 17 as before.
+  test::TempDir dir;
+  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33, 32, 31};
+  for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
+  const Csr a = rows_of_lengths(lengths, 1200, 17);
+  const fs::path matrix = dir.path / "skewed.mtx";
+  write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
+  struct File {
+    std::string name;
+    std::vector<std::string> args;
+    BalancedSchedule schedule;
+  };
+  const std::vector<File> files = {
+      {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1)},
+      {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4)},
+      // the small-n path of a generic-family file (from n = 4; n = 2 and 3 take the split kernel)
+      {"path", {"--family", "generic"}, schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1)},
+  };
+  for (const File& f : files) {
+    INFO(f.name);
+    const fs::path out = dir.path / f.name;
+    std::vector<std::string> args = {"compile", matrix.string(), "--n", "64", "--name", f.name, "-o", out.string(),
+                                     "--quiet", "--reproducible", "--tune", "none"};
+    args.insert(args.end(), f.args.begin(), f.args.end());
+    const auto r = test::run_spmmc(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const bool path = f.name == "path";
+    if (path)
+      REQUIRE(nlohmann::json::parse(test::read_file(out / (f.name + ".json")))["kernel"]["balanced_path"]["below_n"] > 17);
+    const fs::path hooked = out / "lanes.cu";
+    test::write_file(hooked, "#define SPMMC_BALANCED_LANES_BELOW 17\n#include \"" + f.name + ".cu\"\n");
+    std::string log;
+    const fs::path so = out / ("lib" + f.name + "_lanes.so");
+    const int built = test::build_emulated({hooked}, so, log, {out});
+    INFO(log);
+    REQUIRE(built == 0);
+    std::string error;
+    const auto kernel = test::EmulatedKernel::load(so, f.name, error);
+    INFO(error);
+    REQUIRE(kernel);
+    for (const int64_t n : {2, 3, 4, 7, 8, 9, 16, 17}) {
+      const std::vector<float> b = test::seeded_b(a.cols, n, 100 + static_cast<uint64_t>(n));
+      const bool lanes = n < 17 && (!path || n >= kBalancedFromN);
+      const std::vector<float> expected = lanes             ? test::piece_tree_spmm(a, f.schedule, b, n)
+                                          : path && n < 4 ? test::fmaf_spmm(a, b, n)
+                                                          : test::piece_order_spmm(a, f.schedule, b, n);
+      for (const size_t offset : {size_t{0}, size_t{1}}) {
+        INFO("n = " << n << ", B and C offset by " << offset << " floats");
+        const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
+        std::vector<float> b_buffer(b.size() + 8), c_buffer(c_size + 16, std::nanf(""));
+        float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
+        float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
+        std::copy(b.begin(), b.end(), b_at);
+        REQUIRE(kernel->entry(b_at, c_at, n, nullptr) == 0);
+        unsigned grid[3], block[3];
+        unsigned long long launches = 0, chain[4] = {}, runs = 0;
+        kernel->last_launch(grid, block, &launches, chain, &runs);
+        if (lanes)
+          CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0]) ==
+                std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), static_cast<unsigned>((n + 7) / 8), 1u,
+                                static_cast<unsigned>(32 * kBalancedWarps)));
+        CHECK(std::memcmp(c_at, expected.data(), c_size * sizeof(float)) == 0);
+        CHECK(std::isnan(c_at[-1]));
+        CHECK(std::isnan(c_at[c_size]));
+        const std::vector<double> exact = reference_spmm(a, b, n);
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < c_size; ++i) err += (c_at[i] - exact[i]) * (c_at[i] - exact[i]), norm += exact[i] * exact[i];
+        CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+      }
+    }
+  }
+}
+
 TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with C linkage, and NVRTC builds it",
           "[codegen][emit][nvrtc][balanced]") {
   // The tuner times the balanced family from this form (tuner/time_balanced_kernel.h); NVRTC needs no GPU.

@@ -308,26 +308,36 @@ std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, con
   return c;
 }
 
-std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b) {
+std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
   const int32_t lanes = 32 / s.groups;
-  std::map<int32_t, std::vector<float>> sums;  // row -> its pieces' sums in piece order
-  for (const BalancedPiece& p : s.slots) {
-    if (p.row < 0) continue;
-    std::vector<float> lane(static_cast<size_t>(lanes), 0.0f);
-    for (int32_t q = p.begin; q < p.end; ++q) {
-      float& acc = lane[static_cast<size_t>((q - p.begin) % lanes)];
-      acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)])], acc);
+  std::map<int32_t, std::vector<const BalancedPiece*>> pieces;  // row -> its pieces in piece order
+  for (const BalancedPiece& p : s.slots)
+    if (p.row >= 0) pieces[p.row].push_back(&p);
+  std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
+  for (const auto& [row, list] : pieces)
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<float> sums;
+      for (const BalancedPiece* p : list) {
+        std::vector<float> lane(static_cast<size_t>(lanes), 0.0f);
+        for (int32_t q = p->begin; q < p->end; ++q) {
+          float& acc = lane[static_cast<size_t>((q - p->begin) % lanes)];
+          acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
+        }
+        for (int32_t half = lanes / 2; half > 0; half /= 2) {
+          std::vector<float> next(lane.size());
+          for (int32_t l = 0; l < lanes; ++l)
+            next[static_cast<size_t>(l)] = lane[static_cast<size_t>(l)] + lane[static_cast<size_t>(l ^ half)];
+          lane = next;
+        }
+        sums.push_back(lane[0]);
+      }
+      c[static_cast<size_t>(row) * n + j] = row_of_pieces(sums);
     }
-    for (int32_t half = lanes / 2; half > 0; half /= 2) {
-      std::vector<float> next(lane.size());
-      for (int32_t l = 0; l < lanes; ++l) next[static_cast<size_t>(l)] = lane[static_cast<size_t>(l)] + lane[static_cast<size_t>(l ^ half)];
-      lane = next;
-    }
-    sums[p.row].push_back(lane[0]);
-  }
-  std::vector<float> c(static_cast<size_t>(a.rows), 0.0f);
-  for (const auto& [row, list] : sums) c[static_cast<size_t>(row)] = row_of_pieces(list);
   return c;
+}
+
+std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b) {
+  return piece_tree_spmm(a, s, b, 1);
 }
 
 std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n,

@@ -114,6 +114,11 @@ std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, con
 // lane 0's kept; a whole row's sum is its piece's, a cut row's +0 plus its pieces' sums in piece order.
 std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b);
 
+// The same for every column of C (n columns of B), each column's sum as piece_tree_spmv's of that column
+// alone: the lanes over products of spmmc_balanced_lanes8 (kernel_balanced.cuh's study hook
+// SPMMC_BALANCED_LANES_BELOW).
+std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n);
+
 // What a balanced-family file gives: piece_tree_spmv at n = 1 where `spmv` (NAME.json's
 // kernel.balanced.spmv), else piece_order_spmm.
 std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n,
