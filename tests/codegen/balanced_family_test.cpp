@@ -61,6 +61,88 @@ Csr rows_of_lengths(const std::vector<int32_t>& lengths, int32_t cols, uint32_t 
   return a;
 }
 
+// The small-n tests' matrix: rows around the piece lengths (empty, short, 31-33, 64, 65, 129, 200, 1100)
+// and 24 short rows, over 1200 columns, written to DIR/skewed.mtx.
+Csr skewed_rows(const fs::path& dir, uint32_t seed) {
+  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33, 32, 31};
+  for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
+  const Csr a = rows_of_lengths(lengths, 1200, seed);
+  write_matrix(a, (dir / "skewed.mtx").string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
+  REQUIRE(read_matrix_file((dir / "skewed.mtx").string(), ReadOptions{}).csr == a);
+  return a;
+}
+
+// One call of the kernel's entry point at n with B and C `offset` floats past 16-byte boundaries, C guarded by
+// NaN on both sides (checked here): C, and the launch's grid and block size.
+struct GuardedCall {
+  std::vector<float> c;
+  unsigned grid[3] = {}, block[3] = {};
+};
+GuardedCall call_guarded(const test::EmulatedKernel& kernel, const std::vector<float>& b, int32_t rows, int64_t n,
+                         size_t offset) {
+  const size_t c_size = static_cast<size_t>(rows) * static_cast<size_t>(n);
+  // at least one float before C and three after it inside the buffer
+  std::vector<float> b_buffer(b.size() + 8), c_buffer(c_size + 16, std::nanf(""));
+  float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
+  float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
+  std::copy(b.begin(), b.end(), b_at);
+  REQUIRE(kernel.entry(b_at, c_at, n, nullptr) == 0);
+  GuardedCall call;
+  unsigned long long launches = 0, chain[4] = {}, runs = 0;
+  kernel.last_launch(call.grid, call.block, &launches, chain, &runs);
+  CHECK(std::isnan(c_at[-1]));
+  CHECK(std::isnan(c_at[c_size]));
+  call.c.assign(c_at, c_at + c_size);
+  return call;
+}
+
+// A file of the small-n tests: its name, spmmc compile's options, the schedule of its pieces, and whether it
+// takes n = 1 with a lane per product as emitted.
+struct SkewedFile {
+  std::string name;
+  std::vector<std::string> args;
+  BalancedSchedule schedule;
+  bool spmv = true;
+};
+
+// spmmc compile of DIR/skewed.mtx into DIR/NAME (--n 64, --tune none, reproducible) with `args`: the folder.
+fs::path compile_skewed(const fs::path& dir, const std::string& name, const std::vector<std::string>& args) {
+  const fs::path out = dir / name;
+  std::vector<std::string> all = {"compile", (dir / "skewed.mtx").string(), "--n", "64", "--name", name, "-o", out.string(),
+                                  "--quiet", "--reproducible", "--tune", "none"};
+  all.insert(all.end(), args.begin(), args.end());
+  const auto r = test::run_spmmc(all);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return out;
+}
+
+// OUT/NAME.cu built for the emulation with `define` (a macro and its value) set before it, or as emitted where
+// `define` is empty; TAG names the library.
+std::unique_ptr<test::EmulatedKernel> build_skewed(const fs::path& out, const std::string& name, const std::string& define,
+                                                   const std::string& tag) {
+  fs::path source = out / (name + ".cu");
+  if (!define.empty()) {
+    source = out / (tag + ".cu");
+    test::write_file(source, "#define " + define + "\n#include \"" + name + ".cu\"\n");
+  }
+  std::string log, error;
+  const int built = test::build_emulated({source}, out / ("lib" + name + "_" + tag + ".so"), log, {out});
+  INFO(log);
+  REQUIRE(built == 0);
+  auto kernel = test::EmulatedKernel::load(out / ("lib" + name + "_" + tag + ".so"), name, error);
+  INFO(error);
+  REQUIRE(kernel);
+  return kernel;
+}
+
+// ||c - exact|| / ||exact||.
+double relative_error(const std::vector<float>& c, const std::vector<double>& exact) {
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
+  return std::sqrt(err) / std::sqrt(norm);
+}
+
 }  // namespace
 
 TEST_CASE("balanced schedule: every product once, a row's pieces in one block, longest first", "[codegen][balanced]") {
@@ -296,19 +378,8 @@ TEST_CASE("emitted kernel on the CPU: the balanced kernels take n = 1 with a lan
   // sums piece_tree_spmv's; other n as before. nvcc -DSPMMC_BALANCED_SPMV=0 (built here from a file that
   // defines it and includes NAME.cu) leaves it out, and so does --batch-invariant in the balanced family.
   test::TempDir dir;
-  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33, 32, 31};
-  for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
-  const Csr a = rows_of_lengths(lengths, 1200, 13);
-  const fs::path matrix = dir.path / "skewed.mtx";
-  write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
-  REQUIRE(read_matrix_file(matrix.string(), ReadOptions{}).csr == a);
-  struct File {
-    std::string name;
-    std::vector<std::string> args;
-    BalancedSchedule schedule;
-    bool spmv;  // as emitted
-  };
-  const std::vector<File> files = {
+  const Csr a = skewed_rows(dir.path, 13);
+  const std::vector<SkewedFile> files = {
       {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1), true},
       {"fam2", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "2"}, schedule_balanced(a, 64, kBalancedWarps, 2), true},
       {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4), true},
@@ -317,58 +388,28 @@ TEST_CASE("emitted kernel on the CPU: the balanced kernels take n = 1 with a lan
       {"invariant", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1", "--batch-invariant"},
        schedule_balanced(a, 64, kBalancedWarps, 1), false},
   };
-  for (const File& f : files) {
+  for (const SkewedFile& f : files) {
     INFO(f.name);
-    const fs::path out = dir.path / f.name;
-    std::vector<std::string> args = {"compile", matrix.string(), "--n", "64", "--name", f.name, "-o", out.string(),
-                                     "--quiet", "--reproducible", "--tune", "none"};
-    args.insert(args.end(), f.args.begin(), f.args.end());
-    const auto r = test::run_spmmc(args);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
+    const fs::path out = compile_skewed(dir.path, f.name, f.args);
     const auto report = nlohmann::json::parse(test::read_file(out / (f.name + ".json")));
     CHECK(report["kernel"][f.name == "path" ? "balanced_path" : "balanced"]["spmv"] == f.spmv);
     CHECK((report["kernel"]["variants"][0]["kernel"] == "balanced-spmv") == f.spmv);
-    const fs::path off = out / "spmv_off.cu";
-    test::write_file(off, "#define SPMMC_BALANCED_SPMV 0\n#include \"" + f.name + ".cu\"\n");
     for (const bool spmv : {f.spmv, false}) {
       INFO((spmv ? "with" : "without") << " the n = 1 kernel");
-      std::string log;
-      const fs::path so = out / ("lib" + f.name + (spmv ? "" : "_off") + ".so");
-      const int built = test::build_emulated({spmv ? out / (f.name + ".cu") : off}, so, log, {out});
-      INFO(log);
-      REQUIRE(built == 0);
-      std::string error;
-      const auto kernel = test::EmulatedKernel::load(so, f.name, error);
-      INFO(error);
-      REQUIRE(kernel);
+      const auto kernel = build_skewed(out, f.name, spmv ? "" : "SPMMC_BALANCED_SPMV 0", spmv ? "as_emitted" : "spmv_off");
       CHECK((std::string(kernel->info()->variants[0].kernel) == "balanced-spmv") == spmv);
       const std::vector<float> b = test::seeded_b(a.cols, 1, 5);
       for (const size_t offset : {size_t{0}, size_t{1}}) {
         INFO("B and C offset by " << offset << " floats");
-        // C guarded by NaN on both sides: at least one float before it and three after it inside the buffer
-        std::vector<float> b_buffer(b.size() + 8), c_buffer(static_cast<size_t>(a.rows) + 16, std::nanf(""));
-        float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
-        float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
-        std::copy(b.begin(), b.end(), b_at);
-        REQUIRE(kernel->entry(b_at, c_at, 1, nullptr) == 0);
-        unsigned grid[3], block[3];
-        unsigned long long launches = 0, chain[4] = {}, runs = 0;
-        kernel->last_launch(grid, block, &launches, chain, &runs);
+        const GuardedCall call = call_guarded(*kernel, b, a.rows, 1, offset);
         if (spmv)
-          CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0]) ==
+          CHECK(std::make_tuple(call.grid[0], call.grid[1], call.grid[2], call.block[0]) ==
                 std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), 1u, 1u, static_cast<unsigned>(32 * kBalancedWarps)));
-        const std::vector<float> c(c_at, c_at + a.rows);
         // without it: the family's kernels, or the path's file's split kernel (column order)
         const std::vector<float> expected = f.name == "path" && !spmv ? test::fmaf_spmm(a, b, 1)
                                                                        : test::balanced_family_spmm(a, f.schedule, b, 1, spmv);
-        CHECK(std::memcmp(c.data(), expected.data(), c.size() * sizeof(float)) == 0);
-        CHECK(std::isnan(c_at[-1]));
-        CHECK(std::isnan(c_at[a.rows]));
-        const std::vector<double> exact = reference_spmm(a, b, 1);
-        double err = 0, norm = 0;
-        for (size_t i = 0; i < c.size(); ++i) err += (c[i] - exact[i]) * (c[i] - exact[i]), norm += exact[i] * exact[i];
-        CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+        CHECK(std::memcmp(call.c.data(), expected.data(), call.c.size() * sizeof(float)) == 0);
+        CHECK(relative_error(call.c, reference_spmm(a, b, 1)) <= 1e-5);
       }
       // n = 2 runs the same either way: the family's kernel, or the path's file's split kernel.
       const std::vector<float> b2 = test::seeded_b(a.cols, 2, 6);
@@ -388,45 +429,20 @@ TEST_CASE("emitted kernel on the CPU: the study hook SPMMC_BALANCED_LANES_BELOW 
   // from 2 to 16 that reaches spmmc_launch_balanced runs spmmc_balanced_lanes8, blocks of 8 columns, each
   // column's sums piece_tree_spmm's (n = 1's order, column by column); n = 17 as before.
   test::TempDir dir;
-  std::vector<int32_t> lengths = {0, 3, 64, 65, 200, 1100, 1, 0, 129, 17, 33, 32, 31};
-  for (int i = 0; i < 24; ++i) lengths.push_back(i % 5);
-  const Csr a = rows_of_lengths(lengths, 1200, 17);
-  const fs::path matrix = dir.path / "skewed.mtx";
-  write_matrix(a, matrix.string(), MatrixFormat::kMatrixMarket, "balanced_family_test");
-  struct File {
-    std::string name;
-    std::vector<std::string> args;
-    BalancedSchedule schedule;
-  };
-  const std::vector<File> files = {
+  const Csr a = skewed_rows(dir.path, 17);
+  const std::vector<SkewedFile> files = {
       {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1)},
       {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4)},
       // the small-n path of a generic-family file (from n = 4; n = 2 and 3 take the split kernel)
       {"path", {"--family", "generic"}, schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1)},
   };
-  for (const File& f : files) {
+  for (const SkewedFile& f : files) {
     INFO(f.name);
-    const fs::path out = dir.path / f.name;
-    std::vector<std::string> args = {"compile", matrix.string(), "--n", "64", "--name", f.name, "-o", out.string(),
-                                     "--quiet", "--reproducible", "--tune", "none"};
-    args.insert(args.end(), f.args.begin(), f.args.end());
-    const auto r = test::run_spmmc(args);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
+    const fs::path out = compile_skewed(dir.path, f.name, f.args);
     const bool path = f.name == "path";
     if (path)
       REQUIRE(nlohmann::json::parse(test::read_file(out / (f.name + ".json")))["kernel"]["balanced_path"]["below_n"] > 17);
-    const fs::path hooked = out / "lanes.cu";
-    test::write_file(hooked, "#define SPMMC_BALANCED_LANES_BELOW 17\n#include \"" + f.name + ".cu\"\n");
-    std::string log;
-    const fs::path so = out / ("lib" + f.name + "_lanes.so");
-    const int built = test::build_emulated({hooked}, so, log, {out});
-    INFO(log);
-    REQUIRE(built == 0);
-    std::string error;
-    const auto kernel = test::EmulatedKernel::load(so, f.name, error);
-    INFO(error);
-    REQUIRE(kernel);
+    const auto kernel = build_skewed(out, f.name, "SPMMC_BALANCED_LANES_BELOW 17", "lanes");
     for (const int64_t n : {2, 3, 4, 7, 8, 9, 16, 17}) {
       const std::vector<float> b = test::seeded_b(a.cols, n, 100 + static_cast<uint64_t>(n));
       const bool lanes = n < 17 && (!path || n >= kBalancedFromN);
@@ -435,26 +451,13 @@ TEST_CASE("emitted kernel on the CPU: the study hook SPMMC_BALANCED_LANES_BELOW 
                                                           : test::piece_order_spmm(a, f.schedule, b, n);
       for (const size_t offset : {size_t{0}, size_t{1}}) {
         INFO("n = " << n << ", B and C offset by " << offset << " floats");
-        const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
-        std::vector<float> b_buffer(b.size() + 8), c_buffer(c_size + 16, std::nanf(""));
-        float* const b_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_buffer.data()) + 15) / 16 * 16) + offset;
-        float* const c_at = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(c_buffer.data() + 4) + 15) / 16 * 16) + offset;
-        std::copy(b.begin(), b.end(), b_at);
-        REQUIRE(kernel->entry(b_at, c_at, n, nullptr) == 0);
-        unsigned grid[3], block[3];
-        unsigned long long launches = 0, chain[4] = {}, runs = 0;
-        kernel->last_launch(grid, block, &launches, chain, &runs);
+        const GuardedCall call = call_guarded(*kernel, b, a.rows, n, offset);
         if (lanes)
-          CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0]) ==
+          CHECK(std::make_tuple(call.grid[0], call.grid[1], call.grid[2], call.block[0]) ==
                 std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), static_cast<unsigned>((n + 7) / 8), 1u,
                                 static_cast<unsigned>(32 * kBalancedWarps)));
-        CHECK(std::memcmp(c_at, expected.data(), c_size * sizeof(float)) == 0);
-        CHECK(std::isnan(c_at[-1]));
-        CHECK(std::isnan(c_at[c_size]));
-        const std::vector<double> exact = reference_spmm(a, b, n);
-        double err = 0, norm = 0;
-        for (size_t i = 0; i < c_size; ++i) err += (c_at[i] - exact[i]) * (c_at[i] - exact[i]), norm += exact[i] * exact[i];
-        CHECK(std::sqrt(err) <= 1e-5 * std::sqrt(norm));
+        CHECK(std::memcmp(call.c.data(), expected.data(), call.c.size() * sizeof(float)) == 0);
+        CHECK(relative_error(call.c, reference_spmm(a, b, n)) <= 1e-5);
       }
     }
   }
