@@ -21,21 +21,20 @@ SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms
     d.why = fmt::format("measured at n = {}: the kernel {:.4f} ms, the generic kernel {:.4f} ms; the generic kernel's "
                         "time in proportion to n meets the kernel's at n = {}",
                         n, *family_ms, *generic_ms, d.generic_below_n);
+  } else if (launch.a_tiles > 0 && launch.n1 > 0 && launch.sms > 0) {
+    const auto fills = static_cast<int64_t>(
+        std::ceil(kUnrolledFillAtCrossing * static_cast<double>(launch.sms) * static_cast<double>(launch.n1) /
+                  static_cast<double>(launch.a_tiles)));
+    d.generic_below_n = std::clamp<int64_t>(fills, 1, n);
+    d.why = fmt::format("not measured: where its {} A-tiles x n / {} columns reach {} x the {} SMs{} (docs/design/small-n.md, "
+                        "item 1)",
+                        launch.a_tiles, launch.n1, kUnrolledFillAtCrossing, launch.sms,
+                        fills >= n ? fmt::format(", at or above the n it is tuned for ({})", n) : std::string());
   } else {
     d.generic_below_n = std::max<int64_t>(1, n / 2);
     d.why = fmt::format("not measured: half the n it is tuned for ({}), where kernels about twice as fast as the "
                         "generic one at their n meet it (docs/benchmarks.md, issue 27)",
                         n);
-    if (launch.a_tiles > 0 && launch.n1 > 0 && launch.sms > 0) {
-      const auto fills = static_cast<int64_t>(
-          std::ceil(kUnrolledFillAtCrossing * static_cast<double>(launch.sms) * static_cast<double>(launch.n1) /
-                    static_cast<double>(launch.a_tiles)));
-      d.generic_below_n = std::clamp<int64_t>(fills, 1, n);
-      d.why = fmt::format("not measured: where its {} A-tiles x n / {} columns reach {} x the {} SMs{} (docs/design/small-n.md, "
-                          "item 1)",
-                          launch.a_tiles, launch.n1, kUnrolledFillAtCrossing, launch.sms,
-                          fills >= n ? fmt::format(", at or above the n it is tuned for ({})", n) : std::string());
-    }
   }
   return d;
 }

@@ -278,62 +278,51 @@ struct GuardedBuffer {
 
 int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
-// A row's value from its pieces' sums, as the balanced kernels store it: a whole row's its piece's, a
-// cut row's +0 plus its pieces' sums in piece order.
-float row_of_pieces(const std::vector<float>& sums) {
-  if (sums.size() == 1) return sums[0];
-  float total = 0.0f;
-  for (const float x : sums) total += x;
-  return total;
-}
-
-}  // namespace
-
-std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
-  std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
-  std::map<int32_t, std::vector<const BalancedPiece*>> pieces;
-  for (const BalancedPiece& p : s.slots)
-    if (p.row >= 0) pieces[p.row].push_back(&p);
-  for (const auto& [row, list] : pieces)
-    for (int64_t j = 0; j < n; ++j) {
-      std::vector<float> sums;
-      for (const BalancedPiece* p : list) {
-        float acc = 0.0f;
-        for (int32_t q = p->begin; q < p->end; ++q)
-          acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
-        sums.push_back(acc);
-      }
-      c[static_cast<size_t>(row) * n + j] = row_of_pieces(sums);
-    }
-  return c;
-}
-
-std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
-  const int32_t lanes = 32 / s.groups;
+// C (rows x n) from its pieces' sums, as the balanced kernels store it: `piece_sum(piece, j)` a piece's sum
+// for column j; a whole row's value its piece's, a cut row's +0 plus its pieces' sums in piece (slot) order.
+template <typename PieceSum>
+std::vector<float> spmm_of_pieces(const Csr& a, const BalancedSchedule& s, int64_t n, PieceSum piece_sum) {
   std::map<int32_t, std::vector<const BalancedPiece*>> pieces;  // row -> its pieces in piece order
   for (const BalancedPiece& p : s.slots)
     if (p.row >= 0) pieces[p.row].push_back(&p);
   std::vector<float> c(static_cast<size_t>(a.rows) * static_cast<size_t>(n), 0.0f);
   for (const auto& [row, list] : pieces)
     for (int64_t j = 0; j < n; ++j) {
-      std::vector<float> sums;
-      for (const BalancedPiece* p : list) {
-        std::vector<float> lane(static_cast<size_t>(lanes), 0.0f);
-        for (int32_t q = p->begin; q < p->end; ++q) {
-          float& acc = lane[static_cast<size_t>((q - p->begin) % lanes)];
-          acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
-        }
-        for (int32_t half = lanes / 2; half > 0; half /= 2) {
-          std::vector<float> next(lane.size());
-          for (int32_t l = 0; l < lanes; ++l)
-            next[static_cast<size_t>(l)] = lane[static_cast<size_t>(l)] + lane[static_cast<size_t>(l ^ half)];
-          lane = next;
-        }
-        sums.push_back(lane[0]);
-      }
-      c[static_cast<size_t>(row) * n + j] = row_of_pieces(sums);
+      float value = list.size() == 1 ? piece_sum(*list[0], j) : 0.0f;
+      if (list.size() > 1)
+        for (const BalancedPiece* p : list) value += piece_sum(*p, j);
+      c[static_cast<size_t>(row) * static_cast<size_t>(n) + static_cast<size_t>(j)] = value;
     }
   return c;
+}
+
+}  // namespace
+
+std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
+  return spmm_of_pieces(a, s, n, [&](const BalancedPiece& p, int64_t j) {
+    float acc = 0.0f;
+    for (int32_t q = p.begin; q < p.end; ++q)
+      acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
+    return acc;
+  });
+}
+
+std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
+  const int32_t lanes = 32 / s.groups;
+  return spmm_of_pieces(a, s, n, [&](const BalancedPiece& p, int64_t j) {
+    std::vector<float> lane(static_cast<size_t>(lanes), 0.0f);
+    for (int32_t q = p.begin; q < p.end; ++q) {
+      float& acc = lane[static_cast<size_t>((q - p.begin) % lanes)];
+      acc = std::fma(a.values[static_cast<size_t>(q)], b[static_cast<size_t>(a.col_idx[static_cast<size_t>(q)]) * n + j], acc);
+    }
+    for (int32_t half = lanes / 2; half > 0; half /= 2) {
+      std::vector<float> next(lane.size());
+      for (int32_t l = 0; l < lanes; ++l)
+        next[static_cast<size_t>(l)] = lane[static_cast<size_t>(l)] + lane[static_cast<size_t>(l ^ half)];
+      lane = next;
+    }
+    return lane[0];
+  });
 }
 
 std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b) {

@@ -216,8 +216,9 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
   // one block of 16 warps per SM, and it ran 1.4x slower on an H200 (docs/design/balanced.md); with
   // this one it takes 64 and two blocks fit.
   const int4 piece = spmmc_piece[blockIdx.x * S + slot];
-  const int64_t col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * width + lane * V;
-  if (piece.x < 0 || col - lane * V >= n) return;
+  const int64_t first_col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * width;
+  const int64_t col = first_col + lane * V;
+  if (piece.x < 0 || first_col >= n) return;
   const bool active = col < n && (!LanesOverProducts || W == 1 || lane < W);
   float acc[V];
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
@@ -228,7 +229,7 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
 #endif
 #if SPMMC_BALANCED_LANES_BELOW > 0
   if constexpr (LanesOverProducts && W > 1)
-    acc[0] = spmmc_balanced_lanes_sum<W, L>(piece.y, piece.z, B + (col - lane), n, n - (col - lane), mask, lane);
+    acc[0] = spmmc_balanced_lanes_sum<W, L>(piece.y, piece.z, B + first_col, n, n - first_col, mask, lane);
   else
 #endif
     spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
