@@ -235,29 +235,16 @@ constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {/*@KERNEL_TILES*/1/
 // grid.y of every unrolled kernel: blocks per A-tile, each looping over its share of the B-tiles,
 // so that all kernels' blocks together fit the SMs in one wave (as many blocks per SM as fit at
 // once) and the busiest block has as few B-tiles as that wave allows (the same rule as the
-// compiler's blocks_per_a_tile). Blocks per SM depend on the architecture only: asked once per
-// width of block (thread-safe statics).
-int spmmc_blocks_per_sm(unsigned threads) {
-  int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmmc_kernels[0], static_cast<int>(threads), 0) != cudaSuccess ||
-      blocks < 1)
-    blocks = 1;
-  return blocks;
-}
-int64_t spmmc_grid_y(int64_t b_tiles, int sms, unsigned threads) {
-#if SPMMC_UNROLLED_NARROW
-  struct per_width {
-    int blocks[spmmc_threads / 32 + 1];
-  };
-  static const per_width widths = [] {
-    per_width w{};
-    for (int t = 32; t <= spmmc_threads; t += 32) w.blocks[t / 32] = spmmc_blocks_per_sm(static_cast<unsigned>(t));
-    return w;
+// compiler's blocks_per_a_tile). Blocks per SM depend on the architecture only: asked once (a
+// thread-safe static).
+int64_t spmmc_grid_y(int64_t b_tiles, int sms) {
+  static const int per_sm = [] {
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, spmmc_kernels[0], spmmc_threads, 0) != cudaSuccess ||
+        blocks < 1)
+      blocks = 1;
+    return blocks;
   }();
-  const int per_sm = widths.blocks[threads / 32];
-#else
-  static const int per_sm = spmmc_blocks_per_sm(threads);  // threads is spmmc_threads
-#endif
   const int64_t most = int64_t{sms} * per_sm / spmmc_a_tiles;  // blocks per A-tile in one wave
   if (most <= 1 || b_tiles <= 1) return 1;
   const int64_t per_block = (b_tiles + most - 1) / most;  // B-tiles of the busiest block
@@ -265,47 +252,18 @@ int64_t spmmc_grid_y(int64_t b_tiles, int sms, unsigned threads) {
   return y > spmmc_max_grid_y ? spmmc_max_grid_y : y;
 }
 
-// Threads per block of the unrolled kernels at n: spmmc_threads, or (the study hook
-// SPMMC_UNROLLED_NARROW) the width among spmmc_threads / 1, 2, 4, 8 (rounded up to the warp size, at
-// least 64) whose blocks, spread over the SMs, leave the busiest SM the fewest columns of its
-// A-tiles to compute (ties to the wider): at n = 2048, 32 A-tiles of 1024 columns are 64 blocks for
-// 132 SMs, 512 columns 128.
-unsigned spmmc_unrolled_threads(int64_t n, int sms) {
-#if SPMMC_UNROLLED_NARROW
-  unsigned best = spmmc_threads;
-  int64_t least = -1;
-  for (int d = 1; d <= 8; d *= 2) {
-    const unsigned t = static_cast<unsigned>((spmmc_threads / d + 31) / 32 * 32);
-    if (t < 64 && d > 1) break;
-    const int64_t width = int64_t{t} * spmmc_v;
-    const int64_t blocks = int64_t{spmmc_a_tiles} * ((n + width - 1) / width);
-    const int64_t busiest = (blocks + sms - 1) / sms * t;
-    if (least < 0 || busiest < least) best = t, least = busiest;
-  }
-  return best;
-#else
-  (void)n, (void)sms;
-  return spmmc_threads;
-#endif
-}
-
 // Launches the unrolled kernels in order on `stream`. Every kernel after the first may start
 // while the one before it runs (programmatic dependent launch, where the device has it): each
 // waits for its predecessor only before it ends (kernel_device.cuh), so the last one's end is the
 // end of all of them for whatever the stream runs next.
-cudaError_t spmmc_launch_chain(void** args, unsigned grid_y, unsigned threads, bool dependent_launch, cudaStream_t stream) {
+cudaError_t spmmc_launch_chain(void** args, unsigned grid_y, bool dependent_launch, cudaStream_t stream) {
   cudaLaunchAttribute overlap[1];
   overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   overlap[0].val.programmaticStreamSerializationAllowed = 1;
   for (int j = 0; j < spmmc_kernel_count; ++j) {
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(spmmc_kernel_tiles[j], grid_y);
-#if SPMMC_UNROLLED_NARROW
-    config.blockDim = dim3(threads);
-#else
-    config.blockDim = dim3(spmmc_threads);  // spmmc verify reads the width here (threads is spmmc_threads)
-    (void)threads;
-#endif
+    config.blockDim = dim3(spmmc_threads);
     config.dynamicSmemBytes = 0;
     config.stream = stream;
     config.attrs = overlap;
@@ -362,13 +320,13 @@ struct spmmc_thread_graphs {
 
 // Captures the chain on a stream of its own and instantiates it; kernel j's node is the one whose
 // function is spmmc_kernels[j].
-cudaError_t spmmc_build_graph(spmmc_graph& g, void** args, unsigned grid_y, unsigned threads) {
+cudaError_t spmmc_build_graph(spmmc_graph& g, void** args, unsigned grid_y) {
   cudaStream_t capture = nullptr;
   cudaError_t status = cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking);
   if (status != cudaSuccess) return status;
   status = cudaStreamBeginCapture(capture, cudaStreamCaptureModeThreadLocal);
   if (status == cudaSuccess) {
-    const cudaError_t launched = spmmc_launch_chain(args, grid_y, threads, true, capture);
+    const cudaError_t launched = spmmc_launch_chain(args, grid_y, true, capture);
     status = cudaStreamEndCapture(capture, &g.graph);  // ends the capture even after a failed launch
     if (launched != cudaSuccess) status = launched;
   }
@@ -398,17 +356,12 @@ cudaError_t spmmc_build_graph(spmmc_graph& g, void** args, unsigned grid_y, unsi
 
 // Sets the arguments and grid of every kernel of an instantiated graph (launches already
 // enqueued keep theirs).
-cudaError_t spmmc_update_graph(const spmmc_graph& g, void** args, unsigned grid_y, unsigned threads) {
+cudaError_t spmmc_update_graph(const spmmc_graph& g, void** args, unsigned grid_y) {
   for (int j = 0; j < spmmc_kernel_count; ++j) {
     cudaKernelNodeParams params = {};
     params.func = const_cast<void*>(spmmc_kernels[j]);
     params.gridDim = dim3(spmmc_kernel_tiles[j], grid_y);
-#if SPMMC_UNROLLED_NARROW
-    params.blockDim = dim3(threads);
-#else
-    params.blockDim = dim3(spmmc_threads);  // spmmc verify reads the width here (threads is spmmc_threads)
-    (void)threads;
-#endif
+    params.blockDim = dim3(spmmc_threads);
     params.sharedMemBytes = 0;
     params.kernelParams = args;
     params.extra = nullptr;
@@ -422,7 +375,7 @@ cudaError_t spmmc_update_graph(const spmmc_graph& g, void** args, unsigned grid_
 // (nothing enqueued) where the graph path is not taken: the device is out of range or building a
 // graph failed on it.
 cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spmmc_elem* C, int64_t n, unsigned grid_y,
-                               unsigned threads, cudaStream_t stream) {
+                               cudaStream_t stream) {
   static thread_local spmmc_thread_graphs mine;
   if (device < 0 || device >= spmmc_graph_devices) return cudaErrorNotSupported;
   if (mine.devices[device] == nullptr) mine.devices[device] = new spmmc_device_graphs();
@@ -440,7 +393,7 @@ cudaError_t spmmc_launch_graph(int device, void** args, const spmmc_elem* B, spm
       }
       if (candidate.last_use < g->last_use) g = &candidate;
     }
-    const cudaError_t status = g->exec == nullptr ? spmmc_build_graph(*g, args, grid_y, threads) : spmmc_update_graph(*g, args, grid_y, threads);
+    const cudaError_t status = g->exec == nullptr ? spmmc_build_graph(*g, args, grid_y) : spmmc_update_graph(*g, args, grid_y);
     if (status != cudaSuccess) {
       cudaGetLastError();  // the caller should not see the failed attempt: the chain runs instead
       if (g->exec == nullptr) d.unusable = true;
@@ -483,22 +436,20 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (sizeof(spmmc_elem) * spmmc_v) == 0; };
   if (n < spmmc_generic_below_n || n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C))
     return spmmc_launch_generic(args, B, C, n, stream);
+  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();
-  const unsigned threads = spmmc_unrolled_threads(n, device.sms);
-  const int64_t width = int64_t{threads} * spmmc_v;  // columns of a B-tile
-  const int64_t b_tiles = (n + width - 1) / width;
-  const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms, threads));
+  const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));
 #ifndef SPMMC_NO_GRAPH
   // Several kernels with dependent launch: one graph, unless the caller is capturing its stream
   // (then the chain is captured into the caller's graph, with the same overlap).
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusActive;
   if (spmmc_kernel_count > 1 && device.dependent_launch && cudaStreamIsCapturing(stream, &capturing) == cudaSuccess &&
       capturing == cudaStreamCaptureStatusNone) {
-    const cudaError_t status = spmmc_launch_graph(device.index, args, B, C, n, grid_y, threads, stream);
+    const cudaError_t status = spmmc_launch_graph(device.index, args, B, C, n, grid_y, stream);
     if (status != cudaErrorNotSupported) return status;
   }
 #endif
-  return spmmc_launch_chain(args, grid_y, threads, device.dependent_launch, stream);
+  return spmmc_launch_chain(args, grid_y, device.dependent_launch, stream);
 #elif defined(SPMMC_BALANCED)
   return spmmc_launch_balanced(B, C, n, stream);
 #else

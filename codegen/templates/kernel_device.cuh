@@ -25,15 +25,6 @@ static_assert(spmmc_v == 1 || spmmc_v == 2 || spmmc_v == 4, "1, 2 or 4 columns p
 static_assert(spmmc_m1 >= 1, "M1 must be at least 1");
 static_assert(spmmc_min_blocks >= 1, "at least one block per SM");
 
-// A study hook (docs/design/small-n.md, *Narrower blocks where the A-tiles leave SMs idle*; measured
-// 2026-12-06 and removed after: 1.03-1.06x at n = 512-2048): with nvcc -DSPMMC_UNROLLED_NARROW=1 the
-// kernels take their B-tiles' width from the launch (blockDim.x x spmmc_v columns) and the entry point
-// launches blocks narrower than spmmc_threads where A-tiles x B-tiles blocks of spmmc_threads would
-// leave SMs without a block (kernel.cu, spmmc_unrolled_threads). Off, the kernels are what they were.
-#ifndef SPMMC_UNROLLED_NARROW
-#define SPMMC_UNROLLED_NARROW 0
-#endif
-
 // Programmatic dependent launch (sm_90 and later): every kernel lets the next one start at once
 // (the kernels write disjoint rows of C), and waits before it ends until the kernel before it has
 // completed, so the last kernel's completion means all are done, for whatever the stream runs

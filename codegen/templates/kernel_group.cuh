@@ -7,15 +7,10 @@
 __global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)
     /*@KERNEL*/spmmc_template_kernel_0/*@*/(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   SPMMC_LAUNCH_DEPENDENTS();
-#if SPMMC_UNROLLED_NARROW  // a study hook (kernel_device.cuh): the block's width is the launch's
-  const int64_t n1 = static_cast<int64_t>(blockDim.x) * spmmc_v;
-#else
-  constexpr int64_t n1 = spmmc_n1;
-#endif
-  const int64_t b_tiles = (n + n1 - 1) / n1;
+  const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const unsigned ld = static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(spmmc_elem));
   for (int64_t bt = blockIdx.y; bt < b_tiles; bt += gridDim.y) {
-    const int64_t col = bt * n1 + static_cast<int64_t>(threadIdx.x) * spmmc_v;
+    const int64_t col = bt * spmmc_n1 + static_cast<int64_t>(threadIdx.x) * spmmc_v;
     if (col >= n) continue;  // n % spmmc_v == 0: a thread has all of its V columns or none
     const spmmc_elem* const b = B + col;
     spmmc_elem* const c = C + col;
