@@ -184,7 +184,15 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // (n >= 4: no branch around the shuffles). It ran 1.11, 1.10, 1.10 and 1.14x faster than four
 // columns per thread on the 23 range-sample layers at n = 512, 1024, 2048 and 4096 (geomeans; H100,
 // issue 27, docs/benchmarks.md, *A warp per row on the GPU*).
-constexpr int spmmc_generic_warp_rows = 8;     // warps (rows) per block
+#ifndef SPMMC_GENERIC_WARP_ROWS  // a study hook (docs/design/small-n.md): warps (rows) per block, 1..32
+#define SPMMC_GENERIC_WARP_ROWS 8
+#endif
+constexpr int spmmc_generic_warp_rows = SPMMC_GENERIC_WARP_ROWS;  // warps (rows) per block
+#if SPMMC_GENERIC_WARP_ROWS == 8
+#define SPMMC_GENERIC_WARP_BOUNDS __launch_bounds__(32 * spmmc_generic_warp_rows)
+#else  // 64 registers, as ptxas gives blocks of 8 (16 warps took 78 unbounded: one block per SM)
+#define SPMMC_GENERIC_WARP_BOUNDS __launch_bounds__(32 * spmmc_generic_warp_rows, 32 / spmmc_generic_warp_rows)
+#endif
 constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
 constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype
 __device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, int p, int end, float (&acc)[4]) {
@@ -366,7 +374,7 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
 // Only where a row of B has at most INT32_MAX bytes in every dtype (n <= spmmc_generic_warp_max_n; the
 // launch takes four columns per thread above): with the 64-bit rows' code beside it ptxas took 66
 // registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
-__global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
+__global__ void SPMMC_GENERIC_WARP_BOUNDS
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_warp_rows_of(B, C, n);
 }
