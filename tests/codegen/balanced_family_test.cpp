@@ -423,46 +423,6 @@ TEST_CASE("emitted kernel on the CPU: the balanced kernels take n = 1 with a lan
   }
 }
 
-TEST_CASE("emitted kernel on the CPU: the study hook SPMMC_BALANCED_LANES_BELOW takes small n with lanes over products",
-          "[codegen][emulation][balanced]") {
-  // nvcc -DSPMMC_BALANCED_LANES_BELOW=17 (built here from a file that defines it and includes NAME.cu): every n
-  // from 2 to 16 that reaches spmmc_launch_balanced runs spmmc_balanced_lanes8, blocks of 8 columns, each
-  // column's sums piece_tree_spmm's (n = 1's order, column by column); n = 17 as before.
-  test::TempDir dir;
-  const Csr a = skewed_rows(dir.path, 17);
-  const std::vector<SkewedFile> files = {
-      {"fam1", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "1"}, schedule_balanced(a, 64, kBalancedWarps, 1)},
-      {"fam4", {"--family", "balanced", "--piece-length", "64", "--balanced-groups", "4"}, schedule_balanced(a, 64, kBalancedWarps, 4)},
-      // the small-n path of a generic-family file (from n = 4; n = 2 and 3 take the split kernel)
-      {"path", {"--family", "generic"}, schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1)},
-  };
-  for (const SkewedFile& f : files) {
-    INFO(f.name);
-    const fs::path out = compile_skewed(dir.path, f.name, f.args);
-    const bool path = f.name == "path";
-    if (path)
-      REQUIRE(nlohmann::json::parse(test::read_file(out / (f.name + ".json")))["kernel"]["balanced_path"]["below_n"] > 17);
-    const auto kernel = build_skewed(out, f.name, "SPMMC_BALANCED_LANES_BELOW 17", "lanes");
-    for (const int64_t n : {2, 3, 4, 7, 8, 9, 16, 17}) {
-      const std::vector<float> b = test::seeded_b(a.cols, n, 100 + static_cast<uint64_t>(n));
-      const bool lanes = n < 17 && (!path || n >= kBalancedFromN);
-      const std::vector<float> expected = lanes             ? test::piece_tree_spmm(a, f.schedule, b, n)
-                                          : path && n < 4 ? test::fmaf_spmm(a, b, n)
-                                                          : test::piece_order_spmm(a, f.schedule, b, n);
-      for (const size_t offset : {size_t{0}, size_t{1}}) {
-        INFO("n = " << n << ", B and C offset by " << offset << " floats");
-        const GuardedCall call = call_guarded(*kernel, b, a.rows, n, offset);
-        if (lanes)
-          CHECK(std::make_tuple(call.grid[0], call.grid[1], call.grid[2], call.block[0]) ==
-                std::make_tuple(static_cast<unsigned>(f.schedule.blocks()), static_cast<unsigned>((n + 7) / 8), 1u,
-                                static_cast<unsigned>(32 * kBalancedWarps)));
-        CHECK(std::memcmp(call.c.data(), expected.data(), call.c.size() * sizeof(float)) == 0);
-        CHECK(relative_error(call.c, reference_spmm(a, b, n)) <= 1e-5);
-      }
-    }
-  }
-}
-
 TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with C linkage, and NVRTC builds it",
           "[codegen][emit][nvrtc][balanced]") {
   // The tuner times the balanced family from this form (tuner/time_balanced_kernel.h); NVRTC needs no GPU.

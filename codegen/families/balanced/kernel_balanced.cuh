@@ -153,56 +153,16 @@ __device__ __forceinline__ float spmmc_balanced_spmv_sum(int p, int end, const f
 }
 #endif
 
-// 2 <= n < SPMMC_BALANCED_LANES_BELOW (a study hook, 0 by default: docs/design/small-n.md, *Lanes over
-// products at small n*): the n = 1 design over W columns of C. Lane l of the group sums products l, l + L, ...
-// < end for each of the block's first `columns` (<= W) columns (`b`: B + the block's first column, n: B's row
-// stride) in order from +0, a butterfly adds the lanes column by column, and lane w < W gets column w's total
-// (0 elsewhere): each column's bits are what n = 1 gives for that column alone. Not in the NVRTC form.
-#ifndef SPMMC_BALANCED_LANES_BELOW
-#define SPMMC_BALANCED_LANES_BELOW 0
-#endif
-#if defined(__CUDACC_RTC__)
-#undef SPMMC_BALANCED_LANES_BELOW
-#define SPMMC_BALANCED_LANES_BELOW 0
-#endif
-#if SPMMC_BALANCED_LANES_BELOW > 0
-template <int W, int L>
-__device__ __forceinline__ float spmmc_balanced_lanes_sum(int p, int end, const float* __restrict__ b, int64_t n,
-                                                          int64_t columns, unsigned mask, int lane) {
-  static_assert(W >= 1 && W <= L, "at most one column per lane of the group");
-  float acc[W];
-  for (int w = 0; w < W; ++w) acc[w] = 0.0f;
-#ifdef __CUDA_ARCH__  // (not for a host build: the tests' emulation)
-#pragma unroll 2
-#endif
-  for (p += lane; p < end; p += L) {
-    const float weight = __uint_as_float(__ldg(&spmmc_weight_bits[p]));
-    const float* const row = b + static_cast<int64_t>(__ldg(&spmmc_col_idx[p])) * n;
-    for (int w = 0; w < W; ++w)
-      if (w < columns) acc[w] = fmaf(weight, spmmc_load_b1(row + w), acc[w]);
-  }
-  float mine = 0.0f;
-  for (int w = 0; w < W; ++w) {
-    for (int step = L / 2; step > 0; step /= 2) acc[w] += __shfl_xor_sync(mask, acc[w], step, L);
-    if (lane == w) mine = acc[w];
-  }
-  return mine;
-}
-#endif
-
 // All n columns of C, in blocks of 32 / G x V: block blockIdx.z * gridDim.y + blockIdx.y (the blocks
 // past the last return). Each lane group of a warp takes its slot's piece (the groups of a warp run
 // apart: their shuffles name their own lanes); G pieces per warp, so a block of the grid's
 // spmmc_balanced_slots slots is spmmc_balanced_slots / G warps. The body of the kernels below, one per
-// V (and G); with LanesOverProducts (V = 1) each piece by spmmc_balanced_spmv_sum instead (W = 1, n = 1:
-// spmmc_balanced_spmv), whose total lane 0 stores as its column's, or by spmmc_balanced_lanes_sum over
-// blocks of W columns, lane w storing the block's column w.
-template <int V, int G, bool LanesOverProducts = false, int W = 1>
+// V (and G); with LanesOverProducts (V = 1, n = 1: spmmc_balanced_spmv) each piece by
+// spmmc_balanced_spmv_sum instead, whose total lane 0 stores as its column's.
+template <int V, int G, bool LanesOverProducts = false>
 __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  static_assert(!LanesOverProducts || V == 1, "lanes over products: one column per lane");
-  static_assert(LanesOverProducts || W == 1, "W columns per block with lanes over products only");
+  static_assert(!LanesOverProducts || V == 1, "lanes over products: one column");
   constexpr int L = 32 / G, S = spmmc_balanced_slots;
-  constexpr int width = LanesOverProducts && W > 1 ? W : L * V;  // columns of C per block (n = 1: one block)
   __shared__ float partial[S][L * V];
   __shared__ unsigned arrived[S];
   // (with one piece per warp: the whole warp, as constants; ptxas's registers follow them)
@@ -216,20 +176,14 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
   // one block of 16 warps per SM, and it ran 1.4x slower on an H200 (docs/design/balanced.md); with
   // this one it takes 64 and two blocks fit.
   const int4 piece = spmmc_piece[blockIdx.x * S + slot];
-  const int64_t first_col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * width;
-  const int64_t col = first_col + lane * V;
-  if (piece.x < 0 || first_col >= n) return;
-  const bool active = col < n && (!LanesOverProducts || W == 1 || lane < W);
+  const int64_t col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * L * V + lane * V;
+  if (piece.x < 0 || col - lane * V >= n) return;
+  const bool active = col < n;
   float acc[V];
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
 #if SPMMC_BALANCED_SPMV
-  if constexpr (LanesOverProducts && W == 1)
+  if constexpr (LanesOverProducts)
     acc[0] = spmmc_balanced_spmv_sum<L>(piece.y, piece.z, B, mask, lane);
-  else
-#endif
-#if SPMMC_BALANCED_LANES_BELOW > 0
-  if constexpr (LanesOverProducts && W > 1)
-    acc[0] = spmmc_balanced_lanes_sum<W, L>(piece.y, piece.z, B + first_col, n, n - first_col, mask, lane);
   else
 #endif
     spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
@@ -294,24 +248,12 @@ __global__ void SPMMC_BALANCED_BOUNDS
 }
 #endif
 
-// 2 <= n < SPMMC_BALANCED_LANES_BELOW (the study hook above): lanes over each piece's products for blocks of
-// 8 columns, a cut row's pieces added in piece order as above.
-// 64 registers asked (32 / warps blocks per SM), as the one-piece kernels of 16 warps take unasked (unasked
-// it took 68 there).
-#if SPMMC_BALANCED_LANES_BELOW > 0
-__global__ void __launch_bounds__(32 * spmmc_balanced_warps, 32 / spmmc_balanced_warps)
-    spmmc_balanced_lanes8(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<1, spmmc_balanced_groups, true, 8>(B, C, n);
-}
-#endif
-
 #ifndef __CUDACC_RTC__  // the NVRTC form (the tuner's) has the kernels only
 // Launches the kernel over n columns: V = 4 where n >= 4 x spmmc_balanced_lanes is a multiple of 4 and
 // B and C are aligned to 16 bytes, else 2 where n >= 2 x spmmc_balanced_lanes is even and they are
 // aligned to 8, else 1 (a group's lanes x V columns no wider than n: below, lanes would idle); grid.y
 // (and grid.z where they are more than 65535) covers the columns in blocks of spmmc_balanced_lanes x V.
-// Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, blocks of 16 columns; from n = 2 below
-// SPMMC_BALANCED_LANES_BELOW (a study hook), before both, lanes over products in blocks of 8 columns.
+// Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, blocks of 16 columns.
 cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStream_t stream) {
   void* args[] = {&B, &C, &n};
 #if SPMMC_BALANCED_SPMV
@@ -326,10 +268,6 @@ cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStrea
     return cudaLaunchKernel(kernel, dim3(spmmc_balanced_blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
                             dim3(threads), args, 0, stream);
   };
-#if SPMMC_BALANCED_LANES_BELOW > 0
-  if (n >= 2 && n < SPMMC_BALANCED_LANES_BELOW)
-    return launch(reinterpret_cast<const void*>(&spmmc_balanced_lanes8), 8, 32 * spmmc_balanced_warps);
-#endif
 #if SPMMC_BALANCED_PAIRS_BELOW > 0
   if (n < SPMMC_BALANCED_PAIRS_BELOW)
     return launch(reinterpret_cast<const void*>(&spmmc_balanced_pairs_v1), 16, 16 * spmmc_balanced_slots);
