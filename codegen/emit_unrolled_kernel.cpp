@@ -236,6 +236,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   const std::string dtype_code = fill_template(embedded_template(dtype_template), {{"HEADER_COMMENT", ""}}, dtype_template);
   std::string generic_code;
   int64_t split_below = kGenericSplitBelow;  // the generic path's (SPMMC_GENERIC_SPLIT_BELOW)
+  const bool warp_wide = !options.balanced && generic_warp_wide(a, code_dtype);  // (SPMMC_GENERIC_WARP_WIDE)
   // Where every form that holds A's arrays loses their values (--arrays host; the NVRTC form alone of a
   // CSR family), the printers set the arrays' bytes aside instead of printing them for
   // move_arrays_to_host to parse back.
@@ -276,6 +277,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         // (templates/kernel_generic.cuh says what each measured)
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
         {"SPLIT_BELOW", std::to_string(split_below)},
+        {"WARP_WIDE", warp_wide ? "1" : "0"},
         {"WEIGHT_BITS", values_or_aside(set_aside, "spmmc_weight_bits", a.values, [&] {
            return joined(a.values, [](float x) {
              uint32_t bits = 0;
@@ -372,6 +374,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     std::vector<const char*> symbols;
     if (options.balanced) symbols.assign(std::begin(kBalancedKernels), std::end(kBalancedKernels));
     else if (options.generic_only) symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
+    if (options.generic_only && warp_wide) symbols.push_back(kGenericKernelWarpWide);
     if (options.tensor_core) symbols.push_back(kTensorCoreKernel);
     if (options.tensor_core && tc.chunk_rows > 0) symbols.push_back(kTensorCoreStagedKernel);
     for (const char* symbol : symbols)
@@ -419,6 +422,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     return k;
   }
   if (split_below > 1) k.variants.push_back({"generic-split", 1, split_below - 1, ""});
+  if (warp_wide) k.variants.push_back({"generic-warp-wide", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpWideNeeds});
   k.variants.push_back({"generic-warp", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpNeeds});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", split_below, any_n, ""});

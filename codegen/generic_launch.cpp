@@ -12,8 +12,12 @@ int64_t generic_split_below(const Csr& a, int64_t sms) {
   return a.longest_row() <= kGenericShortRow && int64_t{a.rows} >= kGenericV1FromRowsPerSm * std::max<int64_t>(sms, 1) ? 1 : kGenericSplitBelow;
 }
 
-GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead) {
-  return {a.rows, a.nnz(), sms, weights_ahead, generic_split_below(a, sms)};
+bool generic_warp_wide(const Csr& a, DType dtype) {
+  return int64_t{a.cols} >= kGenericWarpWideMinK && (dtype == DType::kFp32 || dtype == DType::kTf32);
+}
+
+GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead, DType dtype) {
+  return {a.rows, a.nnz(), sms, weights_ahead, generic_split_below(a, sms), generic_warp_wide(a, dtype)};
 }
 
 GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
@@ -36,11 +40,15 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   const bool v4_fills = n >= kGenericV4WideFrom && v4_warps >= int64_t{a.sms} * kGenericV4WideWarps;
   l.cols_per_thread = n % 4 == 0 && aligned16 && (n >= kGenericV4From || v4_fills) ? 4 : 1;
   if (l.cols_per_thread == 4 && n >= kGenericWarpFrom && n <= kGenericWarpMaxN) {  // a warp per row
-    l.symbol = kGenericKernelWarp;
-    l.grid_x = static_cast<unsigned>((int64_t{rows} + kGenericWarpRows - 1) / kGenericWarpRows);
-    l.grid_y = static_cast<unsigned>(std::min<int64_t>((n + kGenericWarpColumns - 1) / kGenericWarpColumns, 65535));
-    l.block_x = 32 * kGenericWarpRows;
-    l.rows_per_block = kGenericWarpRows;
+    const int64_t columns = (n + kGenericWarpColumns - 1) / kGenericWarpColumns;
+    const int64_t wide_rows = (int64_t{rows} + kGenericWarpWideRows - 1) / kGenericWarpWideRows;
+    const bool wide = a.warp_wide && 32 * wide_rows * std::min<int64_t>(columns, 65535) >= 31 * int64_t{a.sms};
+    const int32_t warp_rows = wide ? kGenericWarpWideRows : kGenericWarpRows;
+    l.symbol = wide ? kGenericKernelWarpWide : kGenericKernelWarp;
+    l.grid_x = static_cast<unsigned>((int64_t{rows} + warp_rows - 1) / warp_rows);
+    l.grid_y = static_cast<unsigned>(std::min<int64_t>(columns, 65535));
+    l.block_x = 32 * warp_rows;
+    l.rows_per_block = warp_rows;
     l.columns_per_block = kGenericWarpColumns;
     l.loops_over_columns = true;
     return l;

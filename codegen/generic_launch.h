@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "compiler/common/csr.h"
+#include "compiler/common/dtype.h"
 
 namespace spmmc {
 
@@ -21,6 +22,8 @@ inline constexpr const char* kGenericKernelV1B8 = "spmmc_generic_kernel_v1_b8";
 inline constexpr const char* kGenericKernelSplit = "spmmc_generic_kernel_split";
 inline constexpr const char* kGenericKernels[] = {kGenericKernelV4, kGenericKernelWarp, kGenericKernelV1,
                                                   kGenericKernelV1B16, kGenericKernelV1B8, kGenericKernelSplit};
+// The warp per row in blocks of 32 warps, in the files where generic_warp_wide says so (besides kGenericKernels).
+inline constexpr const char* kGenericKernelWarpWide = "spmmc_generic_kernel_warp_wide";
 // The defaults of SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: the split kernel below this
 // n, four columns per thread from that one; threads per block of the split kernel.
 inline constexpr int64_t kGenericSplitBelow = 17;
@@ -45,6 +48,19 @@ inline constexpr int32_t kGenericWarpRows = 8;
 inline constexpr int32_t kGenericWarpColumns = 128;
 inline constexpr int64_t kGenericWarpMaxN = 0x7fffffff / 4;  // a row of B within INT32_MAX bytes in every dtype
 inline constexpr const char* kGenericWarpNeeds = "n % 4 == 0; B and C aligned to 4 elements";
+// Blocks of kGenericWarpWideRows warps instead of kGenericWarpRows where A has at least
+// kGenericWarpWideMinK columns (float32 and tf32 files: SPMMC_GENERIC_WARP_WIDE 1) and the wide launch has
+// at least 31/32 of a block per SM (ceil(rows / 32) x ceil(n / 128) blocks): a block's warps take rows that
+// share columns (spmmc_generic_order) for the same 128 columns, so 32 of them share B's rows through one
+// SM's L1 where B's rows for 128 columns (K x 512 bytes) outgrow it. On the four range-sample layers of
+// K >= 2048 it ran 1.14-1.37x faster (geomean 1.22x, 12 (layer, n) at n = 512-4096) wherever its launch
+// had at least 128 blocks on 132 SMs, 0.71-0.90x with 32-64; on layers of K <= 1152 0.98x with 128 or
+// more (H100, issue 27, docs/benchmarks.md, *The rule's end as emitted, and four studies*).
+inline constexpr int32_t kGenericWarpWideRows = 32;
+inline constexpr int64_t kGenericWarpWideMinK = 2048;
+inline constexpr const char* kGenericWarpWideNeeds =
+    "n % 4 == 0; B and C aligned to 4 elements; only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs";
+bool generic_warp_wide(const Csr& a, DType dtype);
 // One column per thread's batch (spmmc_generic_v1_batch in codegen/templates/kernel.cu): the
 // launch's warps are weighed against this many per SM; rows of at least this many products on
 // average are long.
@@ -71,9 +87,11 @@ struct GenericShape {
   int sms = 1;                 // the device's SMs
   bool weights_ahead = false;  // SPMMC_GENERIC_WEIGHTS_AHEAD: 1 in the generic family's files
   int64_t split_below = kGenericSplitBelow;  // SPMMC_GENERIC_SPLIT_BELOW (1..33)
+  bool warp_wide = false;                    // SPMMC_GENERIC_WARP_WIDE: the file has the wide warp kernel
 };
-// A's shape for its file's generic path, the split kernel's end by generic_split_below.
-GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead);
+// A's shape for its file's generic path in `dtype`, the split kernel's end by generic_split_below, the wide
+// warp kernel by generic_warp_wide.
+GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead, DType dtype);
 
 struct GenericLaunch {
   const char* symbol = kGenericKernelV1;
@@ -93,7 +111,8 @@ struct GenericLaunch {
 // n >= kGenericV4From, or n >= kGenericV4WideFrom and the V = 4 launch has at least
 // kGenericV4WideWarps warps per SM (blocks of 16 rows x 16 threads, 8 warps; from n = kGenericWarpFrom
 // up to kGenericWarpMaxN a warp per row instead: blocks of kGenericWarpRows warps, grid.x over the rows, grid.y over the
-// columns in blocks of kGenericWarpColumns, at most 65535), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
+// columns in blocks of kGenericWarpColumns, at most 65535; blocks of kGenericWarpWideRows warps where
+// a.warp_wide and ceil(rows / 32) x the columns' blocks >= 31/32 x the SMs), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
 // multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
 // grid.y over the rows, at most 65535 (the blocks loop over the rest); with V = 1 the batch, from
 // the launch's warps W against R = kGenericV1ResidentWarps per SM and whether A's rows hold at

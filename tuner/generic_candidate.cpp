@@ -36,7 +36,7 @@ LaunchFill launch_fill(int64_t grid, int64_t threads, const Target& target, int6
 PlannedCandidate generic_candidate(const Csr& a, const Plan& plan, const Target& target) {
   const int64_t n = plan.shape.n;
   const int sms = static_cast<int>(std::max<int64_t>(target.sm_count, 1));
-  const GenericLaunch l = generic_launch(generic_shape(a, sms, /*weights_ahead=*/true), n, true);
+  const GenericLaunch l = generic_launch(generic_shape(a, sms, /*weights_ahead=*/true, DType::kFp32), n, true);
   const int64_t threads = int64_t{l.block_x} * l.block_y;
   const int64_t rows_per_block = l.rows_per_block;
   const int64_t cols_per_block = l.columns_per_block;

@@ -25,7 +25,7 @@ Measurement time_generic_kernel(const Csr& a, const RowTiling& tiling, const Gpu
     return m;
   }
   // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
-  const GenericLaunch launch = generic_launch(generic_shape(a, gpu.device().sm_count, /*weights_ahead=*/true), options.n, true);
+  const GenericLaunch launch = generic_launch(generic_shape(a, gpu.device().sm_count, /*weights_ahead=*/true, DType::kFp32), options.n, true);
   LaunchShape shape;
   shape.grid_x = launch.grid_x, shape.grid_y = launch.grid_y;
   shape.block_x = launch.block_x, shape.block_y = launch.block_y;

@@ -25,8 +25,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // The kernel the emitted entry point launches at n for `k` (a file of one family), as a RealKernel:
 // the unrolled family's chain of kernels over its A-tiles, or one kernel with a launch of its own.
-RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, int sm_count,
-                       const Cubin& cubin) {
+RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& k, const Csr& a, int64_t n, DType dtype,
+                       int sm_count, const Cubin& cubin) {
   if (c.family == KernelFamily::kUnrolled) {
     RealKernel kernel;
     kernel.cubin = &cubin;
@@ -41,7 +41,7 @@ RealKernel real_kernel(const ReducedPrecisionCandidate& c, const EmittedKernel& 
     return family_kernel(cubin, l.symbol, shape);
   }
   // The tuner's B and C come from the driver's allocator: aligned far beyond 16 bytes.
-  const GenericLaunch l = generic_launch(generic_shape(a, sm_count, /*weights_ahead=*/true), n, true);
+  const GenericLaunch l = generic_launch(generic_shape(a, sm_count, /*weights_ahead=*/true, dtype), n, true);
   shape.grid_x = l.grid_x, shape.grid_y = l.grid_y, shape.block_x = l.block_x, shape.block_y = l.block_y;
   return family_kernel(cubin, l.symbol, shape, {}, k.nvrtc_arrays);
 }
@@ -180,7 +180,7 @@ ReducedPrecisionTiming time_reduced_precision(const Csr& a, const ReducedPrecisi
       continue;
     }
     if (options.progress) options.progress({"timing kernels", i, request.candidates.size()});
-    const RealKernel kernel = real_kernel(c, files[i], a, request.n, static_cast<int>(request.sm_count), *built.cubin);
+    const RealKernel kernel = real_kernel(c, files[i], a, request.n, request.dtype, static_cast<int>(request.sm_count), *built.cubin);
     try {
       m = check_and_time_real_kernel(kernel, gpu, multiplies_b_as_given(request.dtype, c) ? *as_given : inputs, options.timing);
     } catch (const DriverError& e) {

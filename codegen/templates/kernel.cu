@@ -106,8 +106,9 @@ bool spmmc_generic_v4_fills(int64_t n, int sms) {
 // The launch of the generic path: the split kernel where n < SPMMC_GENERIC_SPLIT_BELOW; else V = 4
 // where n is a multiple of 4, B and C are aligned to four elements and n >= SPMMC_GENERIC_V4_FROM or
 // spmmc_generic_v4_fills (from n = SPMMC_GENERIC_WARP_FROM up to spmmc_generic_warp_max_n as a warp per
-// row), else 1 with the batch of spmmc_generic_v1_batch (the tuner launches the generic family by the
-// same rule, codegen/generic_launch.h; the tests' host emulation checks that the two agree).
+// row, in blocks of 32 warps where SPMMC_GENERIC_WARP_WIDE and they fill the SMs), else 1 with the batch
+// of spmmc_generic_v1_batch (the tuner launches the generic family by the same rule,
+// codegen/generic_launch.h; the tests' host emulation checks that the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
   if (n < SPMMC_GENERIC_SPLIT_BELOW) {  // a warp per row, its lanes splitting the row's products
@@ -119,10 +120,17 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   const int sms = spmmc_current_device().sms;
   const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
   if (v == 4 && SPMMC_GENERIC_WARP_FROM > 0 && n >= SPMMC_GENERIC_WARP_FROM && n <= spmmc_generic_warp_max_n) {
-    // a warp per row
+    // a warp per row, in blocks of 32 warps where the file has them and they leave no more than 1/32 of the SMs idle
     const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
-    const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows),
-                    static_cast<unsigned>(columns < 65535 ? columns : 65535));
+    const unsigned grid_y = static_cast<unsigned>(columns < 65535 ? columns : 65535);
+#if SPMMC_GENERIC_WARP_WIDE
+    const int64_t wide_rows = (spmmc_rows + spmmc_generic_warp_wide_rows - 1) / spmmc_generic_warp_wide_rows;
+    if (32 * wide_rows * grid_y >= 31 * int64_t{sms})
+      return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide),
+                              dim3(static_cast<unsigned>(wide_rows), grid_y), dim3(32 * spmmc_generic_warp_wide_rows), args, 0,
+                              stream);
+#endif
+    const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows), grid_y);
     return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp), grid, dim3(32 * spmmc_generic_warp_rows),
                             args, 0, stream);
   }
@@ -194,6 +202,10 @@ const spmmc_kernel_variant spmmc_variants[] = {
     {"generic-split", 1, SPMMC_GENERIC_SPLIT_BELOW - 1, ""},
 #endif
 #if SPMMC_GENERIC_WARP_FROM > 0
+#if SPMMC_GENERIC_WARP_WIDE
+    {"generic-warp-wide", SPMMC_GENERIC_WARP_FROM, spmmc_generic_warp_max_n,
+     "n % 4 == 0; B and C aligned to 4 elements; only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs"},
+#endif
     {"generic-warp", SPMMC_GENERIC_WARP_FROM, spmmc_generic_warp_max_n, "n % 4 == 0; B and C aligned to 4 elements"},
 #endif
     {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,

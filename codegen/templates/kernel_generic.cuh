@@ -184,14 +184,16 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // (n >= 4: no branch around the shuffles). It ran 1.11, 1.10, 1.10 and 1.14x faster than four
 // columns per thread on the 23 range-sample layers at n = 512, 1024, 2048 and 4096 (geomeans; H100,
 // issue 27, docs/benchmarks.md, *A warp per row on the GPU*).
-#ifndef SPMMC_GENERIC_WARP_ROWS  // a study hook (docs/design/small-n.md): warps (rows) per block, 1..32
-#define SPMMC_GENERIC_WARP_ROWS 8
+constexpr int spmmc_generic_warp_rows = 8;     // warps (rows) per block
+// The same in blocks of 32 warps (spmmc_generic_kernel_warp_wide), where the printer finds A's rows long
+// along K (SPMMC_GENERIC_WARP_WIDE 1: at least 2048 columns, float elements) and the launch has at least
+// 31/32 of a block per SM: 32 rows that share columns read the same rows of B for their 128 columns
+// through one SM's L1 (codegen/generic_launch.h: 1.14-1.37x the blocks of 8 on such layers, H100).
+#ifndef SPMMC_GENERIC_WARP_WIDE
+#define SPMMC_GENERIC_WARP_WIDE /*@WARP_WIDE*/0/*@*/
 #endif
-constexpr int spmmc_generic_warp_rows = SPMMC_GENERIC_WARP_ROWS;  // warps (rows) per block
-#if SPMMC_GENERIC_WARP_ROWS == 8
-#define SPMMC_GENERIC_WARP_BOUNDS __launch_bounds__(32 * spmmc_generic_warp_rows)
-#else  // 64 registers, as ptxas gives blocks of 8 (16 warps took 78 unbounded: one block per SM)
-#define SPMMC_GENERIC_WARP_BOUNDS __launch_bounds__(32 * spmmc_generic_warp_rows, 32 / spmmc_generic_warp_rows)
+#if SPMMC_GENERIC_WARP_WIDE
+constexpr int spmmc_generic_warp_wide_rows = 32;
 #endif
 constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
 constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype
@@ -221,9 +223,10 @@ __device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int
     }
   }
 }
+template <int Rows>
 __device__ __forceinline__ void spmmc_generic_warp_rows_of(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
                                                            int64_t n) {
-  const int slot = static_cast<int>(blockIdx.x) * spmmc_generic_warp_rows + static_cast<int>(threadIdx.x) / 32;
+  const int slot = static_cast<int>(blockIdx.x) * Rows + static_cast<int>(threadIdx.x) / 32;
   if (slot >= spmmc_rows) return;  // the whole warp
   const int row = spmmc_generic_order[slot];
   const int2 span = spmmc_span_of(slot);
@@ -374,10 +377,17 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
 // Only where a row of B has at most INT32_MAX bytes in every dtype (n <= spmmc_generic_warp_max_n; the
 // launch takes four columns per thread above): with the 64-bit rows' code beside it ptxas took 66
 // registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
-__global__ void SPMMC_GENERIC_WARP_BOUNDS
+__global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_warp_rows_of(B, C, n);
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows>(B, C, n);
 }
+#if SPMMC_GENERIC_WARP_WIDE
+// 64 registers asked (one block per SM), as the blocks of 8 take unasked; ptxas spills 20 bytes (sm_90).
+__global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
+    spmmc_generic_kernel_warp_wide(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows>(B, C, n);
+}
+#endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_split_rows<int>(B, C, n);  // n < 33

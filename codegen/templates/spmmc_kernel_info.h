@@ -10,7 +10,7 @@
 /* One of a file's kernels (NAME_info()->variants): the entry point takes, for each call, the first
    variant in the table whose n range holds n and whose `needs` the call meets. */
 typedef struct spmmc_kernel_variant {
-  const char* kernel;         /* "unrolled", "tensor-core", "generic-split", "generic-warp", "generic-v4" or "generic-v1" */
+  const char* kernel;         /* "unrolled", "tensor-core", "generic-split", "generic-warp-wide", "generic-warp", "generic-v4", "generic-v1", ... */
   int64_t n_min;              /* the n it takes, n_min to n_max inclusive (none where n_min > n_max) */
   int64_t n_max;
   const char* needs;          /* what else the call must meet ("" for nothing) */

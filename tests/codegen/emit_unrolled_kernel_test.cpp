@@ -233,7 +233,8 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
   CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const spmmc_elem* __restrict__ B") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 7);  // and the generic path's six
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 8);  // and the generic path's six and its wide warp kernel
+  CHECK(count(k.cu, "#define SPMMC_GENERIC_WARP_WIDE 0") == 1);  // (compiled out: A has 3 columns)
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
   CHECK(count(k.cu, "constexpr unsigned spmmc_kernel_tiles[spmmc_kernel_count] = {2};") == 1);
@@ -940,6 +941,31 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK(generic_launch({100, 0, 132}, 65535 * 128 + 4, true).grid_y == 65535u);  // the warps loop over the rest
   CHECK(std::string(generic_launch({100, 0, 132}, 536870908, true).symbol) == kGenericKernelWarp);  // up to 2^31 bytes / 4
   CHECK(std::string(generic_launch({100, 0, 132}, 536870912, true).symbol) == kGenericKernelV4);    // wider rows of B
+  // Where the file has the wide warp kernel (A of at least 2048 columns): blocks of 32 warps where ceil(rows / 32) x
+  // the blocks of 128 columns are at least 31/32 of the SMs (1000 rows: 32 x 4 = 128 >= 127.875 at n = 512).
+  const GenericShape wide = {1000, 0, 132, true, kGenericSplitBelow, true};
+  l = generic_launch(wide, 512, true);
+  CHECK(std::string(l.symbol) == kGenericKernelWarpWide);
+  CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y, l.rows_per_block) ==
+        std::make_tuple(32u, 4u, 1024u, 1u, int64_t{32}));
+  CHECK(std::string(generic_launch({960, 0, 132, true, kGenericSplitBelow, true}, 512, true).symbol) ==
+        kGenericKernelWarp);  // 30 x 4 = 120 blocks
+  CHECK(std::string(generic_launch({960, 0, 132, true, kGenericSplitBelow, true}, 640, true).symbol) ==
+        kGenericKernelWarpWide);  // 30 x 5
+  CHECK(std::string(generic_launch({1000, 0, 132, true, kGenericSplitBelow, false}, 4096, true).symbol) ==
+        kGenericKernelWarp);  // the file has no wide kernel
+  CHECK(std::string(generic_launch(wide, 508, true).symbol) == kGenericKernelV4);  // below the warp per row
+  CHECK(std::string(generic_launch(wide, 516, false).symbol) != kGenericKernelWarpWide);  // unaligned
+  // generic_warp_wide: at least 2048 columns, float elements (fp32, tf32).
+  Csr longk;
+  longk.rows = 2, longk.cols = 2048, longk.row_ptr = {0, 1, 2}, longk.col_idx = {0, 2047}, longk.values = {1.0f, 2.0f};
+  CHECK(generic_warp_wide(longk, DType::kFp32));
+  CHECK(generic_warp_wide(longk, DType::kTf32));
+  CHECK_FALSE(generic_warp_wide(longk, DType::kFp16));
+  CHECK_FALSE(generic_warp_wide(longk, DType::kBf16));
+  longk.cols = 2047;
+  CHECK_FALSE(generic_warp_wide(longk, DType::kFp32));
+  CHECK(generic_shape(longk, 132, true, DType::kFp32).warp_wide == false);
   // V = 4 below 512 where its launch fills the SMs: 16 rows x 16 threads of 4 columns.
   l = generic_launch({2048, 0, 132}, 256, true);
   CHECK(std::string(l.symbol) == kGenericKernelV4);
@@ -1014,11 +1040,11 @@ TEST_CASE("emitter: generic_split_below keeps the split kernel unless A's rows a
   CHECK(generic_split_below(rows(3432, 33), 132) == kGenericSplitBelow);  // a row of 33
   CHECK(generic_split_below(rows(416, 4), 16) == 1);                      // 16 SMs: 416 rows
   CHECK(generic_split_below(rows(415, 4), 16) == kGenericSplitBelow);
-  const GenericShape shape = generic_shape(rows(5000, 8), 132, true);
+  const GenericShape shape = generic_shape(rows(5000, 8), 132, true, DType::kFp32);
   CHECK(shape.split_below == 1);
   CHECK(std::string(generic_launch(shape, 1, true).symbol) != kGenericKernelSplit);
   CHECK(generic_launch(shape, 1, true).block_y == 128);  // a thread per row, 128 rows per block
-  CHECK(std::string(generic_launch(generic_shape(rows(5000, 40), 132, true), 1, true).symbol) == kGenericKernelSplit);
+  CHECK(std::string(generic_launch(generic_shape(rows(5000, 40), 132, true, DType::kFp32), 1, true).symbol) == kGenericKernelSplit);
   CHECK_THROWS_AS(generic_launch({10, 0, 132, false, 0}, 4, true), InternalError);
 }
 

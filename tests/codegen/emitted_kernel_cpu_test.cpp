@@ -134,7 +134,11 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     // the pairs kernel.
     const nlohmann::json& path = report["kernel"]["balanced_path"];
     const bool balanced_path = !path.is_null();
-    const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - (generic ? 4 : 5) : 0;
+    // (the family's variants: generic-split, [generic-warp-wide,] generic-warp, -v4, -v1, and unrolled before them)
+    const bool warp_wide = std::any_of(variants.begin(), variants.end(),
+                                       [](const nlohmann::json& v) { return v["kernel"] == "generic-warp-wide"; });
+    const int32_t family = (generic ? 4 : 5) + (warp_wide ? 1 : 0);
+    const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - family : 0;
     if (balanced_path) {
       const int64_t from_n = path["from_n"].get<int64_t>(), below_n = path["below_n"].get<int64_t>();
       const int64_t pairs_below_n = path["pairs_below_n"].get<int64_t>();
@@ -781,9 +785,20 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   cases.push_back({"long_rows_generic_warp", long_rows, {"--family", "generic", "--batch-invariant"}, wide, 1024, "overlap"});
   cases.push_back({"long_rows_kparts_warp", long_rows,
                    {"--tile", "2x64", "--k-parts", "3", "--generic-below", "2048", "--batch-invariant"}, wide, 1024, "overlap"});
+  // A long along K (2100 columns: generic_warp_wide): from n = 512 the warp per row in blocks of 32 warps (40 rows:
+  // 2 blocks of rows x 4-9 of columns on the emulation's 4 SMs), its last block's rows partly past A's; in the
+  // generic family and in an unrolled file's generic path, the same bits as blocks of 8.
+  const fs::path long_k = write_mtx(dir.path, "long_k", make_matrix(40, 2100, [](int32_t r, int32_t c) {
+                                      const bool on = r % 7 == 3 ? (c * 5 + r) % 3 != 0 : (c * 11 + r * 3) % 53 == 0;
+                                      return on ? 0.0625f * static_cast<float>((c * 7 + r * 13) % 19) - 0.5f : 0.0f;
+                                    }));
+  cases.push_back({"long_k_generic", long_k, {"--family", "generic", "--batch-invariant"}, wide, 1024, "overlap"});
+  cases.push_back({"long_k_unrolled_path", long_k, {"--tile", "8x128", "--generic-below", "2048", "--batch-invariant"}, wide,
+                   1024, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);
+  CHECK(paths.generic_wide > 0);
   CHECK(paths.looped > 0);
   CHECK(paths.kernels > 5);
 }

@@ -180,11 +180,19 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   const bool weights_ahead = std::string(kernel.info()->a_format) == "csr-constants";
   // The split kernel's end as the file has it (generic_split_below for the target's SMs, which need not be
   // the emulation's): generic-split's n_max + 1, 1 where the file lists none.
+  // The wide warp kernel where the file lists it (generic_warp_wide: A of at least 2048 columns, float elements).
   int64_t split_below = 1;
-  for (int32_t i = 0; i < kernel.info()->variant_count; ++i)
-    if (std::string(kernel.info()->variants[i].kernel) == "generic-split") split_below = kernel.info()->variants[i].n_max + 1;
+  bool warp_wide = false;
+  for (int32_t i = 0; i < kernel.info()->variant_count; ++i) {
+    const std::string variant = kernel.info()->variants[i].kernel;
+    if (variant == "generic-split") split_below = kernel.info()->variants[i].n_max + 1;
+    warp_wide = warp_wide || variant == "generic-warp-wide";
+  }
   CHECK((split_below == 1 || split_below == kGenericSplitBelow));
-  const GenericLaunch l = generic_launch({a.rows, a.nnz(), kEmulatedSmCount, weights_ahead, split_below}, n, aligned16);
+  CHECK(warp_wide == (a.cols >= kGenericWarpWideMinK && std::string(kernel.info()->dtype) != "float16" &&
+                      std::string(kernel.info()->dtype) != "bfloat16"));
+  const GenericLaunch l =
+      generic_launch({a.rows, a.nnz(), kEmulatedSmCount, weights_ahead, split_below, warp_wide}, n, aligned16);
   CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
   const void* const func = kernel.last_kernel();
   for (const auto& [symbol, seen] : kernel.generic_kernels) {
@@ -200,11 +208,14 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   const int64_t v = (n >= 512 || emulated_v4_fills(rows, n)) && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
   if (v == 4 && n >= 512) {
-    CHECK(std::string(l.symbol) == kGenericKernelWarp);
-    CHECK((block[0] == 256 && block[1] == 1));
-    CHECK(int64_t{grid[0]} * 8 >= rows);
-    CHECK(int64_t{grid[0] - 1} * 8 < rows);
-    CHECK(int64_t{grid[1]} == std::min<int64_t>((n + 127) / 128, 65535));
+    // blocks of 32 warps where the file has them and 32 x their count is at least 31 x the SMs
+    const int64_t columns = std::min<int64_t>((n + 127) / 128, 65535);
+    const int64_t warps = warp_wide && 32 * ((rows + 31) / 32) * columns >= 31 * kEmulatedSmCount ? 32 : 8;
+    CHECK(std::string(l.symbol) == (warps == 32 ? kGenericKernelWarpWide : kGenericKernelWarp));
+    CHECK((block[0] == 32 * warps && block[1] == 1));
+    CHECK(int64_t{grid[0]} * warps >= rows);
+    CHECK(int64_t{grid[0] - 1} * warps < rows);
+    CHECK(int64_t{grid[1]} == columns);
     return l;
   }
   CHECK(static_cast<int64_t>(grid[0]) * block[0] * v >= n);
@@ -233,11 +244,16 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     const bool tc = kernel == "tensor-core" || kernel == "tensor-core-staged";
     const int64_t v = kernel == "unrolled"                                  ? info.cols_per_thread
                       : tc                                                  ? 8
-                      : kernel == "generic-v4" || kernel == "generic-warp" || kernel == "balanced-v4" ? 4
+                      : kernel == "generic-v4" || kernel == "generic-warp" || kernel == "generic-warp-wide" ||
+                              kernel == "balanced-v4"
+                          ? 4
                       : kernel == "balanced-v2"                             ? 2
                                                                             : 1;
     const int64_t bytes = tc ? 16 : v * elem;
     if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
+    if (kernel == "generic-warp-wide" && 32 * ((info.m + 31) / 32) * std::min<int64_t>((n + 127) / 128, 65535) <
+                                             31 * kEmulatedSmCount)
+      continue;  // its needs: blocks for 31/32 of the SMs
     if (n % v == 0 && aligned(bytes)) return kernel;
   }
   return "none";
@@ -246,10 +262,11 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
 // The variant that ran for a generic launch (codegen/generic_launch.h's symbol).
 std::string generic_variant(const GenericLaunch& l) {
   const std::string symbol = l.symbol;
-  return symbol == kGenericKernelSplit  ? "generic-split"
-         : symbol == kGenericKernelWarp ? "generic-warp"
-         : l.cols_per_thread == 4       ? "generic-v4"
-                                        : "generic-v1";
+  return symbol == kGenericKernelSplit      ? "generic-split"
+         : symbol == kGenericKernelWarp     ? "generic-warp"
+         : symbol == kGenericKernelWarpWide ? "generic-warp-wide"
+         : l.cols_per_thread == 4           ? "generic-v4"
+                                            : "generic-v1";
 }
 
 // A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with kGuard
@@ -307,7 +324,8 @@ std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, con
   });
 }
 
-std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
+std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b) {
+  const int64_t n = 1;
   const int32_t lanes = 32 / s.groups;
   return spmm_of_pieces(a, s, n, [&](const BalancedPiece& p, int64_t j) {
     std::vector<float> lane(static_cast<size_t>(lanes), 0.0f);
@@ -323,10 +341,6 @@ std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, cons
     }
     return lane[0];
   });
-}
-
-std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b) {
-  return piece_tree_spmm(a, s, b, 1);
 }
 
 std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n,
@@ -470,7 +484,9 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         ++paths.generic;
         CHECK(chain[0] == 1);  // the generic path is one kernel
         CHECK(runs == 0);      // no inline PTX ran
-        CHECK(named == generic_variant(check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data))));
+        const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data));
+        CHECK(named == generic_variant(launched));
+        paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -673,7 +689,9 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);  // no inline PTX ran
-        CHECK(named == generic_variant(check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4))));
+        const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4));
+        CHECK(named == generic_variant(launched));
+        paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
       }
     }
   }
@@ -748,7 +766,9 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
         ++paths.generic;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
-        CHECK(named == generic_variant(check_generic_launch(kernel, grid, block, a, n, aligned16)));  // four floats: 16 bytes
+        const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned16);  // four floats: 16 bytes
+        CHECK(named == generic_variant(launched));
+        paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
       }
     }
   }

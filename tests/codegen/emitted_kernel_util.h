@@ -114,11 +114,6 @@ std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, con
 // lane 0's kept; a whole row's sum is its piece's, a cut row's +0 plus its pieces' sums in piece order.
 std::vector<float> piece_tree_spmv(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b);
 
-// The same for every column of C (n columns of B), each column's sum as piece_tree_spmv's of that column
-// alone: the lanes over products of spmmc_balanced_lanes8 (kernel_balanced.cuh's study hook
-// SPMMC_BALANCED_LANES_BELOW).
-std::vector<float> piece_tree_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n);
-
 // What a balanced-family file gives: piece_tree_spmv at n = 1 where `spmv` (NAME.json's
 // kernel.balanced.spmv), else piece_order_spmm.
 std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n,
@@ -131,6 +126,7 @@ std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);
 struct PathCounts {
   int unrolled = 0;  // runs that took the unrolled kernel (inline PTX)
   int generic = 0;   // runs that took the generic CSR kernel
+  int generic_wide = 0;  // of those, runs of the warp per row in blocks of 32 warps (A long along K)
   int balanced = 0;  // runs that took the balanced kernel of the small-n path
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
   int64_t kernels = 0;  // the most kernels one unrolled run launched
@@ -138,7 +134,7 @@ struct PathCounts {
   int tensor_core = 0;  // runs that took a tensor-core kernel (check_emulated_half_kernel, _tf32_kernel)
   int tensor_core_staged = 0;  // of those, runs of the staged kernel (B in shared memory)
   PathCounts& operator+=(const PathCounts& o) {
-    unrolled += o.unrolled, generic += o.generic, balanced += o.balanced, looped += o.looped, kernels = std::max(kernels, o.kernels);
+    unrolled += o.unrolled, generic += o.generic, generic_wide += o.generic_wide, balanced += o.balanced, looped += o.looped, kernels = std::max(kernels, o.kernels);
     graphs += o.graphs, tensor_core += o.tensor_core, tensor_core_staged += o.tensor_core_staged;
     return *this;
   }
