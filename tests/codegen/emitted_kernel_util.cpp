@@ -160,19 +160,26 @@ float guard_value() {
   return f;
 }
 
-// The generic path's last launch (grid, block and kernel as the emulation recorded them) for A at n:
 // Where four columns per thread's launch (16 rows x 64 columns a block of 8 warps) has at least 14
 // warps per SM of the emulated device: the generic path takes them from n = 128 there (512 elsewhere).
 bool emulated_v4_fills(int64_t rows, int64_t n) {
   return n >= 128 && (n + 63) / 64 * std::min<int64_t>((rows + 15) / 16, 65535) * 8 >= 14 * int64_t{kEmulatedSmCount};
 }
 
+// Whether the wide warp kernel's blocks (32 rows x 128 columns) are at least 31/32 of the emulated SMs
+// (its needs besides the file having it: codegen/generic_launch.h).
+bool emulated_warp_wide_fills(int64_t rows, int64_t n) {
+  return 32 * ((rows + 31) / 32) * std::min<int64_t>((n + 127) / 128, 65535) >= 31 * int64_t{kEmulatedSmCount};
+}
+
+// The generic path's last launch (grid, block and kernel as the emulation recorded them) for A at n:
 // what codegen/generic_launch.h says (the tuner launches the generic family by it) on the emulated
 // device's SMs, the same kernel for the same symbol over the file's calls and different kernels
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
 // row with every column in it, else threads of 1 or 4 columns (4: n >= 512, or n >= 128 where the
 // launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row, from n = 512 a warp per row
-// (blocks of 8 warps, every row in a warp, 128 columns a warp).
+// (blocks of 8 warps, or of 32 where the file has them and emulated_warp_wide_fills; every row in a warp,
+// 128 columns a warp).
 GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
                                    int64_t n, bool aligned16) {
   const int32_t rows = a.rows;
@@ -210,7 +217,7 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   if (v == 4 && n >= 512) {
     // blocks of 32 warps where the file has them and 32 x their count is at least 31 x the SMs
     const int64_t columns = std::min<int64_t>((n + 127) / 128, 65535);
-    const int64_t warps = warp_wide && 32 * ((rows + 31) / 32) * columns >= 31 * kEmulatedSmCount ? 32 : 8;
+    const int64_t warps = warp_wide && emulated_warp_wide_fills(rows, n) ? 32 : 8;
     CHECK(std::string(l.symbol) == (warps == 32 ? kGenericKernelWarpWide : kGenericKernelWarp));
     CHECK((block[0] == 32 * warps && block[1] == 1));
     CHECK(int64_t{grid[0]} * warps >= rows);
@@ -251,9 +258,7 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
                                                                             : 1;
     const int64_t bytes = tc ? 16 : v * elem;
     if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
-    if (kernel == "generic-warp-wide" && 32 * ((info.m + 31) / 32) * std::min<int64_t>((n + 127) / 128, 65535) <
-                                             31 * kEmulatedSmCount)
-      continue;  // its needs: blocks for 31/32 of the SMs
+    if (kernel == "generic-warp-wide" && !emulated_warp_wide_fills(info.m, n)) continue;  // its needs
     if (n % v == 0 && aligned(bytes)) return kernel;
   }
   return "none";
