@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -163,11 +164,55 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   EmittedKernel k;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
+  // A study hook (issue 27, docs/design/small-n.md): with --k-parts P and SPMMC_STUDY_K_IN_BLOCK=1 in the
+  // environment, the ranges of K of a tile run in one block (codegen/templates/kernel_k_in_block.cuh).
+  const char* const study_in_block = std::getenv("SPMMC_STUDY_K_IN_BLOCK");
+  const bool k_in_block = !no_unrolled && options.k_parts > 1 && study_in_block != nullptr && std::string(study_in_block) == "1";
   std::string tiles;
-  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, code_dtype);
+  for (size_t id = 0; id < program.tiles.size(); ++id)
+    print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, code_dtype,
+                   k_in_block ? program.launch.n1() : 0);
   k.k_part_begin = k_part_begin;
   std::string kernels, pointers, tile_counts, declarations;
-  for (int32_t j = 0; j < program.kernels(); ++j) {
+  int32_t range0_tiles = 0;
+  if (k_in_block) {
+    std::map<std::vector<int32_t>, int32_t> tile_of_rows;  // range 0's tiles come first; later ranges' have the same rows
+    for (const TileProgram& t : program.tiles)
+      if (t.k_part == 0) tile_of_rows.emplace(t.rows, range0_tiles++);
+    const int32_t ranges = static_cast<int32_t>(k_part_begin.size()) - 1;
+    SPMMC_CHECK(program.launch.threads * ranges <= 1024, "the ranges in one block: threads x k_parts must be at most 1024");
+    SPMMC_CHECK(int64_t{ranges} * program.launch.m1 * program.launch.n1() * 4 <= 48 * 1024,
+                "the ranges in one block: k_parts x M1 x N1 floats must fit 48 KB of shared memory");
+    std::string dispatch, rows, masks;
+    std::vector<uint32_t> mask(static_cast<size_t>(range0_tiles), 0u);
+    for (size_t id = 0; id < program.tiles.size(); ++id) {
+      const TileProgram& t = program.tiles[id];
+      const int32_t t0 = tile_of_rows.at(t.rows);
+      mask[static_cast<size_t>(t0)] |= 1u << t.k_part;
+      fmt::format_to(std::back_inserter(dispatch), "        case {}: spmmc_tile_{}(b, c, ld); break;\n", t0 * ranges + t.k_part, id);
+    }
+    std::vector<std::vector<int32_t>> rows_of(static_cast<size_t>(range0_tiles));
+    for (const auto& [tile_rows, t0] : tile_of_rows) rows_of[static_cast<size_t>(t0)] = tile_rows;
+    for (int32_t t0 = 0; t0 < range0_tiles; ++t0) {
+      std::string one;
+      for (int32_t s = 0; s < program.launch.m1; ++s) {
+        const std::vector<int32_t>& r = rows_of[static_cast<size_t>(t0)];
+        one += fmt::format("{}{}", s ? ", " : "", s < static_cast<int32_t>(r.size()) ? r[static_cast<size_t>(s)] : -1);
+      }
+      rows += fmt::format("{}{{{}}}", t0 ? ",\n    " : "", one);
+      masks += fmt::format("{}{}u", t0 ? (t0 % 16 ? ", " : ",\n    ") : "", mask[static_cast<size_t>(t0)]);
+    }
+    const std::string symbol = fmt::format("{}_kernel_0", options.name);
+    kernels = fill_template(embedded_template("kernel_k_in_block.cuh"),
+                            {{"HEADER_COMMENT", ""}, {"K_RANGES", std::to_string(ranges)}, {"TILE_ROWS", rows},
+                             {"TILE_RANGES", masks}, {"KERNEL", symbol}, {"DISPATCH", dispatch}},
+                            "kernel_k_in_block.cuh");
+    pointers = fmt::format("reinterpret_cast<const void*>(&{})", symbol);
+    tile_counts = std::to_string(range0_tiles);
+    k.kernel_symbols.push_back(symbol);
+    k.kernel_tiles.push_back(range0_tiles);
+  }
+  for (int32_t j = 0; j < (k_in_block ? 0 : program.kernels()); ++j) {
     const std::string symbol = fmt::format("{}_kernel_{}", options.name, j);
     std::string dispatch;
     for (int32_t x = 0; x < program.tiles_of(j); ++x)
@@ -226,7 +271,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"THREADS", std::to_string(options.tensor_core ? 8 : options.generic_only ? 128 : program.launch.threads)},
       {"V", std::to_string(options.tensor_core ? 8 : v)},
       {"MIN_BLOCKS", std::to_string(no_unrolled ? 1 : program.launch.min_blocks_per_sm)},
-      {"A_TILES", std::to_string(options.tensor_core ? tc.windows : k.tiles)},
+      {"A_TILES", std::to_string(options.tensor_core ? tc.windows : k_in_block ? range0_tiles : k.tiles)},
       {"TILE_FUNCTIONS", tiles},
       {"KERNELS", kernels},
   };
@@ -351,7 +396,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"TENSOR_CORE_CODE", tc.code},
       {"DTYPE", dtype_info_name(options.dtype)},
       // Compiled out in the generic family (no kernels): a table of one null entry.
-      {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
+      {"KERNEL_COUNT", std::to_string(k_in_block ? 1 : std::max(program.kernels(), 1))},
       {"KERNEL_POINTERS", no_unrolled ? "nullptr" : pointers},
       {"KERNEL_TILES", no_unrolled ? "0" : tile_counts},
       {"A_FORMAT", options.tensor_core    ? "vector-blocks-constants"
