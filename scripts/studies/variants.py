@@ -4,7 +4,8 @@ x the best peer (spmmc's median against the best cuSPARSE algorithm's, or Sputni
 variant and n, over all layers and by row-length class (A's mean products per row: at most 16, 17-64,
 more than 64), and each variant's time against the first one's, layer by layer.
 
-usage: scripts/studies/variants.py RESULTS.jsonl VARIANT[,VARIANT...] [--against OTHER.jsonl VARIANT]
+usage: scripts/studies/variants.py [--layers] RESULTS.jsonl VARIANT[,VARIANT...] [--against OTHER.jsonl VARIANT]
+  --layers        also print one row per layer: x the best peer of every variant at every n, the fastest in bold
   RESULTS.jsonl   batch-study's results (scripts/studies/batch-on-gpu.sh leaves them in NAME.tar.xz)
   VARIANT,...     the label suffixes to compare, the first the base
   --against       also compare the first VARIANT of RESULTS with VARIANT of another call's results, each
@@ -35,6 +36,8 @@ def row_class(rows, nnz):
 
 
 def main(argv):
+    per_layer = "--layers" in argv[1:]
+    argv = [a for a in argv if a != "--layers"]
     if len(argv) not in (3, 6) or (len(argv) == 6 and argv[3] != "--against"):
         sys.exit(__doc__)
     times, shapes = load(argv[1])
@@ -76,6 +79,16 @@ def main(argv):
             r = [times[(l, base, n)][0] / times[(l, v, n)][0] for l in done]
             cells.append(f"{geomean(r):.3f} [{min(r):.2f}-{max(r):.2f}]")
         print(f"| {v} | " + " | ".join(cells) + " |")
+    if per_layer:
+        print(f"\nx best peer per layer ({' / '.join(variants)}; the fastest in bold)\n")
+        print("| layer (rows, non-zeros) | " + " | ".join(f"n = {n}" for n in ns) + " |")
+        print("|---|" + "---|" * len(ns))
+        for l in done:
+            cells = []
+            for n in ns:
+                x = [speed(l, v, n) for v in variants]
+                cells.append(" / ".join(f"**{y:.2f}**" if y == max(x) else f"{y:.2f}" for y in x))
+            print(f"| {l} ({shapes[l][0]}, {shapes[l][1]}) | " + " | ".join(cells) + " |")
     if len(argv) == 6:
         other, _ = load(argv[4])
         theirs = argv[5]
