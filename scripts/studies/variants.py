@@ -35,6 +35,15 @@ def row_class(rows, nnz):
     return "<= 16" if mean <= 16 else "17-64" if mean <= 64 else "> 64"
 
 
+def print_table(first, ns, rows, cell, align="--:"):
+    """A Markdown table: a first column headed `first` of the rows' labels, then one column per n;
+    rows are (label, key) pairs and cell(key, n) is a cell's text."""
+    print(f"| {first} | " + " | ".join(f"n = {n}" for n in ns) + " |")
+    print("|---|" + f"{align}|" * len(ns))
+    for label, key in rows:
+        print(f"| {label} | " + " | ".join(cell(key, n) for n in ns) + " |")
+
+
 def main(argv):
     per_layer = "--layers" in argv[1:]
     argv = [a for a in argv if a != "--layers"]
@@ -54,41 +63,29 @@ def main(argv):
         return peer / ms
 
     print("geomean x best peer, all layers (" + str(len(done)) + ")\n")
-    print("| variant | " + " | ".join(f"n = {n}" for n in ns) + " |")
-    print("|---|" + "--:|" * len(ns))
-    for v in variants:
-        print(f"| {v} | " + " | ".join(f"{geomean([speed(l, v, n) for l in done]):.2f}" for n in ns) + " |")
+    print_table("variant", ns, [(v, v) for v in variants], lambda v, n: f"{geomean([speed(l, v, n) for l in done]):.2f}")
     classes = ["<= 16", "17-64", "> 64"]
     counts = [sum(row_class(*shapes[l]) == c for l in done) for c in classes]
     print(f"\ngeomean x best peer by products per row ({' / '.join(f'{c}: {k}' for c, k in zip(classes, counts))} layers)\n")
-    print("| variant | " + " | ".join(f"n = {n}" for n in ns) + " |")
-    print("|---|" + "--:|" * len(ns))
-    for v in variants:
-        cells = []
-        for n in ns:
-            per = [geomean([speed(l, v, n) for l in done if row_class(*shapes[l]) == c]) for c in classes]
-            cells.append(" / ".join(f"{x:.2f}" for x in per))
-        print(f"| {v} | " + " | ".join(cells) + " |")
+    print_table("variant", ns, [(v, v) for v in variants], lambda v, n: " / ".join(
+        f"{geomean([speed(l, v, n) for l in done if row_class(*shapes[l]) == c]):.2f}" for c in classes))
     base = variants[0]
     print(f"\neach variant's speed against {base} (its time / theirs): geomean [lowest-highest]\n")
-    print("| variant | " + " | ".join(f"n = {n}" for n in ns) + " |")
-    print("|---|" + "--:|" * len(ns))
-    for v in variants[1:]:
-        cells = []
-        for n in ns:
-            r = [times[(l, base, n)][0] / times[(l, v, n)][0] for l in done]
-            cells.append(f"{geomean(r):.3f} [{min(r):.2f}-{max(r):.2f}]")
-        print(f"| {v} | " + " | ".join(cells) + " |")
+
+    def against_base(v, n):
+        r = [times[(l, base, n)][0] / times[(l, v, n)][0] for l in done]
+        return f"{geomean(r):.3f} [{min(r):.2f}-{max(r):.2f}]"
+
+    print_table("variant", ns, [(v, v) for v in variants[1:]], against_base)
     if per_layer:
         print(f"\nx best peer per layer ({' / '.join(variants)}; the fastest in bold)\n")
-        print("| layer (rows, non-zeros) | " + " | ".join(f"n = {n}" for n in ns) + " |")
-        print("|---|" + "---|" * len(ns))
-        for l in done:
-            cells = []
-            for n in ns:
-                x = [speed(l, v, n) for v in variants]
-                cells.append(" / ".join(f"**{y:.2f}**" if y == max(x) else f"{y:.2f}" for y in x))
-            print(f"| {l} ({shapes[l][0]}, {shapes[l][1]}) | " + " | ".join(cells) + " |")
+
+        def all_variants(l, n):
+            x = [speed(l, v, n) for v in variants]
+            return " / ".join(f"**{y:.2f}**" if y == max(x) else f"{y:.2f}" for y in x)
+
+        print_table("layer (rows, non-zeros)", ns, [(f"{l} ({shapes[l][0]}, {shapes[l][1]})", l) for l in done],
+                    all_variants, align="---")
     if len(argv) == 6:
         other, _ = load(argv[4])
         theirs = argv[5]
