@@ -38,6 +38,39 @@ std::string joined(const std::vector<T>& values, F format_one) {
   return out.empty() ? std::string("0") : out;
 }
 
+// The study hook's kernel (SPMMC_STUDY_K_IN_BLOCK, codegen/templates/kernel_k_in_block.cuh) named `symbol`:
+// range 0's tiles along grid.x, each (tile, range) dispatched to its tile function, the slots' rows of C and
+// the ranges each tile has code for as tables. `tiles` gets range 0's tiles.
+std::string print_k_in_block_kernel(const KernelProgram& program, const std::string& symbol, int32_t& tiles) {
+  const int32_t ranges = static_cast<int32_t>(program.k_part_begin.size()) - 1;
+  SPMMC_CHECK(program.launch.threads * ranges <= 1024, "the ranges in one block: threads x k_parts must be at most 1024");
+  SPMMC_CHECK(int64_t{ranges} * program.launch.m1 * program.launch.n1() * 4 <= 48 * 1024,
+              "the ranges in one block: k_parts x M1 x N1 floats must fit 48 KB of shared memory");
+  std::map<std::vector<int32_t>, int32_t> tile_of_rows;  // range 0's tiles come first; later ranges' have the same rows
+  std::vector<const std::vector<int32_t>*> rows_of;     // range 0's tile t's rows
+  for (const TileProgram& t : program.tiles)
+    if (t.k_part == 0 && tile_of_rows.emplace(t.rows, static_cast<int32_t>(rows_of.size())).second) rows_of.push_back(&t.rows);
+  tiles = static_cast<int32_t>(rows_of.size());
+  std::string dispatch;
+  std::vector<uint32_t> mask(rows_of.size(), 0u);
+  for (size_t id = 0; id < program.tiles.size(); ++id) {
+    const TileProgram& t = program.tiles[id];
+    const int32_t t0 = tile_of_rows.at(t.rows);
+    mask[static_cast<size_t>(t0)] |= 1u << t.k_part;
+    fmt::format_to(std::back_inserter(dispatch), "        case {}: spmmc_tile_{}(b, c, ld); break;\n", t0 * ranges + t.k_part, id);
+  }
+  const auto m1 = static_cast<size_t>(program.launch.m1);
+  const std::string rows = joined_items(rows_of.size(), 1, [&](size_t t0) {
+    const std::vector<int32_t>& r = *rows_of[t0];
+    return "{" + joined_items(m1, m1, [&](size_t s) { return std::to_string(s < r.size() ? r[s] : -1); }) + "}";
+  });
+  return fill_template(embedded_template("kernel_k_in_block.cuh"),
+                       {{"HEADER_COMMENT", ""}, {"K_RANGES", std::to_string(ranges)}, {"TILE_ROWS", rows},
+                        {"TILE_RANGES", joined(mask, [](uint32_t m) { return std::to_string(m) + "u"; })},
+                        {"KERNEL", symbol}, {"DISPATCH", dispatch}},
+                       "kernel_k_in_block.cuh");
+}
+
 std::string comment_lines(const std::string& text) {
   std::string out;
   size_t start = 0;
@@ -176,37 +209,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   std::string kernels, pointers, tile_counts, declarations;
   int32_t range0_tiles = 0;
   if (k_in_block) {
-    std::map<std::vector<int32_t>, int32_t> tile_of_rows;  // range 0's tiles come first; later ranges' have the same rows
-    for (const TileProgram& t : program.tiles)
-      if (t.k_part == 0) tile_of_rows.emplace(t.rows, range0_tiles++);
-    const int32_t ranges = static_cast<int32_t>(k_part_begin.size()) - 1;
-    SPMMC_CHECK(program.launch.threads * ranges <= 1024, "the ranges in one block: threads x k_parts must be at most 1024");
-    SPMMC_CHECK(int64_t{ranges} * program.launch.m1 * program.launch.n1() * 4 <= 48 * 1024,
-                "the ranges in one block: k_parts x M1 x N1 floats must fit 48 KB of shared memory");
-    std::string dispatch, rows, masks;
-    std::vector<uint32_t> mask(static_cast<size_t>(range0_tiles), 0u);
-    for (size_t id = 0; id < program.tiles.size(); ++id) {
-      const TileProgram& t = program.tiles[id];
-      const int32_t t0 = tile_of_rows.at(t.rows);
-      mask[static_cast<size_t>(t0)] |= 1u << t.k_part;
-      fmt::format_to(std::back_inserter(dispatch), "        case {}: spmmc_tile_{}(b, c, ld); break;\n", t0 * ranges + t.k_part, id);
-    }
-    std::vector<std::vector<int32_t>> rows_of(static_cast<size_t>(range0_tiles));
-    for (const auto& [tile_rows, t0] : tile_of_rows) rows_of[static_cast<size_t>(t0)] = tile_rows;
-    for (int32_t t0 = 0; t0 < range0_tiles; ++t0) {
-      std::string one;
-      for (int32_t s = 0; s < program.launch.m1; ++s) {
-        const std::vector<int32_t>& r = rows_of[static_cast<size_t>(t0)];
-        one += fmt::format("{}{}", s ? ", " : "", s < static_cast<int32_t>(r.size()) ? r[static_cast<size_t>(s)] : -1);
-      }
-      rows += fmt::format("{}{{{}}}", t0 ? ",\n    " : "", one);
-      masks += fmt::format("{}{}u", t0 ? (t0 % 16 ? ", " : ",\n    ") : "", mask[static_cast<size_t>(t0)]);
-    }
     const std::string symbol = fmt::format("{}_kernel_0", options.name);
-    kernels = fill_template(embedded_template("kernel_k_in_block.cuh"),
-                            {{"HEADER_COMMENT", ""}, {"K_RANGES", std::to_string(ranges)}, {"TILE_ROWS", rows},
-                             {"TILE_RANGES", masks}, {"KERNEL", symbol}, {"DISPATCH", dispatch}},
-                            "kernel_k_in_block.cuh");
+    kernels = print_k_in_block_kernel(program, symbol, range0_tiles);
     pointers = fmt::format("reinterpret_cast<const void*>(&{})", symbol);
     tile_counts = std::to_string(range0_tiles);
     k.kernel_symbols.push_back(symbol);
