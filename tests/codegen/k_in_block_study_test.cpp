@@ -1,10 +1,9 @@
 // The study hook SPMMC_STUDY_K_IN_BLOCK (codegen/templates/kernel_k_in_block.cuh): a --k-parts file whose
 // ranges of K run in one block gives C bit for bit as the chain of kernels of the same file does, on
 // the CPU emulation, at every n (the unrolled kernel at every n: --generic-below 0).
+#include <cmath>
 #include <cstring>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "compiler/formats/write_matrix.h"
 #include "tests/codegen/emitted_kernel_util.h"
@@ -15,26 +14,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// C of the emitted file NAME in `dir` built for the emulation, for B (K x n, seeded) at each n.
+// C of the emitted file NAME in `dir` built for the emulation, for seeded B (K x n) at each n.
 std::vector<std::vector<float>> run_file(const fs::path& dir, const std::string& name, int32_t m, int32_t k,
                                          const std::vector<int64_t>& ns) {
-  std::string log;
-  const fs::path so = dir / ("lib" + name + ".so");
-  INFO(log);
-  REQUIRE(test::build_emulated({dir / (name + ".cu")}, so, log) == 0);
-  std::string error;
-  const auto kernel = test::EmulatedKernel::load(so, name, error);
-  INFO(error);
-  REQUIRE(kernel);
+  const auto kernel = test::emulate_emitted(dir / (name + ".cu"), name);
   std::vector<std::vector<float>> out;
   for (const int64_t n : ns) {
-    std::mt19937 rng(static_cast<uint32_t>(n));
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-    std::vector<float> b(static_cast<size_t>(k * n)), c(static_cast<size_t>(m * n), std::nanf(""));
-    for (float& x : b) x = value(rng);
+    const std::vector<float> b = test::seeded_b(k, n, static_cast<uint64_t>(n));
+    std::vector<float> c(static_cast<size_t>(m * n), std::nanf(""));
     // (no bounds for the emulation's PTX: the ranges' stores go to the block's shared memory, which they do not cover)
-    const int status = kernel->entry(b.data(), c.data(), n, nullptr);
-    REQUIRE(status == 0);
+    REQUIRE(kernel->entry(b.data(), c.data(), n, nullptr) == 0);
     out.push_back(std::move(c));
   }
   return out;
