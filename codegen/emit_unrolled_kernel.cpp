@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -36,39 +35,6 @@ template <typename T, typename F>
 std::string joined(const std::vector<T>& values, F format_one) {
   const std::string out = joined_items(values.size(), 16, [&](size_t i) { return format_one(values[i]); });
   return out.empty() ? std::string("0") : out;
-}
-
-// The study hook's kernel (SPMMC_STUDY_K_IN_BLOCK, codegen/templates/kernel_k_in_block.cuh) named `symbol`:
-// range 0's tiles along grid.x, each (tile, range) dispatched to its tile function, the slots' rows of C and
-// the ranges each tile has code for as tables. `tiles` gets range 0's tiles.
-std::string print_k_in_block_kernel(const KernelProgram& program, const std::string& symbol, int32_t& tiles) {
-  const int32_t ranges = static_cast<int32_t>(program.k_part_begin.size()) - 1;
-  SPMMC_CHECK(program.launch.threads * ranges <= 1024, "the ranges in one block: threads x k_parts must be at most 1024");
-  SPMMC_CHECK(int64_t{ranges} * program.launch.m1 * program.launch.n1() * 4 <= 48 * 1024,
-              "the ranges in one block: k_parts x M1 x N1 floats must fit 48 KB of shared memory");
-  std::map<std::vector<int32_t>, int32_t> tile_of_rows;  // range 0's tiles come first; later ranges' have the same rows
-  std::vector<const std::vector<int32_t>*> rows_of;     // range 0's tile t's rows
-  for (const TileProgram& t : program.tiles)
-    if (t.k_part == 0 && tile_of_rows.emplace(t.rows, static_cast<int32_t>(rows_of.size())).second) rows_of.push_back(&t.rows);
-  tiles = static_cast<int32_t>(rows_of.size());
-  std::string dispatch;
-  std::vector<uint32_t> mask(rows_of.size(), 0u);
-  for (size_t id = 0; id < program.tiles.size(); ++id) {
-    const TileProgram& t = program.tiles[id];
-    const int32_t t0 = tile_of_rows.at(t.rows);
-    mask[static_cast<size_t>(t0)] |= 1u << t.k_part;
-    fmt::format_to(std::back_inserter(dispatch), "        case {}: spmmc_tile_{}(b, c, ld); break;\n", t0 * ranges + t.k_part, id);
-  }
-  const auto m1 = static_cast<size_t>(program.launch.m1);
-  const std::string rows = joined_items(rows_of.size(), 1, [&](size_t t0) {
-    const std::vector<int32_t>& r = *rows_of[t0];
-    return "{" + joined_items(m1, m1, [&](size_t s) { return std::to_string(s < r.size() ? r[s] : -1); }) + "}";
-  });
-  return fill_template(embedded_template("kernel_k_in_block.cuh"),
-                       {{"HEADER_COMMENT", ""}, {"K_RANGES", std::to_string(ranges)}, {"TILE_ROWS", rows},
-                        {"TILE_RANGES", joined(mask, [](uint32_t m) { return std::to_string(m) + "u"; })},
-                        {"KERNEL", symbol}, {"DISPATCH", dispatch}},
-                       "kernel_k_in_block.cuh");
 }
 
 std::string comment_lines(const std::string& text) {
@@ -197,26 +163,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   EmittedKernel k;
   // Accumulating tiles wait for the kernels before them with griddepcontrol.wait (sm_90 and later).
   SPMMC_CHECK(options.k_parts == 1 || has_dependent_launch(options.arch), "the split along K needs a target of sm_90 or later");
-  // A study hook (issue 27, docs/design/small-n.md): with --k-parts P and SPMMC_STUDY_K_IN_BLOCK=1 in the
-  // environment, the ranges of K of a tile run in one block (codegen/templates/kernel_k_in_block.cuh).
-  const char* const study_in_block = std::getenv("SPMMC_STUDY_K_IN_BLOCK");
-  const bool k_in_block = !no_unrolled && options.k_parts > 1 && study_in_block != nullptr && std::string(study_in_block) == "1";
   std::string tiles;
-  for (size_t id = 0; id < program.tiles.size(); ++id)
-    print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, code_dtype,
-                   k_in_block ? program.launch.n1() : 0);
+  for (size_t id = 0; id < program.tiles.size(); ++id) print_tile_ptx(tiles, static_cast<int32_t>(id), program.tiles[id], v, options.loads_ahead, code_dtype);
   k.k_part_begin = k_part_begin;
   std::string kernels, pointers, tile_counts, declarations;
-  int32_t range0_tiles = 0;
-  if (k_in_block) {
-    const std::string symbol = fmt::format("{}_kernel_0", options.name);
-    kernels = print_k_in_block_kernel(program, symbol, range0_tiles);
-    pointers = fmt::format("reinterpret_cast<const void*>(&{})", symbol);
-    tile_counts = std::to_string(range0_tiles);
-    k.kernel_symbols.push_back(symbol);
-    k.kernel_tiles.push_back(range0_tiles);
-  }
-  for (int32_t j = 0; j < (k_in_block ? 0 : program.kernels()); ++j) {
+  for (int32_t j = 0; j < program.kernels(); ++j) {
     const std::string symbol = fmt::format("{}_kernel_{}", options.name, j);
     std::string dispatch;
     for (int32_t x = 0; x < program.tiles_of(j); ++x)
@@ -275,7 +226,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"THREADS", std::to_string(options.tensor_core ? 8 : options.generic_only ? 128 : program.launch.threads)},
       {"V", std::to_string(options.tensor_core ? 8 : v)},
       {"MIN_BLOCKS", std::to_string(no_unrolled ? 1 : program.launch.min_blocks_per_sm)},
-      {"A_TILES", std::to_string(options.tensor_core ? tc.windows : k_in_block ? range0_tiles : k.tiles)},
+      {"A_TILES", std::to_string(options.tensor_core ? tc.windows : k.tiles)},
       {"TILE_FUNCTIONS", tiles},
       {"KERNELS", kernels},
   };
@@ -400,7 +351,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"TENSOR_CORE_CODE", tc.code},
       {"DTYPE", dtype_info_name(options.dtype)},
       // Compiled out in the generic family (no kernels): a table of one null entry.
-      {"KERNEL_COUNT", std::to_string(k_in_block ? 1 : std::max(program.kernels(), 1))},
+      {"KERNEL_COUNT", std::to_string(std::max(program.kernels(), 1))},
       {"KERNEL_POINTERS", no_unrolled ? "nullptr" : pointers},
       {"KERNEL_TILES", no_unrolled ? "0" : tile_counts},
       {"A_FORMAT", options.tensor_core    ? "vector-blocks-constants"

@@ -31,9 +31,7 @@ std::string ptx_float_literal(float v) {
   return fmt::format("0f{:08X}", bits);
 }
 
-void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v, int32_t loads_ahead, DType dtype,
-                    int32_t in_block_n1) {
-  const bool in_block = in_block_n1 > 0;
+void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t v, int32_t loads_ahead, DType dtype) {
   SPMMC_CHECK(v == 1 || v == 2 || v == 4, "columns per thread must be 1, 2 or 4");
   SPMMC_CHECK(loads_ahead >= 0, "loads_ahead must not be negative");
   SPMMC_CHECK(dtype != DType::kTf32, "tf32's unrolled code is float32's: print it with DType::kFp32");
@@ -52,13 +50,8 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
        half ? fmt::format(".reg .b16 h<{}>;.reg .b16 o<{}>;{}", std::max<int64_t>(columns * v, 1), v,
                           dtype == DType::kBf16 ? ".reg .b16 z;" : "")
             : "");
-  // The ranges in one block (a study hook): a later range's slots without products store -0, which adds nothing.
-  std::vector<bool> has_products(static_cast<size_t>(slots), false);
-  for (const TileColumn& col : tile.columns)
-    for (const TileFma& f : col.fmas) has_products[static_cast<size_t>(f.slot)] = true;
   emit("    \"");
-  for (int64_t i = 0; i < slots * v; ++i)
-    emit("mov.b32 a{},{};", i, in_block && tile.accumulates() && !has_products[static_cast<size_t>(i / v)] ? "0f80000000" : "0f00000000");
+  for (int64_t i = 0; i < slots * v; ++i) emit("mov.b32 a{},0f00000000;", i);
   if (dtype == DType::kBf16) emit("mov.b16 z,0;");
   emit("\\n\"\n");
   auto load = [&](int64_t j) {
@@ -103,13 +96,6 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
     emit("    \"}}\");\n}}\n");
     return;
   }
-  if (in_block) {  // every slot's partial sums to this thread's column of the block's shared memory, at row `slot`
-    SPMMC_CHECK(!half, "the ranges in one block need float32 B and C");
-    for (int64_t s = 0; s < slots; ++s)
-      emit("    \"st{}.f32 [%1+{}],{};\\n\"\n", vector_suffix(v), s * in_block_n1 * 4, vector_operand('a', s * v, v));
-    emit("    \"}}\");\n}}\n");
-    return;
-  }
   if (!tile.accumulates()) {
     for (int64_t s = 0; s < slots; ++s)
       emit("    \"mad.wide.u32 p{0},%2,{1},%1;st.global{2}.f32 [p{0}],{3};\\n\"\n", columns + s,
@@ -119,6 +105,9 @@ void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32
   }
   // A later range of K: the kernels before this one stored (and added to) C; wait until they have
   // completed, then add each partial sum to its row of C: C = C + sum, for the rows with products.
+  std::vector<bool> has_products(static_cast<size_t>(slots), false);
+  for (const TileColumn& col : tile.columns)
+    for (const TileFma& f : col.fmas) has_products[static_cast<size_t>(f.slot)] = true;
   emit("    \"griddepcontrol.wait;\\n\"\n");
   for (int64_t s = 0; s < slots; ++s) {
     if (!has_products[static_cast<size_t>(s)]) continue;

@@ -49,12 +49,9 @@ namespace spmmc {
 // Appends `__device__ __forceinline__ void spmmc_tile_<id>(b, c, ld) { SPMMC_TILE_ASM(...); }`.
 // An accumulating tile's griddepcontrol.wait needs sm_90 or later (the split along K is only
 // emitted for such targets). `dtype`: B's and C's elements (fp32 or a half precision; then no
-// accumulating tile). `in_block_n1` > 0 (a study hook, codegen/templates/kernel_k_in_block.cuh): every
-// tile, of any range, stores its slots' sums with a generic st[.v2|.v4].f32 to c + slot x N1 floats (c:
-// its column of the block's shared memory, rows of N1 = in_block_n1 floats), a later range's slots
-// without products -0; no wait, no add.
+// accumulating tile).
 void print_tile_ptx(std::string& out, int32_t id, const TileProgram& tile, int32_t cols_per_thread,
-                    int32_t loads_ahead = 0, DType dtype = DType::kFp32, int32_t in_block_n1 = 0);
+                    int32_t loads_ahead = 0, DType dtype = DType::kFp32);
 
 // The PTX spelling of a float immediate: "0f3DCCCCCD" (its exact bits).
 std::string ptx_float_literal(float v);

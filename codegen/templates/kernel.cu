@@ -121,19 +121,16 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
   if (v == 4 && SPMMC_GENERIC_WARP_FROM > 0 && n >= SPMMC_GENERIC_WARP_FROM && n <= spmmc_generic_warp_max_n) {
     // a warp per row, in blocks of 32 warps where the file has them and they leave no more than 1/32 of the SMs idle
-#if SPMMC_GENERIC_WARP_WIDE
     const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
     const unsigned grid_y = static_cast<unsigned>(columns < 65535 ? columns : 65535);
+#if SPMMC_GENERIC_WARP_WIDE
     const int64_t wide_rows = (spmmc_rows + spmmc_generic_warp_wide_rows - 1) / spmmc_generic_warp_wide_rows;
     if (32 * wide_rows * grid_y >= 31 * int64_t{sms})
       return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide),
                               dim3(static_cast<unsigned>(wide_rows), grid_y), dim3(32 * spmmc_generic_warp_wide_rows), args, 0,
                               stream);
 #endif
-    const int64_t eight_columns = 32 * spmmc_generic_warp_lane_columns;  // 128 (64 with the study hook)
-    const int64_t eight_y = (n + eight_columns - 1) / eight_columns;
-    const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows),
-                    static_cast<unsigned>(eight_y < 65535 ? eight_y : 65535));
+    const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows), grid_y);
     return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp), grid, dim3(32 * spmmc_generic_warp_rows),
                             args, 0, stream);
   }
@@ -451,9 +448,6 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (sizeof(spmmc_elem) * spmmc_v) == 0; };
   if (n < spmmc_generic_below_n || n % spmmc_v != 0 || n > spmmc_max_n || !aligned(B) || !aligned(C))
     return spmmc_launch_generic(args, B, C, n, stream);
-#if defined(SPMMC_K_IN_BLOCK)  // a study hook: the ranges of K in one block (kernel_k_in_block.cuh)
-  return spmmc_launch_k_in_block(args, n, stream);
-#endif
   const int64_t b_tiles = (n + spmmc_n1 - 1) / spmmc_n1;
   const spmmc_device_shape device = spmmc_current_device();
   const unsigned grid_y = static_cast<unsigned>(spmmc_grid_y(b_tiles, device.sms));

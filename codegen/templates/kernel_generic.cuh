@@ -78,27 +78,11 @@ __device__ __forceinline__ int64_t spmmc_row_offset(int k, int stride) {
 }
 __device__ __forceinline__ int64_t spmmc_row_offset(int k, int64_t stride) { return k * stride; }
 
-// Study hook (issue 27; not a default, no test builds it): columns per lane of the warp per row in blocks
-// of 8 (spmmc_generic_kernel_warp), 4 or, in float32 and tf32 files, 2: 64 columns a warp, twice the warps
-// where A's rows x blocks of 128 columns leave the SMs short of them (256-512-row layers at n = 512).
-#ifndef SPMMC_GENERIC_WARP_LANE_COLUMNS
-#define SPMMC_GENERIC_WARP_LANE_COLUMNS 4
-#endif
-constexpr int spmmc_generic_warp_lane_columns = SPMMC_GENERIC_WARP_LANE_COLUMNS;
-static_assert(spmmc_generic_warp_lane_columns == 4 || spmmc_generic_warp_lane_columns == 2, "4 or 2 columns per lane");
-
 // V elements of row k of B at a thread's columns, as floats: one, or four (aligned to four elements).
 template <int V, typename Stride>
 __device__ __forceinline__ void spmmc_generic_load(const spmmc_b_columns<Stride>& cols, int k, float (&b)[V]) {
   const spmmc_elem* const at = reinterpret_cast<const spmmc_elem*>(cols.at + spmmc_row_offset(k, cols.stride));
   if constexpr (V == 4) spmmc_load_b4(at, b);
-#if SPMMC_GENERIC_WARP_LANE_COLUMNS == 2
-  else if constexpr (V == 2) {
-    static_assert(sizeof(spmmc_elem) == 4, "two columns per lane: float elements only");
-    const float2 q = __ldg(reinterpret_cast<const float2*>(at));
-    b[0] = q.x, b[1] = q.y;
-  }
-#endif
   else b[0] = spmmc_load_b1(at);
 }
 
@@ -210,57 +194,51 @@ constexpr int spmmc_generic_warp_rows = 8;     // warps (rows) per block
 #endif
 #if SPMMC_GENERIC_WARP_WIDE
 constexpr int spmmc_generic_warp_wide_rows = 32;
-constexpr int spmmc_generic_warp_columns = 128;  // columns of one of its warps
 #endif
+constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
 constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype
-template <int V>
-__device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, int p, int end, float (&acc)[V]) {
+__device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, int p, int end, float (&acc)[4]) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   constexpr int ahead = 8;  // loads of B in flight per lane
-  for (int v = 0; v < V; ++v) acc[v] = 0.0f;
+  for (int v = 0; v < 4; ++v) acc[v] = 0.0f;
   for (; p < end; p += 32) {
     const int count = end - p < 32 ? end - p : 32;
     const int my_k = lane < count ? __ldg(&spmmc_col_idx[p + lane]) : 0;
     const unsigned my_bits = lane < count ? __ldg(&spmmc_weight_bits[p + lane]) : 0u;
     int j = 0;
     for (; j + ahead <= count; j += ahead) {
-      float b[ahead][V], w[ahead];
+      float b[ahead][4], w[ahead];
       for (int u = 0; u < ahead; ++u) {
         w[u] = __uint_as_float(__shfl_sync(0xffffffffu, my_bits, j + u));
-        spmmc_generic_load<V>(cols, __shfl_sync(0xffffffffu, my_k, j + u), b[u]);
+        spmmc_generic_load<4>(cols, __shfl_sync(0xffffffffu, my_k, j + u), b[u]);
       }
       for (int u = 0; u < ahead; ++u)
-        for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
+        for (int v = 0; v < 4; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
     }
     for (; j < count; ++j) {
       const float w = __uint_as_float(__shfl_sync(0xffffffffu, my_bits, j));
-      float b[V];
-      spmmc_generic_load<V>(cols, __shfl_sync(0xffffffffu, my_k, j), b);
-      for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+      float b[4];
+      spmmc_generic_load<4>(cols, __shfl_sync(0xffffffffu, my_k, j), b);
+      for (int v = 0; v < 4; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
   }
 }
-template <int Rows, int V = 4>
+template <int Rows>
 __device__ __forceinline__ void spmmc_generic_warp_rows_of(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
                                                            int64_t n) {
   const int slot = static_cast<int>(blockIdx.x) * Rows + static_cast<int>(threadIdx.x) / 32;
   if (slot >= spmmc_rows) return;  // the whole warp
   const int row = spmmc_generic_order[slot];
   const int2 span = spmmc_span_of(slot);
-  constexpr int64_t warp_columns = 32 * V;
-  const int64_t lane_col = (static_cast<int64_t>(threadIdx.x) & 31) * V;
-  for (int64_t col = blockIdx.y * warp_columns + lane_col; col - lane_col < n; col += gridDim.y * warp_columns) {
+  const int64_t lane_col = (static_cast<int64_t>(threadIdx.x) & 31) * 4;
+  for (int64_t col = blockIdx.y * int64_t{spmmc_generic_warp_columns} + lane_col; col - lane_col < n;
+       col += gridDim.y * int64_t{spmmc_generic_warp_columns}) {
     const bool mine = col < n;
     const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, mine ? col : 0);
-    float total[V];
-    const auto sum = [&](int p, int end, float (&acc)[V]) { spmmc_generic_warp_sum<V>(cols, p, end, acc); };
-    spmmc_generic_row_total<V>(span, sum, total);
-    if (!mine) continue;
-    spmmc_elem* const out = C + static_cast<int64_t>(row) * n + col;
-    if constexpr (V == 4) spmmc_store_c4(out, total);
-#if SPMMC_GENERIC_WARP_LANE_COLUMNS == 2
-    else *reinterpret_cast<float2*>(out) = make_float2(total[0], total[1]);
-#endif
+    float total[4];
+    const auto sum = [&](int p, int end, float (&acc)[4]) { spmmc_generic_warp_sum(cols, p, end, acc); };
+    spmmc_generic_row_total<4>(span, sum, total);
+    if (mine) spmmc_store_c4(C + static_cast<int64_t>(row) * n + col, total);
   }
 }
 
@@ -401,7 +379,7 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
 // registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows, spmmc_generic_warp_lane_columns>(B, C, n);
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows>(B, C, n);
 }
 #if SPMMC_GENERIC_WARP_WIDE
 // 64 registers asked (one block per SM), as the blocks of 8 take unasked; ptxas spills 20 bytes (sm_90).
