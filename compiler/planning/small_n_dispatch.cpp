@@ -10,6 +10,10 @@
 
 namespace spmmc {
 
+double unrolled_fill_at_crossing(int64_t a_tiles) {
+  return a_tiles <= kFewATiles ? kFewATilesFillAtCrossing : kUnrolledFillAtCrossing;
+}
+
 SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms, std::optional<double> generic_ms,
                                       const UnrolledLaunch& launch) {
   SPMMC_CHECK(n >= 1, fmt::format("the small-n dispatch of a file for n = {}", n));
@@ -22,13 +26,13 @@ SmallNDispatch choose_generic_below_n(int64_t n, std::optional<double> family_ms
                         "time in proportion to n meets the kernel's at n = {}",
                         n, *family_ms, *generic_ms, d.generic_below_n);
   } else if (launch.a_tiles > 0 && launch.n1 > 0 && launch.sms > 0) {
+    const double fill = unrolled_fill_at_crossing(launch.a_tiles);
     const auto fills = static_cast<int64_t>(
-        std::ceil(kUnrolledFillAtCrossing * static_cast<double>(launch.sms) * static_cast<double>(launch.n1) /
-                  static_cast<double>(launch.a_tiles)));
+        std::ceil(fill * static_cast<double>(launch.sms) * static_cast<double>(launch.n1) / static_cast<double>(launch.a_tiles)));
     d.generic_below_n = std::clamp<int64_t>(fills, 1, n);
     d.why = fmt::format("not measured: where its {} A-tiles x n / {} columns reach {} x the {} SMs{} (docs/design/small-n.md, "
                         "item 1)",
-                        launch.a_tiles, launch.n1, kUnrolledFillAtCrossing, launch.sms,
+                        launch.a_tiles, launch.n1, fill, launch.sms,
                         fills >= n ? fmt::format(", at or above the n it is tuned for ({})", n) : std::string());
   } else {
     d.generic_below_n = std::max<int64_t>(1, n / 2);

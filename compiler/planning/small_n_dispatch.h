@@ -46,12 +46,24 @@ struct UnrolledLaunch {
 // 0.64-1.0. Replayed on the sample, 0.55-0.8 pick the same kernels (n = 1024 from 1.02 to 1.08x
 // cuSPARSE, 2048 1.13x either way).
 inline constexpr double kUnrolledFillAtCrossing = 0.7;
+// Launches of at most kFewATiles A-tiles cross earlier: on eight 512-row layers in tiles of 32 rows (16
+// A-tiles of N1 = 1024; H100, docs/benchmarks.md, *Two designs for n = 32-2048 that lost*), files for
+// 1:8192 run at n = 2048-5120 with each kernel at every n, the unrolled kernel was the faster from
+// fill 0.39-0.48 (K = 512, 100-256 products a row) or 0.48-0.6 (the others) up, one beyond 0.6; at
+// 0.7 (n = 5914) the rule kept the generic path where it ran 0.66-0.94x at n = 5120 on seven of them.
+// At 0.5 (n = 4224) those seven take the unrolled kernel at 5120, the eighth loses 6% there, and
+// n = 4096 keeps the generic path (faster there on four of the eight).
+inline constexpr int64_t kFewATiles = 16;
+inline constexpr double kFewATilesFillAtCrossing = 0.5;
+// The fill at the crossing for a launch of `a_tiles` A-tiles: one of the two above.
+double unrolled_fill_at_crossing(int64_t a_tiles);
 
 // The dispatch of a file tuned for n whose family is not the generic one. Where the tuner measured
 // both at n (`family_ms`: the emitted kernel's median, `generic_ms`: the generic kernel's), the n at
 // which the generic kernel's time, scaled in proportion to n, meets the family's flat time:
 // floor(n x family_ms / generic_ms), at most n. Else, where `launch` is known, the n at which the
-// unrolled blocks reach kUnrolledFillAtCrossing x the SMs: ceil(0.7 x SMs x N1 / A-tiles), at most n
+// unrolled blocks reach unrolled_fill_at_crossing(A-tiles) x the SMs: ceil(0.7 x SMs x N1 / A-tiles), 0.5 for
+// at most 16 A-tiles, at most n
 // (below it the unrolled kernel leaves SMs idle and the generic path is faster; above it the
 // unrolled kernel fills the GPU). Without `launch`, n / 2, the crossover measured on an H100 for
 // kernels about twice as fast as the generic one at their n. Until 2026-12-06 the fill's n was

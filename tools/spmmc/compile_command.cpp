@@ -404,7 +404,7 @@ Command compile_command() {
       "DIR/NAME.json (the report) and DIR/NAME.nvcc-options (the options to build NAME.cu with, for nvcc\n"
       "--options-file: -Xptxas -O1 --split-compile 0 for the unrolled family, none for the generic and tensor-core ones).\n"
       "B is row-major K x n, C row-major M x n; any n >= 1 works at run time, n is what the tile is chosen\n"
-      "for, and below --generic-below (default: where the unrolled launch fills 0.7 of the SMs, at most --n)\n"
+      "for, and below --generic-below (default: where the unrolled launch fills 0.7 of the SMs, 0.5 with at most 16 A-tiles, at most --n)\n"
       "the file runs its generic path, whose kernels spread small n over more threads\n"
       "(NAME_info()->generic_below_n), and from n = " + std::to_string(kBalancedFromN) +
       " to " + std::to_string(kBalancedBelowN - 1) + " (to " + std::to_string(kBalancedLongestBelowN - 1) + " where rows\n"
@@ -422,7 +422,7 @@ Command compile_command() {
                                    "with the others (a range: HI, HI/4, ... and LO) timed to place the generic path's "
                                    "threshold (with a GPU; else the rule)"},
       {"--generic-below", "N", "take the generic path (A as CSR data) for every n below N (default: where the timed search "
-                                "saw it meet the chosen kernel, else where the unrolled launch fills 0.7 of the SMs, at "
+                                "saw it meet the chosen kernel, else where the unrolled launch fills 0.7 of the SMs (0.5 with at most 16 A-tiles), at "
                                 "most --n; 0: only where n or alignment rules the "
                                 "kernel out)"},
       {"--balanced-below", "N", "float32 (and tf32 on CUDA cores) files of the unrolled and generic families: take the "

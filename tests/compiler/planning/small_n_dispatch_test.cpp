@@ -30,8 +30,14 @@ TEST_CASE("small-n dispatch: without a measurement, where the unrolled launch fi
   // Above n / 2 too (since 2026-12-06): 32 A-tiles of 1024 columns in a file for n = 4096 fill 0.48 of
   // the SMs at n = 2048, where the generic path ran 1.17x faster on ten such layers.
   CHECK(choose_generic_below_n(4096, std::nullopt, std::nullopt, {32, 1024, 132}).generic_below_n == 2957);
-  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132}).generic_below_n == 5914);
-  // A launch that fills less than 0.7 of the SMs even at n: the generic path below n.
+  // At most 16 A-tiles: where they reach 0.5 x the SMs (since 2026-12-06; 0.7 would give 5914).
+  const SmallNDispatch few = choose_generic_below_n(8192, std::nullopt, std::nullopt, {16, 1024, 132});
+  CHECK(few.generic_below_n == 4224);  // ceil(0.5 x 132 x 1024 / 16)
+  CHECK_THAT(few.why, Catch::Contains("16 A-tiles") && Catch::Contains("reach 0.5 x the 132 SMs"));
+  CHECK(choose_generic_below_n(8192, std::nullopt, std::nullopt, {17, 1024, 132}).generic_below_n == 5566);  // ceil(5565.7): 0.7
+  CHECK(unrolled_fill_at_crossing(16) == 0.5);
+  CHECK(unrolled_fill_at_crossing(17) == 0.7);
+  // A launch that fills less than 0.5 of the SMs even at n: the generic path below n.
   const SmallNDispatch under = choose_generic_below_n(4096, std::nullopt, std::nullopt, {8, 1024, 132});
   CHECK(under.generic_below_n == 4096);
   CHECK_THAT(under.why, Catch::Contains("at or above the n it is tuned for (4096)"));
