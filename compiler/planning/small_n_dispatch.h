@@ -49,7 +49,7 @@ inline constexpr double kUnrolledFillAtCrossing = 0.7;
 // Launches of at most kFewATiles A-tiles cross earlier: on eight 512-row layers in tiles of 32 rows (16
 // A-tiles of N1 = 1024; H100, docs/benchmarks.md, *Two designs for n = 32-2048 that lost*), files for
 // 1:8192 run at n = 2048-5120 with each kernel at every n, the unrolled kernel was the faster from
-// fill 0.39-0.48 (K = 512, 100-256 products a row) or 0.48-0.6 (the others) up, one beyond 0.6; at
+// fill 0.36-0.48 (K = 512, 100-256 products a row) or 0.48-0.6 (the others) up, one beyond 0.6; at
 // 0.7 (n = 5914) the rule kept the generic path where it ran 0.66-0.94x at n = 5120 on seven of them.
 // At 0.5 (n = 4224) those seven take the unrolled kernel at 5120, the eighth loses 6% there, and
 // n = 4096 keeps the generic path (faster there on four of the eight).
