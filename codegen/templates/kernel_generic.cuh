@@ -446,19 +446,24 @@ __device__ __forceinline__ void spmmc_generic_union_rows_of(const spmmc_elem* __
     }
   }
 }
-#define SPMMC_GENERIC_WARP_BODY spmmc_generic_union_rows_of
-#else
-#define SPMMC_GENERIC_WARP_BODY spmmc_generic_warp_rows_of
 #endif
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  SPMMC_GENERIC_WARP_BODY<spmmc_generic_warp_rows>(B, C, n);
+#ifdef SPMMC_UNION_ROWS
+  spmmc_generic_union_rows_of<spmmc_generic_warp_rows>(B, C, n);
+#else
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows>(B, C, n);
+#endif
 }
 #if SPMMC_GENERIC_WARP_WIDE
 // 64 registers asked (one block per SM), as the blocks of 8 take unasked; ptxas spills 20 bytes (sm_90).
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
     spmmc_generic_kernel_warp_wide(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  SPMMC_GENERIC_WARP_BODY<spmmc_generic_warp_wide_rows>(B, C, n);
+#ifdef SPMMC_UNION_ROWS
+  spmmc_generic_union_rows_of<spmmc_generic_warp_wide_rows>(B, C, n);
+#else
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows>(B, C, n);
+#endif
 }
 #endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
