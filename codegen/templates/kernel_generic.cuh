@@ -388,9 +388,6 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
   if (n <= spmmc_narrow_n) spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int>(B, C, n);
   else spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int64_t>(B, C, n);
 }
-// Only where a row of B has at most INT32_MAX bytes in every dtype (n <= spmmc_generic_warp_max_n; the
-// launch takes four columns per thread above): with the 64-bit rows' code beside it ptxas took 66
-// registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
 #ifdef SPMMC_UNION_ROWS
 // The hook's warp: a group's R rows for 128 columns (four a lane); each entry's segment of B loaded once
 // and multiplied into every row of the group that has the column (its bit decides, not its weight: each
@@ -404,7 +401,8 @@ __device__ __forceinline__ void spmmc_generic_union_rows_of(const spmmc_elem* __
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int begin = spmmc_union_span[group], end = spmmc_union_span[group + 1];
   const int64_t lane_col = static_cast<int64_t>(lane) * 4;
-  for (int64_t col = blockIdx.y * int64_t{128} + lane_col; col - lane_col < n; col += gridDim.y * int64_t{128}) {
+  for (int64_t col = blockIdx.y * int64_t{spmmc_generic_warp_columns} + lane_col; col - lane_col < n;
+       col += gridDim.y * int64_t{spmmc_generic_warp_columns}) {
     const bool mine = col < n;
     const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, mine ? col : 0);
     float acc[R][4];
@@ -447,6 +445,9 @@ __device__ __forceinline__ void spmmc_generic_union_rows_of(const spmmc_elem* __
   }
 }
 #endif
+// Only where a row of B has at most INT32_MAX bytes in every dtype (n <= spmmc_generic_warp_max_n; the
+// launch takes four columns per thread above): with the 64-bit rows' code beside it ptxas took 66
+// registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
 #ifdef SPMMC_UNION_ROWS
