@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -36,38 +35,6 @@ template <typename T, typename F>
 std::string joined(const std::vector<T>& values, F format_one) {
   const std::string out = joined_items(values.size(), 16, [&](size_t i) { return format_one(values[i]); });
   return out.empty() ? std::string("0") : out;
-}
-
-// The union study hook's code (SPMMC_STUDY_UNION_ROWS=R in the environment; templates/kernel_generic.cuh,
-// UNION_ROWS): R consecutive slots of `order` per group, each group's entries the union of its rows'
-// columns in ascending order, an entry's key column << 4 | the rows that have it, its R weights' bits.
-std::string print_union_rows_study(const Csr& a, const std::vector<int32_t>& order, int32_t r) {
-  SPMMC_CHECK(r == 2 || r == 4, "SPMMC_STUDY_UNION_ROWS: 2 or 4");
-  SPMMC_CHECK(a.cols < (1 << 27), "SPMMC_STUDY_UNION_ROWS: A's columns must fit 27 bits");
-  std::vector<int32_t> span{0};
-  std::vector<uint32_t> keys, weights;
-  for (size_t first = 0; first < order.size(); first += static_cast<size_t>(r)) {
-    std::map<int32_t, std::vector<uint32_t>> entries;  // column -> [mask, R weights' bits]
-    for (int32_t i = 0; i < r && first + static_cast<size_t>(i) < order.size(); ++i) {
-      const auto row = static_cast<size_t>(order[first + static_cast<size_t>(i)]);
-      for (int32_t p = a.row_ptr[row]; p < a.row_ptr[row + 1]; ++p) {
-        std::vector<uint32_t>& e = entries[a.col_idx[static_cast<size_t>(p)]];
-        e.resize(static_cast<size_t>(r) + 1, 0u);
-        e[0] |= 1u << i;
-        std::memcpy(&e[static_cast<size_t>(i) + 1], &a.values[static_cast<size_t>(p)], sizeof(uint32_t));
-      }
-    }
-    for (const auto& [column, e] : entries) {
-      keys.push_back(static_cast<uint32_t>(column) << 4 | e[0]);
-      weights.insert(weights.end(), e.begin() + 1, e.end());
-    }
-    span.push_back(static_cast<int32_t>(keys.size()));
-  }
-  const auto bits = [](uint32_t x) { return fmt::format("0x{:08x}u", x); };
-  return fmt::format("#define SPMMC_UNION_ROWS {}\n__device__ const int spmmc_union_span[] = {{{}}};\n"
-                     "__device__ const unsigned spmmc_union_key[] = {{{}}};\n"
-                     "__device__ const unsigned spmmc_union_weight_bits[] = {{{}}};\n",
-                     r, joined(span, [](int32_t x) { return std::to_string(x); }), joined(keys, bits), joined(weights, bits));
 }
 
 std::string comment_lines(const std::string& text) {
@@ -296,13 +263,6 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     const auto ints = [&](const char* array, const std::vector<int32_t>& values) {
       return values_or_aside(set_aside, array, values, [&] { return joined(values, number); });
     };
-    // A study hook (issue 27, docs/design/small-n.md): rows over the union of their columns in the warp per row.
-    const char* const union_rows = std::getenv("SPMMC_STUDY_UNION_ROWS");
-    std::string union_code;
-    if (union_rows != nullptr && *union_rows != '\0') {
-      SPMMC_CHECK(k_part_begin.size() == 2, "SPMMC_STUDY_UNION_ROWS: one range of K only");
-      union_code = print_union_rows_study(a, generic_order, std::atoi(union_rows));
-    }
     const std::map<std::string, std::string> generic_values = {
         {"HEADER_COMMENT", ""},
         {"M", std::to_string(a.rows)},
@@ -318,7 +278,6 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
         {"SPLIT_BELOW", std::to_string(split_below)},
         {"WARP_WIDE", warp_wide ? "1" : "0"},
-        {"UNION_ROWS", union_code},
         {"WEIGHT_BITS", values_or_aside(set_aside, "spmmc_weight_bits", a.values, [&] {
            return joined(a.values, [](float x) {
              uint32_t bits = 0;

@@ -17,6 +17,9 @@
 #   --kernel-regex RE   kernels ncu profiles (default NAME_kernel; ncu's regex: is a substring match)
 #   --launch-skip K     matching launches skipped first (default 1: the correctness run)
 #   --launch-count C    launches profiled, one column each (default 1)
+#   --with-peers        the harness runs its peers too (cuSPARSE's algorithms, cuBLAS SGEMM; each checked,
+#                       then timed once): give --kernel-regex . (or a peer's kernel name), --launch-skip 0
+#                       and a --launch-count that covers them; the table names each launch's kernel
 #   --sections "S ..."  ncu sections (default: SpeedOfLight LaunchStats Occupancy SchedulerStats
 #                       WarpStateStats ComputeWorkloadAnalysis MemoryWorkloadAnalysis
 #                       InstructionStats SourceCounters; those this ncu lacks are left out)
@@ -39,7 +42,7 @@ say() { echo "profile-kernel: $*" >&2; }
 help_text() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 usage_error() { say "$*"; help_text >&2; exit 64; }
 
-name='' read_flags=() out_dir='' kernel_regex='' launch_skip=1 launch_count=1 clock_control=none arch=sm_90
+name='' read_flags=() out_dir='' kernel_regex='' launch_skip=1 launch_count=1 clock_control=none arch=sm_90 with_peers=0
 nvcc_flags='' sections='SpeedOfLight LaunchStats Occupancy SchedulerStats WarpStateStats ComputeWorkloadAnalysis MemoryWorkloadAnalysis InstructionStats SourceCounters'
 positional=()
 while [ $# -gt 0 ]; do
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --clock-control) [ $# -ge 2 ] || usage_error "$1 needs a value"; clock_control=$2; shift ;;
     --arch) [ $# -ge 2 ] || usage_error "$1 needs a value"; arch=$2; shift ;;
     --nvcc-flags) [ $# -ge 2 ] || usage_error "$1 needs a value"; nvcc_flags=$2; shift ;;
+    --with-peers) with_peers=1 ;;
     -*) usage_error "unknown option '$1'" ;;
     *) positional+=("$1") ;;
   esac
@@ -146,6 +150,9 @@ extra_metrics=smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,l1t
 runs=$((launch_skip + launch_count))
 app=("$bench" --matrix "$matrix" "${read_flags[@]}" --n "$n" --kernel "$library" --name "$name" --spmmc-only
      --warmup 0 --runs "$runs")
+# With the peers: every kernel checked, then timed once (ncu serialises and replays each launch anyway).
+[ $with_peers -eq 1 ] && app=("$bench" --matrix "$matrix" "${read_flags[@]}" --n "$n" --kernel "$library"
+                              --name "$name" --warmup 0 --runs 1)
 profile() {  # profile [--metrics LIST]
   rm -f "$out/profile.ncu-rep"
   "$ncu" --kernel-name "regex:$kernel_regex" --launch-skip "$launch_skip" --launch-count "$launch_count" \
@@ -295,6 +302,7 @@ def count(*metrics):
         return "n/a" if v is None else f"{v:,.0f}"
     return f
 
+per_launch("kernel", lambda l: (raw(l, "Kernel Name") or "?")[:48].replace("|", "/"))
 per_launch("duration (ncu, replayed)", lambda l: fmt(duration_us(l), ".2f", " µs"))
 per_launch("grid x block", lambda l: f"{raw(l, 'Grid Size') or raw(l, 'launch__grid_size') or 'n/a'} x "
                                      f"{raw(l, 'Block Size') or raw(l, 'launch__block_size') or 'n/a'}")

@@ -124,14 +124,13 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
     const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
     const unsigned grid_y = static_cast<unsigned>(columns < 65535 ? columns : 65535);
 #if SPMMC_GENERIC_WARP_WIDE
-    const int64_t wide_rows = (spmmc_generic_warp_tasks + spmmc_generic_warp_wide_rows - 1) / spmmc_generic_warp_wide_rows;
+    const int64_t wide_rows = (spmmc_rows + spmmc_generic_warp_wide_rows - 1) / spmmc_generic_warp_wide_rows;
     if (32 * wide_rows * grid_y >= 31 * int64_t{sms})
       return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide),
                               dim3(static_cast<unsigned>(wide_rows), grid_y), dim3(32 * spmmc_generic_warp_wide_rows), args, 0,
                               stream);
 #endif
-    const dim3 grid(static_cast<unsigned>((spmmc_generic_warp_tasks + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows),
-                    grid_y);
+    const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows), grid_y);
     return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp), grid, dim3(32 * spmmc_generic_warp_rows),
                             args, 0, stream);
   }

@@ -36,12 +36,6 @@ alignas(8) __device__ const int spmmc_generic_span[] = {/*@GENERIC_SPAN*/0, 0/*@
 __device__ __forceinline__ int2 spmmc_span_of(int slot) { return __ldg(reinterpret_cast<const int2*>(spmmc_generic_span) + slot); }
 constexpr int spmmc_k_parts = /*@K_PARTS*/1/*@*/;
 __device__ const int spmmc_k_part_begin[] = {/*@K_PART_BEGIN*/0, 1/*@*/};
-// Study hook (issue 27, docs/design/small-n.md; not a default): where SPMMC_STUDY_UNION_ROWS=R (2 or 4)
-// is in spmmc compile's environment, the warp per row takes R consecutive slots of spmmc_generic_order
-// over the union of their columns, and the emitter prints here SPMMC_UNION_ROWS and its tables: each
-// group's entries (spmmc_union_span), an entry's column << 4 | the group's rows that have it (bit r:
-// slot group x R + r) and the R weights (0 where a row lacks the column).
-/*@UNION_ROWS*//*@*/
 constexpr int spmmc_generic_threads = 256;  // the most threads of a block of the generic kernel
 // Rows of a block of the generic kernel with four columns per thread (of 256 threads: 16 rows x 64
 // columns); nvcc -D for studies (docs/benchmarks.md, study 10 (j)): 8, 16 or 32.
@@ -203,14 +197,6 @@ constexpr int spmmc_generic_warp_wide_rows = 32;
 #endif
 constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
 constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype
-#ifdef SPMMC_UNION_ROWS
-constexpr int spmmc_union_rows = SPMMC_UNION_ROWS;
-static_assert(spmmc_union_rows == 2 || spmmc_union_rows == 4, "the union hook: two or four rows a warp");
-static_assert(spmmc_k_parts == 1, "the union hook: one range of K");
-constexpr int spmmc_generic_warp_tasks = (spmmc_rows + spmmc_union_rows - 1) / spmmc_union_rows;  // warps' groups
-#else
-constexpr int spmmc_generic_warp_tasks = spmmc_rows;  // a row a warp
-#endif
 __device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, int p, int end, float (&acc)[4]) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   constexpr int ahead = 8;  // loads of B in flight per lane
@@ -388,83 +374,18 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
   if (n <= spmmc_narrow_n) spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int>(B, C, n);
   else spmmc_generic_rows<4, SPMMC_GENERIC_BATCH / 4, int64_t>(B, C, n);
 }
-#ifdef SPMMC_UNION_ROWS
-// The hook's warp: a group's R rows for 128 columns (four a lane); each entry's segment of B loaded once
-// and multiplied into every row of the group that has the column (its bit decides, not its weight: each
-// row's sum is the chain of its own products in column order from +0, the bits of the warp per row).
-template <int Rows>
-__device__ __forceinline__ void spmmc_generic_union_rows_of(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
-                                                            int64_t n) {
-  constexpr int R = spmmc_union_rows, ahead = 8;
-  const int group = static_cast<int>(blockIdx.x) * Rows + static_cast<int>(threadIdx.x) / 32;
-  if (group >= spmmc_generic_warp_tasks) return;  // the whole warp
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int begin = spmmc_union_span[group], end = spmmc_union_span[group + 1];
-  const int64_t lane_col = static_cast<int64_t>(lane) * 4;
-  for (int64_t col = blockIdx.y * int64_t{spmmc_generic_warp_columns} + lane_col; col - lane_col < n;
-       col += gridDim.y * int64_t{spmmc_generic_warp_columns}) {
-    const bool mine = col < n;
-    const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, mine ? col : 0);
-    float acc[R][4];
-    for (int r = 0; r < R; ++r)
-      for (int v = 0; v < 4; ++v) acc[r][v] = 0.0f;
-    const auto add = [&](unsigned key, const unsigned (&w_of)[R], int from, const float (&b)[4]) {
-      for (int r = 0; r < R; ++r) {
-        const float w = __uint_as_float(__shfl_sync(0xffffffffu, w_of[r], from));
-        if (key >> r & 1u)
-          for (int v = 0; v < 4; ++v) acc[r][v] = fmaf(w, b[v], acc[r][v]);
-      }
-    };
-    for (int p = begin; p < end; p += 32) {
-      const int count = end - p < 32 ? end - p : 32;
-      const unsigned my_key = lane < count ? __ldg(&spmmc_union_key[p + lane]) : 0u;
-      unsigned my_w[R];
-      for (int r = 0; r < R; ++r) my_w[r] = lane < count ? __ldg(&spmmc_union_weight_bits[(p + lane) * R + r]) : 0u;
-      int j = 0;
-      for (; j + ahead <= count; j += ahead) {
-        float b[ahead][4];
-        unsigned key[ahead];
-        for (int u = 0; u < ahead; ++u) {
-          key[u] = __shfl_sync(0xffffffffu, my_key, j + u);
-          spmmc_generic_load<4>(cols, static_cast<int>(key[u] >> 4), b[u]);
-        }
-        for (int u = 0; u < ahead; ++u) add(key[u], my_w, j + u, b[u]);
-      }
-      for (; j < count; ++j) {
-        const unsigned key = __shfl_sync(0xffffffffu, my_key, j);
-        float b[4];
-        spmmc_generic_load<4>(cols, static_cast<int>(key >> 4), b);
-        add(key, my_w, j, b);
-      }
-    }
-    if (!mine) continue;
-    for (int r = 0; r < R; ++r) {
-      const int slot = group * R + r;
-      if (slot < spmmc_rows) spmmc_store_c4(C + static_cast<int64_t>(spmmc_generic_order[slot]) * n + col, acc[r]);
-    }
-  }
-}
-#endif
 // Only where a row of B has at most INT32_MAX bytes in every dtype (n <= spmmc_generic_warp_max_n; the
 // launch takes four columns per thread above): with the 64-bit rows' code beside it ptxas took 66
 // registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-#ifdef SPMMC_UNION_ROWS
-  spmmc_generic_union_rows_of<spmmc_generic_warp_rows>(B, C, n);
-#else
   spmmc_generic_warp_rows_of<spmmc_generic_warp_rows>(B, C, n);
-#endif
 }
 #if SPMMC_GENERIC_WARP_WIDE
 // 64 registers asked (one block per SM), as the blocks of 8 take unasked; ptxas spills 20 bytes (sm_90).
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
     spmmc_generic_kernel_warp_wide(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-#ifdef SPMMC_UNION_ROWS
-  spmmc_generic_union_rows_of<spmmc_generic_warp_wide_rows>(B, C, n);
-#else
   spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows>(B, C, n);
-#endif
 }
 #endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
