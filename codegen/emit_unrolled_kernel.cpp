@@ -292,16 +292,29 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   std::string small_n_code, small_n_variants;
   if (small_n_balanced) {
     const BalancedSchedule schedule = schedule_balanced(a, options.small_n_piece_length, kBalancedWarps, 1);
+    const bool mid = options.balanced_mid_below_n > options.balanced_mid_from_n;
+    SPMMC_CHECK(!mid || (options.balanced_mid_from_n >= options.balanced_below_n && options.mid_piece_length >= 1),
+                "the balanced path's second table: from the path's end on, pieces of at least one product");
+    const BalancedSchedule mid_schedule =
+        mid ? schedule_balanced(a, options.mid_piece_length, kBalancedWarps, 1) : BalancedSchedule{};
     small_n_code = "// The balanced kernel as the small-n path (spmmc compile chose it, docs/emitted-code.md).\n"
                    "#define SPMMC_SMALL_N_BALANCED 1\n" +
-                   print_balanced(a, schedule, {false, options.balanced_pairs_below_n, options.balanced_spmv, print_aside ? &aside : nullptr});
+                   print_balanced(a, schedule, {false, options.balanced_pairs_below_n, options.balanced_spmv,
+                                                print_aside ? &aside : nullptr, mid ? &mid_schedule : nullptr});
     k.balanced_rows_cut = schedule.rows_cut;
     k.balanced_blocks = schedule.blocks();
+    k.balanced_mid_rows_cut = mid_schedule.rows_cut;
+    k.balanced_mid_blocks = mid ? mid_schedule.blocks() : 0;
     // One piece per warp: the template's spmmc_balanced_lanes is 32.
     std::vector<EmittedKernel::Variant> path =
         balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n);
     // (the template lists balanced-spmv itself, where SPMMC_BALANCED_SPMV)
     if (options.balanced_spmv) k.variants.push_back({kBalancedSpmvVariant, 1, 1, ""});
+    if (mid)  // the second table's kernels, named balanced-mid-v4, -v2 and -v1
+      for (EmittedKernel::Variant x : balanced_variants(32, options.balanced_mid_from_n, options.balanced_mid_below_n - 1)) {
+        x.kernel.insert(std::string("balanced-").size(), "mid-");
+        path.push_back(x);
+      }
     for (const EmittedKernel::Variant& x : path) {
       k.variants.push_back(x);
       fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", x.kernel, x.n_min, x.n_max,
@@ -347,6 +360,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"SMALL_N_CODE", options.host_arrays ? small_n.code : small_n_code},
       {"BALANCED_FROM_N", std::to_string(options.balanced_from_n)},
       {"BALANCED_BELOW_N", std::to_string(options.balanced_below_n)},
+      {"BALANCED_MID_FROM_N", std::to_string(options.balanced_mid_from_n)},
+      {"BALANCED_MID_BELOW_N", std::to_string(options.balanced_mid_below_n)},
       {"SMALL_N_VARIANTS", small_n_variants},
       {"TENSOR_CORE_CODE", tc.code},
       {"DTYPE", dtype_info_name(options.dtype)},

@@ -77,6 +77,12 @@ struct EmitOptions {
   // Of that path, every n below this (above balanced_from_n) takes its pairs kernel: two pieces per
   // warp, 16 lanes each (kernel_balanced.cuh). 0: none.
   int64_t balanced_pairs_below_n = 0;
+  // Of that path, a second table of pieces of mid_piece_length products (docs/design/small-n.md, *Uneven
+  // rows from n = 512*), which the entry point takes for every n in [balanced_mid_from_n,
+  // balanced_mid_below_n) (at or above balanced_below_n). 0: none.
+  int64_t balanced_mid_from_n = 0;
+  int64_t balanced_mid_below_n = 0;
+  int32_t mid_piece_length = 0;
   // n = 1 by the balanced kernel with a lane per product of each piece (spmmc_balanced_spmv,
   // kernel_balanced.cuh), in the balanced family or on the small-n path (needs one of them).
   bool balanced_spmv = false;
@@ -158,6 +164,9 @@ struct EmittedKernel {
   // the grid's blocks (zero where the file has none).
   int32_t balanced_rows_cut = 0;
   int32_t balanced_blocks = 0;
+  // The small-n path's second table (EmitOptions::balanced_mid_below_n): rows cut, blocks (zero: none).
+  int32_t balanced_mid_rows_cut = 0;
+  int32_t balanced_mid_blocks = 0;
 };
 
 // Emits the kernel for A with `tiling` (rows grouped into A-tiles of at most tile.m1 rows; the

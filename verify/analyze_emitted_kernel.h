@@ -320,6 +320,9 @@ struct EmittedKernelAnalysis {
   GenericPath generic;
   TensorCorePath tc;
   BalancedPath balanced_path;
+  // Its second table for uneven rows (spmmc_piece_mid, spmmc_balanced_mid_blocks; the path's warps,
+  // groups and slots), where the file has one.
+  BalancedPath balanced_mid;
   int64_t source_bytes = 0;
   double parse_seconds = 0.0;          // Clang (preprocess, parse, semantic analysis)
   double analyze_seconds = 0.0;        // the walk of the AST and the PTX

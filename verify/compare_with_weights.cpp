@@ -110,14 +110,15 @@ class Comparison {
     if (code_.balanced) {  // the balanced family: the info object, the CSR arrays and the pieces its kernels run
       check_info();
       check_generic_path();
-      check_balanced();
+      check_balanced(code_.balanced_path);
       out_.match = out_.total_differences == 0;
       return;
     }
     if (code_.generic_only) {  // the generic family: the info object and the arrays the generic kernel reads
       check_info();
       check_generic_path();
-      if (code_.balanced_path.pieces.found) check_balanced();  // its balanced small-n path's pieces
+      if (code_.balanced_path.pieces.found) check_balanced(code_.balanced_path);  // its balanced small-n path's pieces
+      if (code_.balanced_mid.pieces.found) check_balanced_mid();                   // and its second table's
       out_.code_nnz = static_cast<int64_t>(code_.generic.col_idx.values.size());
       out_.match = out_.total_differences == 0;
       return;
@@ -127,7 +128,8 @@ class Comparison {
     check_dispatch();
     for (const AnalyzedKernel& kernel : code_.kernels) check_columns(kernel);
     check_generic_path();
-    if (code_.balanced_path.pieces.found) check_balanced();  // the balanced small-n path's pieces
+    if (code_.balanced_path.pieces.found) check_balanced(code_.balanced_path);  // the balanced small-n path's pieces
+    if (code_.balanced_mid.pieces.found) check_balanced_mid();                   // and its second table's
     check_tiles();
     std::vector<std::vector<Write>> writes(static_cast<size_t>(w_.rows));
     for (const AnalyzedBlock& block : code_.blocks)
@@ -533,12 +535,20 @@ class Comparison {
   // long (the launch's grid.x), every row of A (an empty one too: it stores +0) has pieces in exactly
   // one block, in consecutive slots from `first`, each saying the same first and count, and together
   // its products [row_ptr[r], row_ptr[r + 1]) in order, each once; a slot of row -1 is idle.
-  void check_balanced() {
-    const BalancedPath& b = code_.balanced_path;
+  void check_balanced(const BalancedPath& b, const std::string& table = "spmmc_piece",
+                      const std::string& blocks_name = "spmmc_balanced_blocks") {
+    // the messages name this table and its blocks (the path's second table: spmmc_piece_mid)
+    const auto report = [&](const CodeLocation& at, std::string message) {
+      for (const auto& [from, to] : {std::pair<std::string, std::string>{"spmmc_balanced_blocks", blocks_name},
+                                     std::pair<std::string, std::string>{"spmmc_piece", table}})
+        for (size_t i = message.find(from); i != std::string::npos; i = message.find(from, i + to.size()))
+          message.replace(i, from.size(), to);
+      this->report(at, std::move(message));
+    };
     const std::optional<int64_t> warps = balanced_constant(b.warps, "spmmc_balanced_warps");
     const std::optional<int64_t> groups = balanced_constant(b.groups, "spmmc_balanced_groups");
     const std::optional<int64_t> slots = balanced_constant(b.slots, "spmmc_balanced_slots");
-    const std::optional<int64_t> blocks = balanced_constant(b.blocks, "spmmc_balanced_blocks");
+    const std::optional<int64_t> blocks = balanced_constant(b.blocks, blocks_name.c_str());
     if (!warps || !groups || !slots || !blocks) return;
     bool valid = true;
     const auto refuse = [&](const CodeLocation& at, std::string message) {
@@ -679,6 +689,16 @@ class Comparison {
       if (pieces > 1) ++out_.balanced_cut_rows;
     }
   }
+  // The balanced path's second table (spmmc_piece_mid, spmmc_balanced_mid_blocks; docs/design/small-n.md,
+  // *Uneven rows from n = 512*): the same rules, in blocks of the path's warps of one piece each.
+  void check_balanced_mid() {
+    BalancedPath mid = code_.balanced_mid;
+    mid.warps = code_.balanced_path.warps;
+    mid.groups = code_.balanced_path.groups;
+    mid.slots = code_.balanced_path.slots;
+    check_balanced(mid, "spmmc_piece_mid", "spmmc_balanced_mid_blocks");
+  }
+
 
   // ---- the tensor-core family ------------------------------------------------------------------
 

@@ -49,6 +49,8 @@ constexpr const char* kBalancedKernels[] = {"spmmc_balanced_v4", "spmmc_balanced
 constexpr const char* kBalancedPairsKernel = "spmmc_balanced_pairs_v1";
 // The family's and the path's kernel for n = 1, a lane per product, where the file has one (the same pieces).
 constexpr const char* kBalancedSpmvKernel = "spmmc_balanced_spmv";
+// The small-n path's kernels of its second table (spmmc_piece_mid), where its file has one.
+constexpr const char* kBalancedMidKernels[] = {"spmmc_balanced_mid_v4", "spmmc_balanced_mid_v2", "spmmc_balanced_mid_v1"};
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
@@ -296,6 +298,8 @@ class KernelWalker {
     kernels.insert(kernels.end(), std::begin(kBalancedKernels), std::end(kBalancedKernels));
     for (const char* optional : {kBalancedPairsKernel, kBalancedSpmvKernel})
       if (has_kernel(functions, optional)) kernels.push_back(optional);
+    if (out_.balanced_mid.pieces.found)  // the second table's kernels
+      kernels.insert(kernels.end(), std::begin(kBalancedMidKernels), std::end(kBalancedMidKernels));
     expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
                         "the generic and balanced kernels");
   }
@@ -1061,11 +1065,13 @@ class KernelWalker {
     const std::map<std::string, IntegerConstant*> constants = {{"spmmc_balanced_warps", &b.warps},
                                                                {"spmmc_balanced_groups", &b.groups},
                                                                {"spmmc_balanced_slots", &b.slots},
-                                                               {"spmmc_balanced_blocks", &b.blocks}};
+                                                               {"spmmc_balanced_blocks", &b.blocks},
+                                                               {"spmmc_balanced_mid_blocks", &out_.balanced_mid.blocks}};
     for (const clang::VarDecl* v : variables) {
       const std::string name = v->getNameAsString();
       if (const auto c = constants.find(name); c != constants.end()) read_integer_constant(*v, name, *c->second);
       else if (name == "spmmc_piece") read_vector_array(*v, name, "int4", 4, b.pieces);
+      else if (name == "spmmc_piece_mid") read_vector_array(*v, name, "int4", 4, out_.balanced_mid.pieces);
     }
   }
 

@@ -33,6 +33,13 @@ constexpr int64_t spmmc_balanced_below_n = SPMMC_BALANCED_BELOW_N;
 #else
 constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
 #endif
+// Where the path has a second table (SPMMC_BALANCED_MID: pieces about A's mean row long, for uneven rows;
+// docs/design/small-n.md, *Uneven rows from n = 512*), every n in [spmmc_balanced_mid_from_n,
+// spmmc_balanced_mid_below_n) takes its kernels; their cut rows sum in that table's piece order.
+#if SPMMC_BALANCED_MID
+constexpr int64_t spmmc_balanced_mid_from_n = /*@BALANCED_MID_FROM_N*/0/*@*/;
+constexpr int64_t spmmc_balanced_mid_below_n = /*@BALANCED_MID_BELOW_N*/0/*@*/;
+#endif
 #endif
 #ifndef SPMMC_BALANCED  // (its launch asks nothing of the device)
 // What the launch asks of the current device: the SMs (at every launch, cheap, so GPUs of one kind
@@ -435,6 +442,9 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
 #if defined(SPMMC_SMALL_N_BALANCED)
   if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n)
     return spmmc_launch_balanced(B, C, n, stream);
+#if SPMMC_BALANCED_MID
+  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n) return spmmc_launch_balanced_mid(B, C, n, stream);
+#endif
 #endif
 #if !defined(SPMMC_BALANCED)
   void* args[] = {const_cast<spmmc_elem**>(&B), &C, &n};

@@ -155,5 +155,38 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
   return d;
 }
 
+int32_t balanced_mid_piece_length(const Csr& a) {
+  const int64_t rows = std::max<int32_t>(1, a.rows);
+  return static_cast<int32_t>(std::max<int64_t>(kSmallNPieceLength, (a.nnz() + rows - 1) / rows));
+}
+
+SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool generic_family) {
+  d.balanced_mid_from_n = d.balanced_mid_below_n = 0;
+  d.mid_piece_length = 0;
+  if (d.balanced_below_n <= d.balanced_from_n) {
+    d.balanced_mid_why = "no balanced path";
+    return d;
+  }
+  const int64_t below = generic_family ? kBalancedMidBelowN : std::min(kBalancedMidBelowN, d.generic_below_n);
+  if (d.balanced_below_n >= below) {
+    d.balanced_mid_why = fmt::format("the path reaches n = {}", below);
+    return d;
+  }
+  const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  const int32_t longest = a.longest_row(), piece = balanced_mid_piece_length(a);
+  if (static_cast<double>(longest) < kUnevenRowsLongestOverMean * mean || longest <= piece) {
+    d.balanced_mid_why = fmt::format("the longest row ({} products) is less than {:.0f} x the mean ({:.1f}) or no longer than "
+                                     "a piece of {}",
+                                     longest, kUnevenRowsLongestOverMean, mean, piece);
+    return d;
+  }
+  d.balanced_mid_from_n = d.balanced_below_n;
+  d.balanced_mid_below_n = below;
+  d.mid_piece_length = piece;
+  d.balanced_mid_why = fmt::format("the longest row ({} products) at least {:.0f} x the mean ({:.1f}): pieces of {} for n = {} to {}",
+                                   longest, kUnevenRowsLongestOverMean, mean, piece, d.balanced_mid_from_n, below - 1);
+  return d;
+}
+
 }  // namespace spmmc
 

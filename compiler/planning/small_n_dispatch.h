@@ -27,6 +27,13 @@ struct SmallNDispatch {
   // n = 1 by the path's kernel with a lane per product of each piece (kBalancedSpmv); false without a path.
   bool balanced_spmv = false;
   std::string balanced_why;  // for NAME.json
+  // The path's second table (choose_balanced_mid_path): the balanced kernel with pieces of
+  // mid_piece_length products for every n in [balanced_mid_from_n, balanced_mid_below_n); none where
+  // balanced_mid_below_n <= balanced_mid_from_n.
+  int64_t balanced_mid_from_n = 0;
+  int64_t balanced_mid_below_n = 0;
+  int32_t mid_piece_length = 0;
+  std::string balanced_mid_why;  // for NAME.json
 };
 
 // The unrolled launch of the emitted file, for the rule where nothing was measured.
@@ -155,5 +162,28 @@ int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n);
 // says why) where A has no row longer than the piece length, or batch_invariant.
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant,
                                     int64_t sms);
+
+// Uneven rows from n = 512 (docs/design/small-n.md, *Uneven rows from n = 512*). Where the path ends (at
+// kBalancedBelowN for rows of more than kBalancedShortRowsMean products) the generic path's warp per row
+// has half a wave of warps or less on a 512-row layer, so its time is its longest row's: Nsight Compute
+// on the 0.9 attention v at n = 512 (rows of 51 products, the longest 209) put the warp kernel at
+// 14.4 us against the 10.6 us of cuSPARSE's kernel of equal runs of non-zeros (H100, docs/benchmarks.md,
+// *Rows over the union of their columns, and what ALG3 does*). On 31 layers (H100, *Long rows cut at
+// n = 512*), the balanced kernel with pieces of A's mean row length (at least kSmallNPieceLength) against
+// the warp per row: where A's longest row holds at least kUnevenRowsLongestOverMean times the mean, 1.23x
+// as fast at n = 512 (geomean of 18 layers, 0.97-1.72x) and 1.08x at 1024 (0.83-1.55x); on the 13 others
+// 0.93x at 512 (0.70-1.09x). So a file whose path exists and whose rows are that uneven carries a second
+// table of pieces of that length, which the entry point takes from where the path ends up to below
+// kBalancedMidBelowN (no further than the generic path of an unrolled file reaches); at 1024 and beyond
+// the warp per row (and its wide blocks) again, where the second table lost on some layers.
+inline constexpr double kUnevenRowsLongestOverMean = 2.0;
+inline constexpr int64_t kBalancedMidBelowN = 1024;
+// The second table's piece length: A's mean row length rounded up, at least kSmallNPieceLength.
+int32_t balanced_mid_piece_length(const Csr& a);
+// `d` (choose_balanced_path's) with its second table's fields set by the rule above: from
+// d.balanced_below_n up to below kBalancedMidBelowN (and d.generic_below_n unless `generic_family`), where
+// the path exists, A's longest row is at least kUnevenRowsLongestOverMean times the mean and longer than
+// the piece length; else left zero, and `balanced_mid_why` says why.
+SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool generic_family);
 
 }  // namespace spmmc

@@ -443,7 +443,9 @@ TEST_CASE("emitter: the NVRTC form of the balanced family holds its kernels with
       CHECK(test::occurrences(k.nvrtc_cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 1);
       CHECK(test::occurrences(k.cu, fmt::format("extern \"C\" __global__ void {}(", symbol)) == 0);  // NAME.cu keeps them internal
     }
-    CHECK(test::occurrences(k.nvrtc_cu, "spmmc_launch_balanced") == 1);  // defined only outside NVRTC (#ifndef __CUDACC_RTC__)
+    // the launches, each defined once, only outside NVRTC (#ifndef __CUDACC_RTC__)
+    CHECK(test::occurrences(k.nvrtc_cu, "cudaError_t spmmc_launch_balanced(") == 1);
+    CHECK(test::occurrences(k.nvrtc_cu, "cudaError_t spmmc_launch_balanced_columns(") == 1);
     CHECK(test::occurrences(k.nvrtc_cu, "spmmc_generic_kernel") == 0);
     // A's arrays and the pieces without values (the tuner copies them into the module): the form's size
     // does not grow with A's non-zeros.

@@ -154,10 +154,22 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
         CHECK(pairs.n_min == from_n);
         CHECK(pairs.n_max + 1 == std::min(pairs_below_n, below_n));
       }
+      // its second table's kernels last (NAME.json's balanced_mid), the path's before them
+      const nlohmann::json& mid = report["kernel"]["balanced_mid"];
+      const int32_t mids = static_cast<int32_t>(std::count_if(variants.begin(), variants.end(), [](const nlohmann::json& v) {
+        return v["kernel"].get<std::string>().rfind("balanced-mid-", 0) == 0;
+      }));
+      CHECK(mid.is_null() == (mids == 0));
+      if (!mid.is_null()) {
+        CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-mid-v1");
+        CHECK(kernel->info()->variants[first - 1].n_min == mid["from_n"].get<int64_t>());
+        CHECK(kernel->info()->variants[first - 1].n_max + 1 == mid["below_n"].get<int64_t>());
+        CHECK(mid["from_n"].get<int64_t>() == below_n);  // from the path's end
+      }
       if (pairs_below_n < below_n) {
-        CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-v1");
-        CHECK(kernel->info()->variants[first - 1].n_min == std::max(from_n, pairs_below_n));
-        CHECK(kernel->info()->variants[first - 1].n_max + 1 == below_n);
+        CHECK(std::string(kernel->info()->variants[first - 1 - mids].kernel) == "balanced-v1");
+        CHECK(kernel->info()->variants[first - 1 - mids].n_min == std::max(from_n, pairs_below_n));
+        CHECK(kernel->info()->variants[first - 1 - mids].n_max + 1 == below_n);
       }
     }
     CHECK(std::string(kernel->info()->variants[first].kernel) == (generic ? "generic-split" : "unrolled"));
@@ -801,6 +813,55 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   CHECK(paths.generic_wide > 0);
   CHECK(paths.looped > 0);
   CHECK(paths.kernels > 5);
+}
+
+TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneven rows", "[codegen][emulation][balanced]") {
+  // 300 rows of 41.5 products on average, every 25th of 200 (compiler/planning/small_n_dispatch.h, *Uneven
+  // rows from n = 512*): the path (pieces of 32) ends at 512 (300 rows: more than 8 warps per SM from there),
+  // and from 512 up to below 1024 (or the unrolled file's generic path's end, or --balanced-mid-below) the
+  // balanced kernel reads the second table, pieces of 42 (check_emulated_kernel compares its sums bit for bit
+  // with piece_order_spmm of that schedule); rows no longer than twice the mean have none.
+  test::TempDir dir;
+  const auto length = [](int32_t r) { return r % 25 == 0 ? 200 : 20 + (r * 7) % 31; };
+  const fs::path uneven = write_mtx(dir.path, "uneven", make_matrix(300, 300, [&](int32_t r, int32_t c) {
+                                      return (c * 37 + r * 11) % 300 < length(r) ? 0.0625f * static_cast<float>((c * 3 + r) % 29) - 0.8f
+                                                                                 : 0.0f;
+                                    }));
+  const fs::path even = write_mtx(dir.path, "even", make_matrix(300, 300, [](int32_t r, int32_t c) {
+                                    return (c * 37 + r * 11) % 300 < 40 + r % 20 ? 0.5f - 0.125f * static_cast<float>(c % 5) : 0.0f;
+                                  }));
+  const std::vector<KernelCase> cases = {
+      {"mid_generic", uneven, {"--family", "generic"}, {4, 511, 512, 513, 516, 1022, 1023, 1024, 1028}, 128, "overlap"},
+      {"mid_unrolled", uneven, {"--tile", "8x64", "--generic-below", "800"}, {511, 512, 516, 799, 800}, 1024, "overlap"},
+      {"mid_600", uneven, {"--family", "generic", "--balanced-mid-below", "600"}, {512, 599, 600}, 128, "overlap"},
+      {"mid_off", uneven, {"--family", "generic", "--balanced-mid-below", "0"}, {512, 516}, 128, "overlap"},
+      {"mid_even", even, {"--family", "generic"}, {512, 516}, 128, "overlap"},
+  };
+  const test::PathCounts paths = run_cases(cases, dir.path);
+  CHECK(paths.mid > 0);
+  CHECK(paths.generic > 0);
+  CHECK(paths.unrolled > 0);
+  const auto kernel_of = [&](const std::string& name) {
+    return nlohmann::json::parse(test::read_file(dir.path / name / (name + ".json")))["kernel"];
+  };
+  CHECK(kernel_of("mid_generic")["balanced_path"]["below_n"] == 512);
+  CHECK(kernel_of("mid_generic")["balanced_mid"]["from_n"] == 512);
+  CHECK(kernel_of("mid_generic")["balanced_mid"]["below_n"] == 1024);
+  CHECK(kernel_of("mid_generic")["balanced_mid"]["piece_length"] == 42);  // ceil(12464 / 300)
+  int32_t longer = 0;
+  for (int32_t r = 0; r < 300; ++r) longer += length(r) > 42;
+  CHECK(kernel_of("mid_generic")["balanced_mid"]["rows_cut"] == longer);
+  CHECK(kernel_of("mid_unrolled")["balanced_mid"]["below_n"] == 800);     // its generic path's end
+  CHECK(kernel_of("mid_600")["balanced_mid"]["below_n"] == 600);
+  CHECK(kernel_of("mid_off")["balanced_mid"].is_null());
+  CHECK(kernel_of("mid_even")["balanced_mid"].is_null());
+  CHECK(kernel_of("mid_even")["balanced_mid_why"].get<std::string>().find("less than 2 x the mean") != std::string::npos);
+  CHECK_THAT(test::read_file(dir.path / "mid_600" / "mid_600.cu"), Catch::Contains(" --balanced-mid-below 600\n"));
+  const auto invariant = run_spmmc({"compile", uneven.string(), "--n", "64", "--name", "i", "-o", (dir.path / "i").string(),
+                                    "--quiet", "--batch-invariant", "--balanced-mid-below", "1024"});
+  CHECK(invariant.exit_code == 64);
+  CHECK(invariant.err.find("--batch-invariant leaves out the balanced small-n path that --balanced-mid-below 1024") !=
+        std::string::npos);
 }
 
 TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and generic files", "[codegen][emulation][balanced]") {

@@ -252,9 +252,9 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
     const int64_t v = kernel == "unrolled"                                  ? info.cols_per_thread
                       : tc                                                  ? 8
                       : kernel == "generic-v4" || kernel == "generic-warp" || kernel == "generic-warp-wide" ||
-                              kernel == "balanced-v4"
+                              kernel == "balanced-v4" || kernel == "balanced-mid-v4"
                           ? 4
-                      : kernel == "balanced-v2"                             ? 2
+                      : kernel == "balanced-v2" || kernel == "balanced-mid-v2" ? 2
                                                                             : 1;
     const int64_t bytes = tc ? 16 : v * elem;
     if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
@@ -366,34 +366,48 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   // The balanced small-n path (its variants first in NAME_info()): the n it takes, its pairs kernel's
   // (below pairs_below), and its schedule.
   // n = 1 by the lanes-over-products kernel where it is listed (balanced-spmv, first).
-  int64_t balanced_from = 0, balanced_below = 0, pairs_below = 0;
-  bool spmv = false;
+  // Its second table for uneven rows (balanced-mid-*, after the path's): the n it takes, its schedule.
+  int64_t balanced_from = 0, balanced_below = 0, pairs_below = 0, mid_from = 0, mid_below = 0;
+  bool spmv = false, others = false;
   for (int32_t i = 0; i < info.variant_count; ++i)
     if (std::string(info.variants[i].kernel) == "balanced-spmv") {
       REQUIRE(i == 0);
       REQUIRE((info.variants[i].n_min == 1 && info.variants[i].n_max == 1));
       spmv = true;
+    } else if (std::string(info.variants[i].kernel).rfind("balanced-mid-", 0) == 0) {
+      REQUIRE(!others);  // tried before every other path
+      REQUIRE(balanced_below > 0);  // after the path's
+      mid_from = mid_from == 0 ? info.variants[i].n_min : std::min(mid_from, info.variants[i].n_min);
+      mid_below = std::max(mid_below, info.variants[i].n_max + 1);
     } else if (std::string(info.variants[i].kernel).rfind("balanced-", 0) == 0) {
-      REQUIRE(i < 5);  // tried before every other path
+      REQUIRE(!others);  // tried before every other path
+      REQUIRE(mid_below == 0);
       balanced_from = balanced_from == 0 ? info.variants[i].n_min : std::min(balanced_from, info.variants[i].n_min);
       balanced_below = std::max(balanced_below, info.variants[i].n_max + 1);
       if (std::string(info.variants[i].kernel) == "balanced-pairs-v1") {
         REQUIRE(i == (spmv ? 1 : 0));  // first after n = 1's: below every other balanced kernel
         pairs_below = info.variants[i].n_max + 1;
       }
+    } else {
+      others = true;
     }
   REQUIRE((!spmv || balanced_below > 0));  // only beside the path
+  REQUIRE((mid_below == 0 || mid_from >= balanced_below));
   const BalancedSchedule balanced_schedule =
       balanced_below > 0 ? schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1) : BalancedSchedule{};
+  const BalancedSchedule mid_schedule =
+      mid_below > 0 ? schedule_balanced(a, balanced_mid_piece_length(a), kBalancedWarps, 1) : BalancedSchedule{};
   std::vector<std::pair<size_t, size_t>> offsets = {{0, 0}};  // (B, C) in floats
   if (misaligned) offsets.insert(offsets.end(), {{1, 1}, {1, 0}, {0, 1}});
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
     const bool lanes_over_products = spmv && n == 1;
-    const bool balanced = (n >= balanced_from && n < balanced_below) || lanes_over_products;
+    const bool mid = !lanes_over_products && n >= mid_from && n < mid_below;
+    const bool balanced = (n >= balanced_from && n < balanced_below) || lanes_over_products || mid;
+    const BalancedSchedule& schedule = mid ? mid_schedule : balanced_schedule;
     // the sums in column order, or the balanced kernel's in piece order (at n = 1, its lanes' tree)
     const std::vector<float> exact = lanes_over_products ? piece_tree_spmv(a, balanced_schedule, b)
-                                     : balanced          ? piece_order_spmm(a, balanced_schedule, b, n)
+                                     : balanced          ? piece_order_spmm(a, schedule, b, n)
                                                          : fmaf_spmm(a, b, n, k_part_begin);
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
@@ -453,6 +467,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       if (balanced) {
         // The launch the tuner would make (codegen/families/balanced/balanced_launch.h).
         ++paths.balanced;
+        paths.mid += mid;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
         const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
@@ -464,11 +479,12 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         } else {
           const BalancedLaunch l =
               n < pairs_below ? balanced_pairs_launch(n, balanced_schedule.blocks(), kBalancedWarps)
-                              : balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, balanced_schedule.blocks(),
+                              : balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, schedule.blocks(),
                                                 kBalancedWarps, 1);
           CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
                 std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
-          CHECK(named == (n < pairs_below ? std::string("balanced-pairs-v1") : fmt::format("balanced-v{}", l.cols_per_lane)));
+          CHECK(named == (n < pairs_below ? std::string("balanced-pairs-v1")
+                                          : fmt::format("balanced-{}v{}", mid ? "mid-" : "", l.cols_per_lane)));
         }
       } else if (unrolled) {
         ++paths.unrolled;

@@ -67,9 +67,9 @@ struct PieceTable {
   size_t begin = 0, end = 0;
 };
 
-PieceTable read_pieces(const std::string& cu) {
+PieceTable read_pieces(const std::string& cu, const std::string& table = "spmmc_piece") {
   PieceTable t;
-  const std::string head = "spmmc_piece[] = {";
+  const std::string head = table + "[] = {";
   const size_t at = cu.find(head);
   REQUIRE(at != std::string::npos);
   t.begin = at + head.size();
@@ -128,6 +128,42 @@ TEST_CASE("verify balanced: files of 1, 2 and 4 pieces per warp match, cut rows 
     CHECK(v.result.balanced_cut_rows >= 4);
     CHECK(v.result.balanced_pieces > 96);
   }
+}
+
+TEST_CASE("verify balanced path: the second table of a generic file matches, and an edited piece of it is refused",
+          "[verify][balanced]") {
+  // The small-n path up to 511, its second table (spmmc_piece_mid, pieces of 32: rows 0-3 cut) from 512 to
+  // 1023 (docs/design/small-n.md, *Uneven rows from n = 512*), forced on this small matrix.
+  test::TempDir dir;
+  const Csr a = uneven_weights();
+  const fs::path weights = dir.path / "a.mtx";
+  write_matrix(a, weights.string(), MatrixFormat::kMatrixMarket, "tests/verify/balanced_test.cpp");
+  const auto r = run_spmmc({"compile", weights.string(), "--n", "32", "--name", "layer0", "--family", "generic",
+                            "--balanced-below", "512", "--balanced-mid-below", "1024", "-o", (dir.path / "out").string(),
+                            "--quiet", "--reproducible"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const fs::path cu = dir.path / "out" / "layer0.cu";
+  const std::string text = test::read_file(cu);
+  const test::Verified v = test::verify_file(cu, a);
+  INFO(v.messages);
+  REQUIRE(v.code.analyzed);
+  CHECK(v.result.match);
+  CHECK(v.code.generic_only);
+  REQUIRE(v.code.balanced_mid.pieces.found);
+  const PieceTable t = read_pieces(text, "spmmc_piece_mid");
+  size_t cut = t.pieces.size();
+  for (size_t i = 0; i < t.pieces.size(); ++i)
+    if (t.pieces[i][0] >= 0 && t.pieces[i][3] / 16 >= 2 && cut == t.pieces.size()) cut = i;
+  REQUIRE(cut < t.pieces.size());
+  auto p = t.pieces;
+  p[cut][2] -= 1;  // its first piece one product short: the row's next piece no longer starts where it ends
+  const fs::path edited = dir.path / "out" / "layer0_edited.cu";
+  test::write_file(edited, with_pieces(text, t, p));
+  const test::Verified bad = test::verify_file(edited, a);
+  INFO(bad.messages);
+  CHECK_FALSE(bad.result.match);
+  CHECK_THAT(bad.messages, Catch::Contains(fmt::format("spmmc_piece_mid[{}]", cut + 1)));
 }
 
 TEST_CASE("verify rejects balanced: pieces that leave products out, sum them twice or run out of order",

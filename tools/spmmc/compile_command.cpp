@@ -139,6 +139,17 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
     d.balanced_why += fmt::format("{}--balanced-pairs-below {}", d.balanced_why.empty() ? "" : "; ", *o.balanced_pairs_below);
   }
   if (d.balanced_pairs_below_n <= d.balanced_from_n) d.balanced_pairs_below_n = 0;
+  // The path's second table for uneven rows (by its rule; --balanced-mid-below N: from the path's end up to
+  // below N with the rule's pieces, 0: none).
+  d = choose_balanced_mid_path(d, a, family.generic);
+  if (o.balanced_mid_below) {
+    const bool any = d.balanced_below_n > d.balanced_from_n && *o.balanced_mid_below > d.balanced_below_n;
+    d.balanced_mid_from_n = any ? d.balanced_below_n : 0;
+    d.balanced_mid_below_n = any ? *o.balanced_mid_below : 0;
+    d.mid_piece_length = any ? balanced_mid_piece_length(a) : 0;
+    d.balanced_mid_why = fmt::format("--balanced-mid-below {}{}", *o.balanced_mid_below,
+                                     any || *o.balanced_mid_below == 0 ? "" : " (at or below the path's end: none)");
+  }
   return d;
 }
 
@@ -164,6 +175,9 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
   emit.balanced_from_n = small_n.balanced_from_n;
   emit.balanced_below_n = small_n.balanced_below_n;
   emit.balanced_pairs_below_n = small_n.balanced_pairs_below_n;
+  emit.balanced_mid_from_n = small_n.balanced_mid_from_n;
+  emit.balanced_mid_below_n = small_n.balanced_mid_below_n;
+  emit.mid_piece_length = small_n.mid_piece_length;
   // n = 1 a lane per product: on the path by its rule; in the balanced family unless --batch-invariant
   // (the family's other kernels give the same sums at every n).
   emit.balanced_spmv = family.balanced ? kBalancedSpmv && !o.batch_invariant : small_n.balanced_spmv;
@@ -190,6 +204,7 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
       (o.generic_below ? fmt::format(" --generic-below {}", *o.generic_below) : std::string()) +
           (o.balanced_below ? fmt::format(" --balanced-below {}", *o.balanced_below) : std::string()) +
           (o.balanced_pairs_below ? fmt::format(" --balanced-pairs-below {}", *o.balanced_pairs_below) : std::string()) +
+          (o.balanced_mid_below ? fmt::format(" --balanced-mid-below {}", *o.balanced_mid_below) : std::string()) +
           (o.batch_invariant ? std::string(" --batch-invariant") : std::string()) +
           (o.host_arrays ? std::string(" --arrays host") : std::string()),
       a.rows, a.cols, a.nnz(),
@@ -304,6 +319,12 @@ void print_summary(const CompiledLayer& l) {
                  l.small_n.balanced_pairs_below_n > 0
                      ? fmt::format("; two pieces per warp below n = {}", l.small_n.balanced_pairs_below_n).c_str()
                      : "");
+  if (l.small_n.balanced_mid_below_n > l.small_n.balanced_mid_from_n)
+    std::fprintf(stderr,
+                 "spmmc compile: n = %lld to %lld: the balanced kernel with pieces of at most %d products (%d rows cut; A's "
+                 "rows are uneven)\n",
+                 static_cast<long long>(l.small_n.balanced_mid_from_n), static_cast<long long>(l.small_n.balanced_mid_below_n - 1),
+                 l.small_n.mid_piece_length, kernel.balanced_mid_rows_cut);
   if (l.rounding.to_zero > 0)
     std::fprintf(stderr, "spmmc compile: note: %lld values of A are below the smallest %s and were dropped (rounded to zero)\n",
                  static_cast<long long>(l.rounding.to_zero), dtype_name(o.dtype));
@@ -433,6 +454,10 @@ Command compile_command() {
       {"--balanced-pairs-below", "N", "the balanced small-n path: below N, two pieces per warp (16 lanes each) instead of "
                                        "one (default: 17 where A cuts into at least 4224 pieces, more than a wave of "
                                        "warps, else none; 0: never)"},
+      {"--balanced-mid-below", "N", "the balanced small-n path's second table: from where the path ends up to below N, the "
+                                     "balanced kernel with rows cut into pieces of A's mean row length (at least 32; summed in "
+                                     "piece order) (default, where A's longest row holds at least twice the mean: 1024, no "
+                                     "further than the generic path of an unrolled file; 0: never)"},
       {"--batch-invariant", "", "sum every row in column order at every n (the same bits whatever batch a call has): "
                                 "leaves out the balanced small-n path, whose cut rows sum in piece order"},
       {"--arrays", "WHERE", "where A's arrays (the CSR arrays and the balanced kernel's pieces) travel: device "

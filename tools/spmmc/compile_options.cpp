@@ -198,6 +198,7 @@ CompileOptions parse_compile_options(const Args& args) {
   if (args.has("--balanced-below")) o.balanced_below = args.get_int("--balanced-below", 0, 0, kMaxIndex);
   if (args.has("--balanced-pairs-below"))
     o.balanced_pairs_below = args.get_int("--balanced-pairs-below", 0, 0, kMaxIndex);
+  if (args.has("--balanced-mid-below")) o.balanced_mid_below = args.get_int("--balanced-mid-below", 0, 0, kMaxIndex);
   o.batch_invariant = args.has("--batch-invariant");
   o.arrays = args.get_or("--arrays", "auto");
   if (o.arrays != "auto" && o.arrays != "device" && o.arrays != "host")
@@ -208,7 +209,8 @@ CompileOptions parse_compile_options(const Args& args) {
     fail_usage("--arrays host moves the CSR arrays of the unrolled, generic and balanced families; the tensor-core "
                "family's stay constants");
   for (const auto& [flag, value] : {std::pair{"--balanced-below", o.balanced_below},
-                                    std::pair{"--balanced-pairs-below", o.balanced_pairs_below}}) {
+                                    std::pair{"--balanced-pairs-below", o.balanced_pairs_below},
+                                    std::pair{"--balanced-mid-below", o.balanced_mid_below}}) {
     if (value && !(o.dtype == DType::kFp32 || o.dtype == DType::kTf32))
       fail_usage("{} is for float32 and tf32 files (the balanced kernel takes float elements), not {}", flag,
                  dtype_name(o.dtype));

@@ -50,6 +50,7 @@ struct CompileOptions {
   std::optional<int64_t> generic_below;  // --generic-below
   std::optional<int64_t> balanced_below;  // --balanced-below (0: no balanced small-n path)
   std::optional<int64_t> balanced_pairs_below;  // --balanced-pairs-below (0: no pairs kernel)
+  std::optional<int64_t> balanced_mid_below;  // --balanced-mid-below (0: no second table)
   bool batch_invariant = false;           // --batch-invariant
   std::string arrays = "auto";            // --arrays: auto (default), device or host
   bool host_arrays = false;               // A's arrays on the host: --arrays host, or auto by its rule (run_compile)

@@ -115,6 +115,15 @@ Json compile_report(const CompiledLayer& l) {
                  {"spmv", spmv}}
           : Json(nullptr);
   if (!l.small_n.balanced_why.empty()) report["kernel"]["balanced_path_why"] = l.small_n.balanced_why;
+  // Its second table for uneven rows (docs/design/small-n.md, *Uneven rows from n = 512*); null where none.
+  report["kernel"]["balanced_mid"] = l.small_n.balanced_mid_below_n > l.small_n.balanced_mid_from_n
+                                         ? Json{{"from_n", l.small_n.balanced_mid_from_n},
+                                                {"below_n", l.small_n.balanced_mid_below_n},
+                                                {"piece_length", l.small_n.mid_piece_length},
+                                                {"blocks", l.kernel.balanced_mid_blocks},
+                                                {"rows_cut", l.kernel.balanced_mid_rows_cut}}
+                                         : Json(nullptr);
+  if (!l.small_n.balanced_mid_why.empty()) report["kernel"]["balanced_mid_why"] = l.small_n.balanced_mid_why;
   if (f.tensor_core)  // the 8 x 1 vectors of the windows (FlashSparse's format; docs/design/precision.md)
     report["kernel"]["tensor_core"] = {{"mma", o.tf32 ? "m16n8k4.tf32" : o.dtype == DType::kFp16 ? "m16n8k8.f16" : "m16n8k8.bf16"},
                                        {"k", l.kernel.tensor_core.k},

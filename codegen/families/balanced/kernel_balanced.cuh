@@ -56,6 +56,18 @@ static_assert(spmmc_balanced_warps >= 1 && spmmc_balanced_warps <= 32 && spmmc_b
 // slot), its products [begin, end), and first + spmmc_balanced_slots x pieces: the slot of the row's
 // first piece in the block and the row's pieces.
 __device__ const int4 spmmc_piece[] = {/*@PIECES*/{-1, 0, 0, 16}/*@*/};
+// The small-n path's second table (docs/design/small-n.md, *Uneven rows from n = 512*; SPMMC_BALANCED_MID
+// 1): the same rows cut into pieces about as long as A's mean row (spmmc_balanced_mid_piece_length), in
+// blocks of the same warps, for the n where the path's pieces of 32 cost more than they gain but A's
+// longest rows would hold up a warp per row; the kernels spmmc_balanced_mid_v4, _v2 and _v1 read it.
+#define SPMMC_BALANCED_MID /*@MID*/0/*@*/
+#if SPMMC_BALANCED_MID
+constexpr int spmmc_balanced_mid_blocks = /*@MID_BLOCKS*/1/*@*/;  // its grid.x
+constexpr int spmmc_balanced_mid_piece_length = /*@MID_PIECE_LENGTH*/64/*@*/;
+__device__ const int4 spmmc_piece_mid[] = {/*@MID_PIECES*/{-1, 0, 0, 16}/*@*/};
+static_assert(spmmc_balanced_groups == 1 && spmmc_balanced_mid_piece_length >= 1,
+              "the second table: one piece per warp, pieces of at least one product");
+#endif
 
 // V adjacent floats of B (one vector load: 16 or 8 bytes aligned, as the launch ensures), and of C;
 // four and one through the dtype's functions (templates/dtype_fp32.cuh).
@@ -158,9 +170,11 @@ __device__ __forceinline__ float spmmc_balanced_spmv_sum(int p, int end, const f
 // apart: their shuffles name their own lanes); G pieces per warp, so a block of the grid's
 // spmmc_balanced_slots slots is spmmc_balanced_slots / G warps. The body of the kernels below, one per
 // V (and G); with LanesOverProducts (V = 1, n = 1: spmmc_balanced_spmv) each piece by
-// spmmc_balanced_spmv_sum instead, whose total lane 0 stores as its column's.
+// spmmc_balanced_spmv_sum instead, whose total lane 0 stores as its column's. `table`: the pieces the
+// kernel reads (spmmc_piece, or spmmc_piece_mid).
 template <int V, int G, bool LanesOverProducts = false>
-__device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+__device__ __forceinline__ void spmmc_balanced_columns(const int4* table, const float* __restrict__ B, float* __restrict__ C,
+                                                       int64_t n) {
   static_assert(!LanesOverProducts || V == 1, "lanes over products: one column");
   constexpr int L = 32 / G, S = spmmc_balanced_slots;
   __shared__ float partial[S][L * V];
@@ -175,7 +189,7 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
   // A plain load, not __ldg: with __ldg of the int4 ptxas gave the four-column kernel 82 registers,
   // one block of 16 warps per SM, and it ran 1.4x slower on an H200 (docs/design/balanced.md); with
   // this one it takes 64 and two blocks fit.
-  const int4 piece = spmmc_piece[blockIdx.x * S + slot];
+  const int4 piece = table[blockIdx.x * S + slot];
   const int64_t col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * L * V + lane * V;
   if (piece.x < 0 || col - lane * V >= n) return;
   const bool active = col < n;
@@ -220,22 +234,22 @@ __device__ __forceinline__ void spmmc_balanced_columns(const float* __restrict__
 #define SPMMC_BALANCED_BOUNDS /*@BOUNDS*/__launch_bounds__(32 * spmmc_balanced_warps)/*@*/
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<4, spmmc_balanced_groups>(B, C, n);
+  spmmc_balanced_columns<4, spmmc_balanced_groups>(spmmc_piece, B, C, n);
 }
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v2(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<2, spmmc_balanced_groups>(B, C, n);
+  spmmc_balanced_columns<2, spmmc_balanced_groups>(spmmc_piece, B, C, n);
 }
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<1, spmmc_balanced_groups>(B, C, n);
+  spmmc_balanced_columns<1, spmmc_balanced_groups>(spmmc_piece, B, C, n);
 }
 
 #if SPMMC_BALANCED_PAIRS_BELOW > 0
 // V = 1 and two pieces per warp: blocks of half the warps, four of them per SM at 64 registers.
 __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
     spmmc_balanced_pairs_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<1, 2>(B, C, n);
+  spmmc_balanced_columns<1, 2>(spmmc_piece, B, C, n);
 }
 #endif
 
@@ -244,41 +258,76 @@ __global__ void __launch_bounds__(16 * spmmc_balanced_slots, 4)
 #if SPMMC_BALANCED_SPMV
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_spmv(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<1, spmmc_balanced_groups, true>(B, C, n);
+  spmmc_balanced_columns<1, spmmc_balanced_groups, true>(spmmc_piece, B, C, n);
+}
+#endif
+
+#if SPMMC_BALANCED_MID
+// The second table's kernels (one piece per warp: the path's schedules have one).
+__global__ void SPMMC_BALANCED_BOUNDS
+    spmmc_balanced_mid_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_balanced_columns<4, 1>(spmmc_piece_mid, B, C, n);
+}
+__global__ void SPMMC_BALANCED_BOUNDS
+    spmmc_balanced_mid_v2(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_balanced_columns<2, 1>(spmmc_piece_mid, B, C, n);
+}
+__global__ void SPMMC_BALANCED_BOUNDS
+    spmmc_balanced_mid_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  spmmc_balanced_columns<1, 1>(spmmc_piece_mid, B, C, n);
 }
 #endif
 
 #ifndef __CUDACC_RTC__  // the NVRTC form (the tuner's) has the kernels only
-// Launches the kernel over n columns: V = 4 where n >= 4 x spmmc_balanced_lanes is a multiple of 4 and
-// B and C are aligned to 16 bytes, else 2 where n >= 2 x spmmc_balanced_lanes is even and they are
-// aligned to 8, else 1 (a group's lanes x V columns no wider than n: below, lanes would idle); grid.y
-// (and grid.z where they are more than 65535) covers the columns in blocks of spmmc_balanced_lanes x V.
-// Below SPMMC_BALANCED_PAIRS_BELOW, the pairs kernel instead: V = 1, blocks of 16 columns.
-cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStream_t stream) {
+// Launches one table's kernels (`v4`, `v2`, `v1`; `blocks`: its grid.x) over n columns: V = 4 where
+// n >= 4 x spmmc_balanced_lanes is a multiple of 4 and B and C are aligned to 16 bytes, else 2 where
+// n >= 2 x spmmc_balanced_lanes is even and they are aligned to 8, else 1 (a group's lanes x V columns
+// no wider than n: below, lanes would idle); grid.y (and grid.z where they are more than 65535) covers
+// the columns in blocks of spmmc_balanced_lanes x V.
+cudaError_t spmmc_launch_balanced_columns(const void* v4, const void* v2, const void* v1, int blocks, const float* B,
+                                          float* C, int64_t n, cudaStream_t stream) {
   void* args[] = {&B, &C, &n};
-#if SPMMC_BALANCED_SPMV
-  if (n == 1)
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_balanced_spmv), dim3(spmmc_balanced_blocks),
-                            dim3(32 * spmmc_balanced_warps), args, 0, stream);
-#endif
-  const auto launch = [&](const void* kernel, int64_t columns_per_block, int threads) {
-    const int64_t column_blocks = (n + columns_per_block - 1) / columns_per_block;
-    const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
-    if (z > 65535) return cudaErrorInvalidValue;
-    return cudaLaunchKernel(kernel, dim3(spmmc_balanced_blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
-                            dim3(threads), args, 0, stream);
-  };
-#if SPMMC_BALANCED_PAIRS_BELOW > 0
-  if (n < SPMMC_BALANCED_PAIRS_BELOW)
-    return launch(reinterpret_cast<const void*>(&spmmc_balanced_pairs_v1), 16, 16 * spmmc_balanced_slots);
-#endif
   const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
   constexpr int64_t lanes = spmmc_balanced_lanes;
   const bool by4 = n >= 4 * lanes && n % 4 == 0 && aligned(B, 16) && aligned(C, 16);
   const int v = by4 ? 4 : n >= 2 * lanes && n % 2 == 0 && aligned(B, 8) && aligned(C, 8) ? 2 : 1;
-  const void* kernel = v == 4   ? reinterpret_cast<const void*>(&spmmc_balanced_v4)
-                       : v == 2 ? reinterpret_cast<const void*>(&spmmc_balanced_v2)
-                                : reinterpret_cast<const void*>(&spmmc_balanced_v1);
-  return launch(kernel, lanes * v, 32 * spmmc_balanced_warps);
+  const int64_t columns_per_block = lanes * v;
+  const int64_t column_blocks = (n + columns_per_block - 1) / columns_per_block;
+  const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
+  if (z > 65535) return cudaErrorInvalidValue;
+  return cudaLaunchKernel(v == 4 ? v4 : v == 2 ? v2 : v1, dim3(blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
+                          dim3(32 * spmmc_balanced_warps), args, 0, stream);
 }
+// The family's (or the path's) kernels over n columns; n = 1 by spmmc_balanced_spmv where the file has
+// it; below SPMMC_BALANCED_PAIRS_BELOW the pairs kernel: V = 1, blocks of 16 columns.
+cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStream_t stream) {
+#if SPMMC_BALANCED_SPMV
+  if (n == 1) {
+    void* args[] = {&B, &C, &n};
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_balanced_spmv), dim3(spmmc_balanced_blocks),
+                            dim3(32 * spmmc_balanced_warps), args, 0, stream);
+  }
+#endif
+#if SPMMC_BALANCED_PAIRS_BELOW > 0
+  if (n < SPMMC_BALANCED_PAIRS_BELOW) {
+    void* args[] = {&B, &C, &n};
+    const int64_t column_blocks = (n + 15) / 16;  // (n < 17: one)
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_balanced_pairs_v1),
+                            dim3(spmmc_balanced_blocks, static_cast<unsigned>(column_blocks)), dim3(16 * spmmc_balanced_slots),
+                            args, 0, stream);
+  }
+#endif
+  return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_v4),
+                                       reinterpret_cast<const void*>(&spmmc_balanced_v2),
+                                       reinterpret_cast<const void*>(&spmmc_balanced_v1), spmmc_balanced_blocks, B, C, n, stream);
+}
+#if SPMMC_BALANCED_MID
+// The second table's launch (the entry point takes it for the n of its range).
+cudaError_t spmmc_launch_balanced_mid(const float* B, float* C, int64_t n, cudaStream_t stream) {
+  return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_mid_v4),
+                                       reinterpret_cast<const void*>(&spmmc_balanced_mid_v2),
+                                       reinterpret_cast<const void*>(&spmmc_balanced_mid_v1), spmmc_balanced_mid_blocks, B, C,
+                                       n, stream);
+}
+#endif
 #endif  // __CUDACC_RTC__

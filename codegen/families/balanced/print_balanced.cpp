@@ -52,17 +52,22 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
                                     })}},
                                   "balanced_csr.cuh");
   // The table of pieces (int4s): row, first product, end, and the slot of the row's sum for its pieces.
-  std::vector<int32_t> piece_fields;
-  piece_fields.reserve(schedule.slots.size() * 4);
-  for (const BalancedPiece& p : schedule.slots)
-    piece_fields.insert(piece_fields.end(), {p.row, p.begin, p.end, p.first + schedule.slots_per_block() * p.pieces});
-  const std::string pieces = values_or_aside(how.aside, "spmmc_piece", piece_fields, [&] {
-    std::string out;
-    for (size_t i = 0; i < piece_fields.size(); i += 4)
-      out += fmt::format("{}{{{}, {}, {}, {}}}", i == 0 ? "" : i % 64 == 0 ? ",\n" : ", ", piece_fields[i],
-                         piece_fields[i + 1], piece_fields[i + 2], piece_fields[i + 3]);
-    return out;
-  });
+  const auto table = [&](const char* name, const BalancedSchedule& of) {
+    std::vector<int32_t> piece_fields;
+    piece_fields.reserve(of.slots.size() * 4);
+    for (const BalancedPiece& p : of.slots)
+      piece_fields.insert(piece_fields.end(), {p.row, p.begin, p.end, p.first + of.slots_per_block() * p.pieces});
+    return values_or_aside(how.aside, name, piece_fields, [&] {
+      std::string out;
+      for (size_t i = 0; i < piece_fields.size(); i += 4)
+        out += fmt::format("{}{{{}, {}, {}, {}}}", i == 0 ? "" : i % 64 == 0 ? ",\n" : ", ", piece_fields[i],
+                           piece_fields[i + 1], piece_fields[i + 2], piece_fields[i + 3]);
+      return out;
+    });
+  };
+  const std::string pieces = table("spmmc_piece", schedule);
+  SPMMC_CHECK(how.mid == nullptr || (how.mid->groups == 1 && schedule.groups == 1 && how.mid->warps == schedule.warps),
+              "the balanced path's second table: one piece per warp, the warps per block of the first");
   return fill_template(
       embedded_template("kernel_balanced.cuh"),
       {{"HEADER_COMMENT", ""},
@@ -76,7 +81,11 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
        {"PIECE_LENGTH", std::to_string(schedule.piece_length)},
        {"PAIRS_BELOW", std::to_string(how.pairs_below_n)},
        {"SPMV", how.spmv ? "1" : "0"},
-       {"PIECES", pieces}},
+       {"PIECES", pieces},
+       {"MID", how.mid ? "1" : "0"},
+       {"MID_BLOCKS", how.mid ? std::to_string(how.mid->blocks()) : "1"},
+       {"MID_PIECE_LENGTH", how.mid ? std::to_string(how.mid->piece_length) : "64"},
+       {"MID_PIECES", how.mid ? table("spmmc_piece_mid", *how.mid) : "{-1, 0, 0, 16}"}},
       "kernel_balanced.cuh");
 }
 

@@ -19,12 +19,15 @@ namespace spmmc {
 // two pieces per warp (spmmc_balanced_pairs_v1). `spmv`: n = 1 takes spmmc_balanced_spmv, a lane per
 // product of each piece (SPMMC_BALANCED_SPMV). `aside` (forms whose arrays lose their values anyway:
 // --arrays host, the tuner's NVRTC form): A's CSR arrays and the table of pieces printed as `{0}`, their bytes appended
-// there (codegen/arrays_on_host.h, ArraysAside).
+// there (codegen/arrays_on_host.h, ArraysAside). `mid` (the small-n path's, one piece per warp like
+// `schedule`, the same warps per block): a second table of pieces, spmmc_piece_mid, and its kernels
+// spmmc_balanced_mid_v4, _v2 and _v1 (SPMMC_BALANCED_MID; docs/design/small-n.md, *Uneven rows from n = 512*).
 struct BalancedPrint {
   bool csr_arrays = true;
   int64_t pairs_below_n = 0;
   bool spmv = false;
   ArraysAside* aside = nullptr;
+  const BalancedSchedule* mid = nullptr;
 };
 std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const BalancedPrint& how);
 

@@ -167,6 +167,49 @@ TEST_CASE("small-n dispatch: the balanced path's pairs where A cuts into more pi
   CHECK(d.balanced_pairs_below_n == 0);
 }
 
+TEST_CASE("small-n dispatch: the balanced path's second table where A's rows are uneven", "[planning][small-n]") {
+  // 600 rows of 48 products and every 20th of 200: mean 55.6, the longest 3.6 times it; the path ends at 512
+  // (more than 8 warps per SM from there), the second table runs 512-1023 with pieces of 56.
+  std::vector<int32_t> lengths(600, 48);
+  for (size_t r = 0; r < lengths.size(); r += 20) lengths[r] = 200;
+  const Csr uneven = rows_of(lengths);
+  SmallNDispatch d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, uneven, true, false, 132), uneven, true);
+  CHECK(d.balanced_below_n == kBalancedBelowN);
+  CHECK(d.balanced_mid_from_n == kBalancedBelowN);
+  CHECK(d.balanced_mid_below_n == kBalancedMidBelowN);
+  CHECK(d.mid_piece_length == 56);  // ceil(33360 / 600)
+  CHECK(balanced_mid_piece_length(uneven) == 56);
+  CHECK_THAT(d.balanced_mid_why, Catch::Contains("pieces of 56 for n = 512 to 1023"));
+  // an unrolled file: no further than its generic path, none where that ends at the path's end
+  SmallNDispatch unrolled;
+  unrolled.generic_below_n = 800;
+  d = choose_balanced_mid_path(choose_balanced_path(unrolled, uneven, false, false, 132), uneven, false);
+  CHECK(d.balanced_mid_below_n == 800);
+  unrolled.generic_below_n = 300;
+  d = choose_balanced_mid_path(choose_balanced_path(unrolled, uneven, false, false, 132), uneven, false);
+  CHECK(d.balanced_mid_below_n == 0);
+  // rows at most twice the mean: none
+  const Csr even = rows_of(std::vector<int32_t>(600, 48));
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, even, true, false, 132), even, true);
+  CHECK(d.balanced_below_n == kBalancedBelowN);
+  CHECK(d.balanced_mid_below_n == 0);
+  CHECK_THAT(d.balanced_mid_why, Catch::Contains("less than 2 x the mean"));
+  // short rows (the path reaches 4096), few rows (it reaches past 1023), --batch-invariant (no path): none
+  std::vector<int32_t> short_rows(600, 20);
+  short_rows[0] = 100;
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, rows_of(short_rows), true, false, 132), rows_of(short_rows), true);
+  CHECK(d.balanced_below_n == kBalancedLongestBelowN);
+  CHECK(d.balanced_mid_below_n == 0);
+  std::vector<int32_t> few(64, 48);
+  few[0] = 200;
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, rows_of(few), true, false, 132), rows_of(few), true);
+  CHECK(d.balanced_below_n > kBalancedMidBelowN);
+  CHECK(d.balanced_mid_below_n == 0);
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, uneven, true, true, 132), uneven, true);
+  CHECK(d.balanced_mid_below_n == 0);
+  CHECK(d.balanced_mid_why == "no balanced path");
+}
+
 TEST_CASE("batch sizes: one n, a list or a range, the file tuned for the largest", "[small-n]") {
   std::string error;
   auto sizes = parse_batch_sizes("4096", kMaxIndex, error);
