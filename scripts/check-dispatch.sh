@@ -2,7 +2,8 @@
 # Checks every built file of a batch study at its small-n dispatch (issue 27): each case's file
 # (DIR/LABEL/libLABEL.so, as scripts/batch-study.sh built it) is run by spmmc-gpu-bench at n =
 # generic_below_n - 1, generic_below_n and generic_below_n + 1, and where the file has a balanced path at
-# its end, below_n - 1 and below_n (from DIR/LABEL/LABEL.json; n >= 1, each n once), checked against
+# its end, below_n - 1 and below_n, and where that path has a second table (balanced_mid) at its end too
+# (from DIR/LABEL/LABEL.json; n >= 1, each n once), checked against
 # float64 and timed beside cuSPARSE. One JSON line per run in DIR/dispatch.jsonl,
 # labelled "LABEL@N"; a Markdown table and a summary line last.
 #
@@ -42,11 +43,11 @@ while IFS='|' read -r label matrix _ flags _; do
   case $label in ''|'#'*) continue ;; esac
   dir=$out/$label
   if [ ! -f "$dir/lib$label.so" ] || [ ! -f "$dir/$label.json" ]; then say "[$label] not built"; failed=1; continue; fi
-  # the boundaries: the generic path's end -1, 0, +1; the balanced path's end -1, 0
+  # the boundaries: the generic path's end -1, 0, +1; the balanced path's end -1, 0; its second table's
   ns=$(python3 -c 'import json, sys
 k = json.load(open(sys.argv[1]))["kernel"]
-g, p = k["generic_below_n"], k.get("balanced_path")
-ns = [g - 1, g, g + 1] + ([p["below_n"] - 1, p["below_n"]] if p else [])
+g, p, m = k["generic_below_n"], k.get("balanced_path"), k.get("balanced_mid")
+ns = [g - 1, g, g + 1] + ([p["below_n"] - 1, p["below_n"]] if p else []) + ([m["below_n"] - 1, m["below_n"]] if m else [])
 print(" ".join(str(n) for n in sorted(set(ns)) if n >= 1))' "$dir/$label.json")
   read_flags=$(grep -oE -- '--(seed|values|threshold|tensor|dtype) [^ ]+' <<<"$flags" | tr '\n' ' ')
   for n in $ns; do
