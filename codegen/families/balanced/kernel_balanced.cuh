@@ -60,12 +60,13 @@ __device__ const int4 spmmc_piece[] = {/*@PIECES*/{-1, 0, 0, 16}/*@*/};
 // 1): the same rows cut into pieces about as long as A's mean row (spmmc_balanced_mid_piece_length), in
 // blocks of the same warps, for the n where the path's pieces of 32 cost more than they gain but A's
 // longest rows would hold up a warp per row; the kernels spmmc_balanced_mid_v4, _v2 and _v1 read it.
+// The printer writes the table only where the file has it (A's arrays on the host are found in the text).
 #define SPMMC_BALANCED_MID /*@MID*/0/*@*/
 #if SPMMC_BALANCED_MID
-constexpr int spmmc_balanced_mid_blocks = /*@MID_BLOCKS*/1/*@*/;  // its grid.x
-constexpr int spmmc_balanced_mid_piece_length = /*@MID_PIECE_LENGTH*/64/*@*/;
-__device__ const int4 spmmc_piece_mid[] = {/*@MID_PIECES*/{-1, 0, 0, 16}/*@*/};
-static_assert(spmmc_balanced_groups == 1 && spmmc_balanced_mid_piece_length >= 1,
+/*@MID_TABLE*/constexpr int spmmc_balanced_mid_blocks = 1;  // its grid.x
+constexpr int spmmc_balanced_mid_piece_length = 64;
+__device__ const int4 spmmc_piece_mid[] = {{-1, 0, 0, 16}};
+/*@*/static_assert(spmmc_balanced_groups == 1 && spmmc_balanced_mid_piece_length >= 1,
               "the second table: one piece per warp, pieces of at least one product");
 #endif
 

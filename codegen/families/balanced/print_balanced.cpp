@@ -83,9 +83,11 @@ std::string print_balanced(const Csr& a, const BalancedSchedule& schedule, const
        {"SPMV", how.spmv ? "1" : "0"},
        {"PIECES", pieces},
        {"MID", how.mid ? "1" : "0"},
-       {"MID_BLOCKS", how.mid ? std::to_string(how.mid->blocks()) : "1"},
-       {"MID_PIECE_LENGTH", how.mid ? std::to_string(how.mid->piece_length) : "64"},
-       {"MID_PIECES", how.mid ? table("spmmc_piece_mid", *how.mid) : "{-1, 0, 0, 16}"}},
+       {"MID_TABLE", !how.mid ? std::string()
+                              : fmt::format("constexpr int spmmc_balanced_mid_blocks = {};  // its grid.x\n"
+                                            "constexpr int spmmc_balanced_mid_piece_length = {};\n"
+                                            "__device__ const int4 spmmc_piece_mid[] = {{{}}};\n",
+                                            how.mid->blocks(), how.mid->piece_length, table("spmmc_piece_mid", *how.mid))}},
       "kernel_balanced.cuh");
 }
 
