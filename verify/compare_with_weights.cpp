@@ -537,13 +537,9 @@ class Comparison {
   // its products [row_ptr[r], row_ptr[r + 1]) in order, each once; a slot of row -1 is idle.
   void check_balanced(const BalancedPath& b, const std::string& table = "spmmc_piece",
                       const std::string& blocks_name = "spmmc_balanced_blocks") {
-    // the messages name this table and its blocks (the path's second table: spmmc_piece_mid)
-    const auto report = [&](const CodeLocation& at, std::string message) {
-      for (const auto& [from, to] : {std::pair<std::string, std::string>{"spmmc_balanced_blocks", blocks_name},
-                                     std::pair<std::string, std::string>{"spmmc_piece", table}})
-        for (size_t i = message.find(from); i != std::string::npos; i = message.find(from, i + to.size()))
-          message.replace(i, from.size(), to);
-      this->report(at, std::move(message));
+    // the messages name this table and its blocks (the path's second table: spmmc_piece_mid) as {table}, {blocks}
+    const auto say = [&](std::string_view format, const auto&... args) {
+      return fmt::format(fmt::runtime(format), args..., fmt::arg("table", table), fmt::arg("blocks", blocks_name));
     };
     const std::optional<int64_t> warps = balanced_constant(b.warps, "spmmc_balanced_warps");
     const std::optional<int64_t> groups = balanced_constant(b.groups, "spmmc_balanced_groups");
@@ -564,20 +560,20 @@ class Comparison {
       refuse(b.slots.field.where, fmt::format("spmmc_balanced_slots is {}, but {} warps of {} piece{} each run {}: the "
                                               "kernel would read the pieces of other slots",
                                               *slots, *warps, *groups, *groups == 1 ? "" : "s", *warps * *groups));
-    if (*blocks < 1) refuse(b.blocks.field.where, fmt::format("spmmc_balanced_blocks is {}: no block would run", *blocks));
+    if (*blocks < 1) refuse(b.blocks.field.where, say("{blocks} is {}: no block would run", *blocks));
     if (!b.pieces.found) {
-      report(whole_file(), "no spmmc_piece (the balanced family's pieces) in the code");
+      report(whole_file(), say("no {table} (the balanced family's pieces) in the code"));
       return;
     }
     if (!valid) return;
     const auto S = static_cast<size_t>(*slots);
     const size_t count = b.pieces.values.size() / 4;
     if (count != static_cast<size_t>(*blocks) * S) {
-      report(b.pieces.where, fmt::format("spmmc_piece has {} elements, but the kernels run {} blocks of {} slots "
-                                         "(spmmc_balanced_blocks x spmmc_balanced_slots = {}): {}",
-                                         count, *blocks, S, *blocks * *slots,
-                                         count < static_cast<size_t>(*blocks) * S ? "slots past its end would read beyond it"
-                                                                                  : "the pieces past the last block never run"));
+      report(b.pieces.where, say("{table} has {} elements, but the kernels run {} blocks of {} slots "
+                                 "({blocks} x spmmc_balanced_slots = {}): {}",
+                                 count, *blocks, S, *blocks * *slots,
+                                 count < static_cast<size_t>(*blocks) * S ? "slots past its end would read beyond it"
+                                                                          : "the pieces past the last block never run"));
       return;
     }
     const std::vector<int64_t>& v = b.pieces.values;
@@ -587,20 +583,20 @@ class Comparison {
       const int64_t row = v[4 * i], begin = v[4 * i + 1], end = v[4 * i + 2], w = v[4 * i + 3];
       if (row == -1) continue;
       if (row < 0 || row >= w_.rows) {
-        report(at(i, 0), fmt::format("spmmc_piece[{}] is a piece of row {}, but {} has rows 0 to {} (-1: an idle slot)", i,
-                                     row, options_.weights_name, w_.rows - 1));
+        report(at(i, 0), say("{table}[{}] is a piece of row {}, but {} has rows 0 to {} (-1: an idle slot)", i,
+                             row, options_.weights_name, w_.rows - 1));
         continue;
       }
       const int64_t lo = w_.row_ptr[static_cast<size_t>(row)], hi = w_.row_ptr[static_cast<size_t>(row) + 1];
       if (begin < lo || end > hi || begin > end) {
-        report(at(i, 1), fmt::format("spmmc_piece[{}] sums products [{}, {}) into row {} of C, but row {} of A is products "
-                                     "[{}, {}) in {}",
-                                     i, begin, end, row, row, lo, hi, options_.weights_name));
+        report(at(i, 1), say("{table}[{}] sums products [{}, {}) into row {} of C, but row {} of A is products "
+                             "[{}, {}) in {}",
+                             i, begin, end, row, row, lo, hi, options_.weights_name));
         continue;
       }
       if (w < *slots) {
-        report(at(i, 3), fmt::format("spmmc_piece[{}].w is {}: first + {} x pieces with no pieces (a row has at least one)",
-                                     i, w, S));
+        report(at(i, 3), say("{table}[{}].w is {}: first + {} x pieces with no pieces (a row has at least one)",
+                             i, w, S));
         continue;
       }
       of_row[static_cast<size_t>(row)].push_back(i);
@@ -609,9 +605,9 @@ class Comparison {
       const std::vector<size_t>& list = of_row[static_cast<size_t>(r)];
       const int64_t lo = w_.row_ptr[static_cast<size_t>(r)], hi = w_.row_ptr[static_cast<size_t>(r) + 1];
       if (list.empty()) {
-        report(b.pieces.where, fmt::format("row {} of A ({} products in {}) is in no piece of spmmc_piece: row {} of C is "
-                                           "never written",
-                                           r, hi - lo, options_.weights_name, r));
+        report(b.pieces.where, say("row {} of A ({} products in {}) is in no piece of {table}: row {} of C is "
+                                   "never written",
+                                   r, hi - lo, options_.weights_name, r));
         continue;
       }
       const size_t head = list.front(), block = head / S;
@@ -620,42 +616,42 @@ class Comparison {
       bool same = true;
       for (const size_t i : list) {
         if (i / S != block) {
-          report(at(i, 0), fmt::format("spmmc_piece[{}] is a piece of row {} in block {}, but spmmc_piece[{}], another, is "
-                                       "in block {}: a row's pieces are added in the shared memory of one block",
-                                       i, r, i / S, head, block));
+          report(at(i, 0), say("{table}[{}] is a piece of row {} in block {}, but {table}[{}], another, is "
+                               "in block {}: a row's pieces are added in the shared memory of one block",
+                               i, r, i / S, head, block));
           same = false;
           break;
         }
         if (v[4 * i + 3] != w) {
-          report(at(i, 3), fmt::format("spmmc_piece[{}] says its row {} has {} pieces from slot {}, but spmmc_piece[{}] "
-                                       "says {} from slot {}",
-                                       i, r, v[4 * i + 3] / *slots, v[4 * i + 3] % *slots, head, pieces, first));
+          report(at(i, 3), say("{table}[{}] says its row {} has {} pieces from slot {}, but {table}[{}] "
+                               "says {} from slot {}",
+                               i, r, v[4 * i + 3] / *slots, v[4 * i + 3] % *slots, head, pieces, first));
           same = false;
           break;
         }
       }
       if (!same) continue;
       if (list.size() != pieces) {
-        report(at(head, 3), fmt::format("row {} of A has {} pieces in spmmc_piece, but they say {} (spmmc_piece[{}].w = "
-                                        "{}): {}",
-                                        r, list.size(), pieces, head, w,
-                                        list.size() > pieces ? "the sum of the last to finish would leave some out, or "
-                                                               "the row would be stored twice"
-                                                             : "the last piece never arrives and the row is never stored"));
+        report(at(head, 3), say("row {} of A has {} pieces in {table}, but they say {} ({table}[{}].w = "
+                                "{}): {}",
+                                r, list.size(), pieces, head, w,
+                                list.size() > pieces ? "the sum of the last to finish would leave some out, or "
+                                                       "the row would be stored twice"
+                                                     : "the last piece never arrives and the row is never stored"));
         continue;
       }
       bool placed = first + pieces <= S;
       for (size_t q = 0; placed && q < pieces; ++q)
         if (list[q] != block * S + first + q) {
-          report(at(list[q], 0), fmt::format("spmmc_piece[{}] is piece {} of row {}, but it is slot {} of block {}, not "
-                                             "slot {} (the row's sum adds slots {} to {} in order)",
-                                             list[q], q, r, list[q] % S, block, first + q, first, first + pieces - 1));
+          report(at(list[q], 0), say("{table}[{}] is piece {} of row {}, but it is slot {} of block {}, not "
+                                     "slot {} (the row's sum adds slots {} to {} in order)",
+                                     list[q], q, r, list[q] % S, block, first + q, first, first + pieces - 1));
           placed = false;
         }
       if (!placed) {
         if (first + pieces > S)
-          report(at(head, 3), fmt::format("spmmc_piece[{}] says row {} has {} pieces from slot {}, but a block has {} slots",
-                                          head, r, pieces, first, S));
+          report(at(head, 3), say("{table}[{}] says row {} has {} pieces from slot {}, but a block has {} slots",
+                                  head, r, pieces, first, S));
         continue;
       }
       int64_t next = lo;
@@ -663,22 +659,22 @@ class Comparison {
       for (size_t q = 0; covered && q < pieces; ++q) {
         const size_t i = list[q];
         if (v[4 * i + 1] != next) {
-          report(at(i, 1), fmt::format("spmmc_piece[{}], piece {} of row {}, begins at product {}, but the row's {} at {}: "
-                                       "{}",
-                                       i, q, r, v[4 * i + 1], q == 0 ? "first product is" : "piece before it ends",
-                                       next,
-                                       v[4 * i + 1] > next ? fmt::format("products [{}, {}) are never multiplied", next,
-                                                                         v[4 * i + 1])
-                                                           : fmt::format("products [{}, {}) are multiplied twice",
-                                                                         v[4 * i + 1], next)));
+          report(at(i, 1), say("{table}[{}], piece {} of row {}, begins at product {}, but the row's {} at {}: "
+                               "{}",
+                               i, q, r, v[4 * i + 1], q == 0 ? "first product is" : "piece before it ends",
+                               next,
+                               v[4 * i + 1] > next ? fmt::format("products [{}, {}) are never multiplied", next,
+                                                                 v[4 * i + 1])
+                                                   : fmt::format("products [{}, {}) are multiplied twice",
+                                                                 v[4 * i + 1], next)));
           covered = false;
         }
         next = v[4 * i + 2];
       }
       if (covered && next != hi) {
-        report(at(list.back(), 2), fmt::format("row {}'s last piece, spmmc_piece[{}], ends at product {}, but row {} of A "
-                                               "ends at {} in {}: products [{}, {}) are never multiplied",
-                                               r, list.back(), next, r, hi, options_.weights_name, next, hi));
+        report(at(list.back(), 2), say("row {}'s last piece, {table}[{}], ends at product {}, but row {} of A "
+                                       "ends at {} in {}: products [{}, {}) are never multiplied",
+                                       r, list.back(), next, r, hi, options_.weights_name, next, hi));
         covered = false;
       }
       if (!covered) continue;
