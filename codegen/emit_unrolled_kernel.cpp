@@ -80,20 +80,21 @@ bool is_c_identifier(const std::string& name) {
 
 namespace {
 
+// What a balanced kernel of four columns per lane needs of a call (NAME_info()'s `needs`).
+constexpr const char* kBalancedV4Needs = "n % 4 == 0; B and C aligned to 16 bytes";
+
 // The balanced kernels as NAME_info()'s variants (kernel_balanced.cuh's launch): the pairs kernel from
 // `from_n` below `pairs_below_n` (0: none), then V = 4 from 4 x `lanes` columns, 2 from 2 x `lanes`, 1
 // from 1, each from no lower than `from_n` and `pairs_below_n`, up to `last_n`; a variant whose range is
-// empty is left out. The balanced family's (from 1, no end), the small-n path's and its second table's
-// (`name` "balanced-mid-": balanced-mid-v4, ...).
-std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n, int64_t pairs_below_n = 0,
-                                                      const std::string& name = "balanced-") {
+// empty is left out. The balanced family's (from 1, no end) and the small-n path's.
+std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n, int64_t pairs_below_n = 0) {
   std::vector<EmittedKernel::Variant> out;
-  if (pairs_below_n > from_n) out.push_back({name + "pairs-v1", from_n, std::min(pairs_below_n - 1, last_n), ""});
+  if (pairs_below_n > from_n) out.push_back({"balanced-pairs-v1", from_n, std::min(pairs_below_n - 1, last_n), ""});
   from_n = std::max(from_n, pairs_below_n);
-  for (const auto& [v, needs] : {std::make_pair(int64_t{4}, "n % 4 == 0; B and C aligned to 16 bytes"),
+  for (const auto& [v, needs] : {std::make_pair(int64_t{4}, kBalancedV4Needs),
                                  std::make_pair(int64_t{2}, "n % 2 == 0; B and C aligned to 8 bytes"), std::make_pair(int64_t{1}, "")}) {
     const int64_t first = std::max(v == 1 ? 1 : v * lanes, from_n);
-    if (first <= last_n) out.push_back({fmt::format("{}v{}", name, v), first, last_n, needs});
+    if (first <= last_n) out.push_back({fmt::format("balanced-v{}", v), first, last_n, needs});
   }
   return out;
 }
@@ -311,10 +312,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n);
     // (the template lists balanced-spmv itself, where SPMMC_BALANCED_SPMV)
     if (options.balanced_spmv) k.variants.push_back({kBalancedSpmvVariant, 1, 1, ""});
-    if (mid)  // the second table's kernels
-      for (const EmittedKernel::Variant& x :
-           balanced_variants(32, options.balanced_mid_from_n, options.balanced_mid_below_n - 1, 0, "balanced-mid-"))
-        path.push_back(x);
+    // The second table's kernel: four columns per lane only (the other n go on to the generic path).
+    if (mid && std::max<int64_t>(options.balanced_mid_from_n, 4 * 32) < options.balanced_mid_below_n)
+      path.push_back({"balanced-mid-v4", std::max<int64_t>(options.balanced_mid_from_n, 4 * 32),
+                      options.balanced_mid_below_n - 1, kBalancedV4Needs});
     for (const EmittedKernel::Variant& x : path) {
       k.variants.push_back(x);
       fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", x.kernel, x.n_min, x.n_max,

@@ -16,6 +16,14 @@ bool generic_warp_wide(const Csr& a, DType dtype) {
   return int64_t{a.cols} >= kGenericWarpWideMinK && (dtype == DType::kFp32 || dtype == DType::kTf32);
 }
 
+int64_t generic_warp_wide_from_n(const Csr& a, DType dtype, int64_t sms) {
+  if (!generic_warp_wide(a, dtype) || a.rows < 1 || sms < 1) return 0;
+  const int64_t row_blocks = (int64_t{a.rows} + kGenericWarpWideRows - 1) / kGenericWarpWideRows;
+  // the least column blocks c with 32 x row_blocks x c >= 31 x sms, and the least n of c blocks
+  const int64_t column_blocks = (31 * sms + 32 * row_blocks - 1) / (32 * row_blocks);
+  return std::max<int64_t>(kGenericWarpFrom, kGenericWarpColumns * (column_blocks - 1) + 1);
+}
+
 GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead, DType dtype) {
   return {a.rows, a.nnz(), sms, weights_ahead, generic_split_below(a, sms), generic_warp_wide(a, dtype)};
 }

@@ -61,6 +61,10 @@ inline constexpr int64_t kGenericWarpWideMinK = 2048;
 inline constexpr const char* kGenericWarpWideNeeds =
     "n % 4 == 0; B and C aligned to 4 elements; only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs";
 bool generic_warp_wide(const Csr& a, DType dtype);
+// The least n from which generic_launch takes the wide warp kernel for A on `sms` SMs (n % 4 == 0, B and C
+// aligned; 0 where the file has none): ceil(rows / 32) x ceil(n / 128) blocks at least 31/32 of the SMs,
+// and n >= kGenericWarpFrom.
+int64_t generic_warp_wide_from_n(const Csr& a, DType dtype, int64_t sms);
 // One column per thread's batch (spmmc_generic_v1_batch in codegen/templates/kernel.cu): the
 // launch's warps are weighed against this many per SM; rows of at least this many products on
 // average are long.

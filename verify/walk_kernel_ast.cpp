@@ -50,7 +50,7 @@ constexpr const char* kBalancedPairsKernel = "spmmc_balanced_pairs_v1";
 // The family's and the path's kernel for n = 1, a lane per product, where the file has one (the same pieces).
 constexpr const char* kBalancedSpmvKernel = "spmmc_balanced_spmv";
 // The small-n path's kernels of its second table (spmmc_piece_mid), where its file has one.
-constexpr const char* kBalancedMidKernels[] = {"spmmc_balanced_mid_v4", "spmmc_balanced_mid_v2", "spmmc_balanced_mid_v1"};
+constexpr const char* kBalancedMidKernels[] = {"spmmc_balanced_mid_v4"};
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {

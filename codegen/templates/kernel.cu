@@ -35,7 +35,8 @@ constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
 #endif
 // Where the path has a second table (SPMMC_BALANCED_MID: pieces about A's mean row long, for uneven rows;
 // docs/design/small-n.md, *Uneven rows from n = 512*), every n in [spmmc_balanced_mid_from_n,
-// spmmc_balanced_mid_below_n) takes its kernels; their cut rows sum in that table's piece order.
+// spmmc_balanced_mid_below_n) that its kernel takes (four columns per lane: n % 4 == 0, B and C aligned to
+// 16 bytes; the others go on to the generic path) runs it; its cut rows sum in that table's piece order.
 #if SPMMC_BALANCED_MID
 constexpr int64_t spmmc_balanced_mid_from_n = /*@BALANCED_MID_FROM_N*/0/*@*/;
 constexpr int64_t spmmc_balanced_mid_below_n = /*@BALANCED_MID_BELOW_N*/0/*@*/;
@@ -443,7 +444,8 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
   if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n)
     return spmmc_launch_balanced(B, C, n, stream);
 #if SPMMC_BALANCED_MID
-  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n) return spmmc_launch_balanced_mid(B, C, n, stream);
+  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n && spmmc_balanced_columns_per_lane(B, C, n) == 4)
+    return spmmc_launch_balanced_mid(B, C, n, stream);
 #endif
 #endif
 #if !defined(SPMMC_BALANCED)

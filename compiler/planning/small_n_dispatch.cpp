@@ -160,16 +160,19 @@ int32_t balanced_mid_piece_length(const Csr& a) {
   return static_cast<int32_t>(std::max<int64_t>(kSmallNPieceLength, (a.nnz() + rows - 1) / rows));
 }
 
-SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool generic_family) {
+SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool generic_family, int64_t wide_from_n) {
   d.balanced_mid_from_n = d.balanced_mid_below_n = 0;
   d.mid_piece_length = 0;
   if (d.balanced_below_n <= d.balanced_from_n) {
     d.balanced_mid_why = "no balanced path";
     return d;
   }
-  const int64_t below = generic_family ? kBalancedMidBelowN : std::min(kBalancedMidBelowN, d.generic_below_n);
+  int64_t below = generic_family ? kBalancedMidBelowN : std::min(kBalancedMidBelowN, d.generic_below_n);
+  const bool wide = wide_from_n > 0 && wide_from_n < below;
+  if (wide) below = wide_from_n;
   if (d.balanced_below_n >= below) {
-    d.balanced_mid_why = fmt::format("the path reaches n = {}", below);
+    d.balanced_mid_why = wide ? fmt::format("the path reaches n = {}, where the generic path's blocks of 32 warps start", below)
+                              : fmt::format("the path reaches n = {}", below);
     return d;
   }
   const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;

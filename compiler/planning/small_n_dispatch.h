@@ -175,15 +175,22 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
 // 0.93x at 512 (0.70-1.09x). So a file whose path exists and whose rows are that uneven carries a second
 // table of pieces of that length, which the entry point takes from where the path ends up to below
 // kBalancedMidBelowN (no further than the generic path of an unrolled file reaches); at 1024 and beyond
-// the warp per row (and its wide blocks) again, where the second table lost on some layers.
+// the warp per row (and its wide blocks) again, where the second table lost on some layers. As emitted
+// (H100, docs/benchmarks.md, *The second table as emitted*) it ran 1.28x the warp per row at n = 512 and
+// 1.19x at 768 on the 11 of those layers whose files carry it, but its one-column-per-lane kernel 0.79x at
+// n = 1023 (the files now take only its four columns per lane), and on the 0.98 classifier, whose
+// generic path takes the warp per row in blocks of 32 warps (rows sharing B through L1 where K >= 2048),
+// 16.1 us against that kernel's 13.1: so the table also ends where that kernel starts.
 inline constexpr double kUnevenRowsLongestOverMean = 2.0;
 inline constexpr int64_t kBalancedMidBelowN = 1024;
 // The second table's piece length: A's mean row length rounded up, at least kSmallNPieceLength.
 int32_t balanced_mid_piece_length(const Csr& a);
 // `d` (choose_balanced_path's) with its second table's fields set by the rule above: from
-// d.balanced_below_n up to below kBalancedMidBelowN (and d.generic_below_n unless `generic_family`), where
-// the path exists, A's longest row is at least kUnevenRowsLongestOverMean times the mean and longer than
-// the piece length; else left zero, and `balanced_mid_why` says why.
-SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool generic_family);
+// d.balanced_below_n up to below kBalancedMidBelowN (and d.generic_below_n unless `generic_family`, and
+// `wide_from_n`, where the generic path takes its wide warp kernel, unless 0:
+// codegen/generic_launch.h's generic_warp_wide_from_n), where the path exists, A's longest row is at least
+// kUnevenRowsLongestOverMean times the mean and longer than the piece length; else left zero, and
+// `balanced_mid_why` says why.
+SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool generic_family, int64_t wide_from_n = 0);
 
 }  // namespace spmmc

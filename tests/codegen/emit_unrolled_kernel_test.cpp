@@ -963,8 +963,26 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK(generic_warp_wide(longk, DType::kTf32));
   CHECK_FALSE(generic_warp_wide(longk, DType::kFp16));
   CHECK_FALSE(generic_warp_wide(longk, DType::kBf16));
+  // generic_warp_wide_from_n: the least n (from 512) where generic_launch takes the wide kernel.
+  for (const int32_t rows : {2, 256, 512, 960, 1000, 5000}) {
+    Csr tall = longk;
+    tall.rows = rows;
+    tall.row_ptr.assign(static_cast<size_t>(rows) + 1, 2);
+    tall.row_ptr[0] = 0, tall.row_ptr[1] = 1;
+    const int64_t from = generic_warp_wide_from_n(tall, DType::kFp32, 132);
+    INFO(rows << " rows: from n = " << from);
+    CHECK(from >= kGenericWarpFrom);
+    const GenericShape shape = generic_shape(tall, 132, true, DType::kFp32);
+    for (int64_t n = kGenericWarpFrom; n <= 8192; n += 4)
+      CHECK((std::string(generic_launch(shape, n, true).symbol) == kGenericKernelWarpWide) == (n >= from));
+    CHECK(generic_warp_wide_from_n(tall, DType::kFp16, 132) == 0);
+  }
+  Csr no_rows;
+  no_rows.cols = 2048;
+  CHECK(generic_warp_wide_from_n(no_rows, DType::kFp32, 132) == 0);
   longk.cols = 2047;
   CHECK_FALSE(generic_warp_wide(longk, DType::kFp32));
+  CHECK(generic_warp_wide_from_n(longk, DType::kFp32, 132) == 0);
   CHECK(generic_shape(longk, 132, true, DType::kFp32).warp_wide == false);
   // V = 4 below 512 where its launch fills the SMs: 16 rows x 16 threads of 4 columns.
   l = generic_launch({2048, 0, 132}, 256, true);

@@ -154,15 +154,17 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
         CHECK(pairs.n_min == from_n);
         CHECK(pairs.n_max + 1 == std::min(pairs_below_n, below_n));
       }
-      // its second table's kernels last (NAME.json's balanced_mid), the path's before them
+      // its second table's kernel last (NAME.json's balanced_mid; four columns per lane only), the path's before it
       const nlohmann::json& mid = report["kernel"]["balanced_mid"];
       const int32_t mids = static_cast<int32_t>(std::count_if(variants.begin(), variants.end(), [](const nlohmann::json& v) {
         return v["kernel"].get<std::string>().rfind("balanced-mid-", 0) == 0;
       }));
       CHECK(mid.is_null() == (mids == 0));
       if (!mid.is_null()) {
-        CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-mid-v1");
-        CHECK(kernel->info()->variants[first - 1].n_min == mid["from_n"].get<int64_t>());
+        CHECK(mids == 1);
+        CHECK(std::string(kernel->info()->variants[first - 1].kernel) == "balanced-mid-v4");
+        CHECK(std::string(kernel->info()->variants[first - 1].needs) == "n % 4 == 0; B and C aligned to 16 bytes");
+        CHECK(kernel->info()->variants[first - 1].n_min == std::max<int64_t>(mid["from_n"].get<int64_t>(), 128));
         CHECK(kernel->info()->variants[first - 1].n_max + 1 == mid["below_n"].get<int64_t>());
         CHECK(mid["from_n"].get<int64_t>() == below_n);  // from the path's end
       }
@@ -820,7 +822,9 @@ TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneve
   // rows from n = 512*): the path (pieces of 32) ends at 512 (300 rows: more than 8 warps per SM from there),
   // and from 512 up to below 1024 (or the unrolled file's generic path's end, or --balanced-mid-below) the
   // balanced kernel reads the second table, pieces of 42 (check_emulated_kernel compares its sums bit for bit
-  // with piece_order_spmm of that schedule); rows no longer than twice the mean have none.
+  // with piece_order_spmm of that schedule), four columns per lane only: n % 4 == 0 with B and C aligned to
+  // 16 bytes (513, 1022, 1023, 799 and the misaligned calls go on to the generic path); rows no longer than
+  // twice the mean have none.
   test::TempDir dir;
   const auto length = [](int32_t r) { return r % 25 == 0 ? 200 : 20 + (r * 7) % 31; };
   const fs::path uneven = write_mtx(dir.path, "uneven", make_matrix(300, 300, [&](int32_t r, int32_t c) {

@@ -402,18 +402,25 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
     const bool lanes_over_products = spmv && n == 1;
-    const bool mid = !lanes_over_products && n >= mid_from && n < mid_below;
-    const bool balanced = (n >= balanced_from && n < balanced_below) || lanes_over_products || mid;
-    const BalancedSchedule& schedule = mid ? mid_schedule : balanced_schedule;
+    const bool path = (n >= balanced_from && n < balanced_below) || lanes_over_products;
+    // the second table where n is in its range and its kernel's needs are met (n % 4 == 0 here, B and C
+    // aligned to 16 bytes in the loop below; else the generic path)
+    const bool mid_range = !path && n >= mid_from && n < mid_below && n % 4 == 0;
     // the sums in column order, or the balanced kernel's in piece order (at n = 1, its lanes' tree)
-    const std::vector<float> exact = lanes_over_products ? piece_tree_spmv(a, balanced_schedule, b)
-                                     : balanced          ? piece_order_spmm(a, schedule, b, n)
-                                                         : fmaf_spmm(a, b, n, k_part_begin);
+    const std::vector<float> exact_path = lanes_over_products ? piece_tree_spmv(a, balanced_schedule, b)
+                                          : path              ? piece_order_spmm(a, balanced_schedule, b, n)
+                                                              : fmaf_spmm(a, b, n, k_part_begin);
+    const std::vector<float> exact_mid = mid_range ? piece_order_spmm(a, mid_schedule, b, n) : std::vector<float>{};
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
     for (const auto& [b_offset, c_offset] : offsets) {
       INFO(label << ", n = " << n << ", B and C " << b_offset << " and " << c_offset << " floats past 16-byte boundaries");
       GuardedBuffer gb(b.size(), b_offset), gc(c_size, c_offset);
+      const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+      const bool mid = mid_range && aligned16(gb.data) && aligned16(gc.data);
+      const bool balanced = path || mid;
+      const BalancedSchedule& schedule = mid ? mid_schedule : balanced_schedule;
+      const std::vector<float>& exact = mid ? exact_mid : exact_path;
       std::copy(b.begin(), b.end(), gb.data);
       std::fill(gc.data, gc.data + c_size, nan);
       unsigned grid[3], block[3];
@@ -460,7 +467,6 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       // The file's family from NAME_info()->generic_below_n on, where n and the alignment allow it.
       const bool unrolled =
           !balanced && !generic_only && n >= info.generic_below_n && n % v == 0 && aligned(gb.data) && aligned(gc.data);
-      const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
       // NAME_info()->variants names the kernel that ran.
       const std::string named = variant_for(info, n, 4, gb.data, gc.data);
       if (unrolled) CHECK(named == "unrolled");

@@ -141,7 +141,7 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
   if (d.balanced_pairs_below_n <= d.balanced_from_n) d.balanced_pairs_below_n = 0;
   // The path's second table for uneven rows (by its rule; --balanced-mid-below N: from the path's end up to
   // below N with the rule's pieces, 0: none).
-  d = choose_balanced_mid_path(d, a, family.generic);
+  d = choose_balanced_mid_path(d, a, family.generic, generic_warp_wide_from_n(a, o.dtype, o.target.sm_count));
   if (o.balanced_mid_below) {
     const bool any = d.balanced_below_n > d.balanced_from_n && *o.balanced_mid_below > d.balanced_below_n;
     d.balanced_mid_from_n = any ? d.balanced_below_n : 0;

@@ -59,7 +59,7 @@ __device__ const int4 spmmc_piece[] = {/*@PIECES*/{-1, 0, 0, 16}/*@*/};
 // The small-n path's second table (docs/design/small-n.md, *Uneven rows from n = 512*; SPMMC_BALANCED_MID
 // 1): the same rows cut into pieces about as long as A's mean row (spmmc_balanced_mid_piece_length), in
 // blocks of the same warps, for the n where the path's pieces of 32 cost more than they gain but A's
-// longest rows would hold up a warp per row; the kernels spmmc_balanced_mid_v4, _v2 and _v1 read it.
+// longest rows would hold up a warp per row; the kernel spmmc_balanced_mid_v4 reads it.
 // The printer writes the table only where the file has it (A's arrays on the host are found in the text).
 #define SPMMC_BALANCED_MID /*@MID*/0/*@*/
 #if SPMMC_BALANCED_MID
@@ -264,39 +264,37 @@ __global__ void SPMMC_BALANCED_BOUNDS
 #endif
 
 #if SPMMC_BALANCED_MID
-// The second table's kernels (one piece per warp: the path's schedules have one).
+// The second table's kernel (one piece per warp: the path's schedules have one), four columns per lane
+// only: with one column per lane it ran 0.92x the generic path's one column per thread at n = 1023
+// (docs/design/small-n.md, *Uneven rows from n = 512*), so the entry point takes it where the launch
+// would take V = 4 (spmmc_balanced_columns_per_lane).
 __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_mid_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
   spmmc_balanced_columns<4, 1>(spmmc_piece_mid, B, C, n);
 }
-__global__ void SPMMC_BALANCED_BOUNDS
-    spmmc_balanced_mid_v2(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<2, 1>(spmmc_piece_mid, B, C, n);
-}
-__global__ void SPMMC_BALANCED_BOUNDS
-    spmmc_balanced_mid_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<1, 1>(spmmc_piece_mid, B, C, n);
-}
 #endif
 
 #ifndef __CUDACC_RTC__  // the NVRTC form (the tuner's) has the kernels only
-// Launches one table's kernels (`v4`, `v2`, `v1`; `blocks`: its grid.x) over n columns: V = 4 where
-// n >= 4 x spmmc_balanced_lanes is a multiple of 4 and B and C are aligned to 16 bytes, else 2 where
-// n >= 2 x spmmc_balanced_lanes is even and they are aligned to 8, else 1 (a group's lanes x V columns
-// no wider than n: below, lanes would idle); grid.y (and grid.z where they are more than 65535) covers
-// the columns in blocks of spmmc_balanced_lanes x V.
-cudaError_t spmmc_launch_balanced_columns(const void* v4, const void* v2, const void* v1, int blocks, const float* B,
-                                          float* C, int64_t n, cudaStream_t stream) {
-  void* args[] = {&B, &C, &n};
+// The columns per lane V of a launch over n columns: 4 where n >= 4 x spmmc_balanced_lanes is a multiple
+// of 4 and B and C are aligned to 16 bytes, else 2 where n >= 2 x spmmc_balanced_lanes is even and they are
+// aligned to 8, else 1 (a group's lanes x V columns no wider than n: below, lanes would idle).
+int spmmc_balanced_columns_per_lane(const float* B, const float* C, int64_t n) {
   const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
   constexpr int64_t lanes = spmmc_balanced_lanes;
-  const bool by4 = n >= 4 * lanes && n % 4 == 0 && aligned(B, 16) && aligned(C, 16);
-  const int v = by4 ? 4 : n >= 2 * lanes && n % 2 == 0 && aligned(B, 8) && aligned(C, 8) ? 2 : 1;
-  const int64_t columns_per_block = lanes * v;
+  if (n >= 4 * lanes && n % 4 == 0 && aligned(B, 16) && aligned(C, 16)) return 4;
+  return n >= 2 * lanes && n % 2 == 0 && aligned(B, 8) && aligned(C, 8) ? 2 : 1;
+}
+// Launches `kernel`, a kernel of V = `v` columns per lane reading one table (`blocks`: its grid.x), over
+// n columns: grid.y (and grid.z where they are more than 65535) covers them in blocks of
+// spmmc_balanced_lanes x V.
+cudaError_t spmmc_launch_balanced_columns(const void* kernel, int v, int blocks, const float* B, float* C, int64_t n,
+                                          cudaStream_t stream) {
+  void* args[] = {&B, &C, &n};
+  const int64_t columns_per_block = spmmc_balanced_lanes * v;
   const int64_t column_blocks = (n + columns_per_block - 1) / columns_per_block;
   const int64_t y = column_blocks < 65535 ? column_blocks : 65535, z = (column_blocks + y - 1) / y;
   if (z > 65535) return cudaErrorInvalidValue;
-  return cudaLaunchKernel(v == 4 ? v4 : v == 2 ? v2 : v1, dim3(blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
+  return cudaLaunchKernel(kernel, dim3(blocks, static_cast<unsigned>(y), static_cast<unsigned>(z)),
                           dim3(32 * spmmc_balanced_warps), args, 0, stream);
 }
 // The family's (or the path's) kernels over n columns; n = 1 by spmmc_balanced_spmv where the file has
@@ -318,17 +316,18 @@ cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStrea
                             args, 0, stream);
   }
 #endif
-  return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_v4),
-                                       reinterpret_cast<const void*>(&spmmc_balanced_v2),
-                                       reinterpret_cast<const void*>(&spmmc_balanced_v1), spmmc_balanced_blocks, B, C, n, stream);
+  const int v = spmmc_balanced_columns_per_lane(B, C, n);
+  const void* kernel = v == 4   ? reinterpret_cast<const void*>(&spmmc_balanced_v4)
+                       : v == 2 ? reinterpret_cast<const void*>(&spmmc_balanced_v2)
+                                : reinterpret_cast<const void*>(&spmmc_balanced_v1);
+  return spmmc_launch_balanced_columns(kernel, v, spmmc_balanced_blocks, B, C, n, stream);
 }
 #if SPMMC_BALANCED_MID
-// The second table's launch (the entry point takes it for the n of its range).
+// The second table's launch, where the entry point takes it: n in its range and
+// spmmc_balanced_columns_per_lane 4.
 cudaError_t spmmc_launch_balanced_mid(const float* B, float* C, int64_t n, cudaStream_t stream) {
-  return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_mid_v4),
-                                       reinterpret_cast<const void*>(&spmmc_balanced_mid_v2),
-                                       reinterpret_cast<const void*>(&spmmc_balanced_mid_v1), spmmc_balanced_mid_blocks, B, C,
-                                       n, stream);
+  return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_mid_v4), 4, spmmc_balanced_mid_blocks, B,
+                                       C, n, stream);
 }
 #endif
 #endif  // __CUDACC_RTC__

@@ -188,6 +188,15 @@ TEST_CASE("small-n dispatch: the balanced path's second table where A's rows are
   unrolled.generic_below_n = 300;
   d = choose_balanced_mid_path(choose_balanced_path(unrolled, uneven, false, false, 132), uneven, false);
   CHECK(d.balanced_mid_below_n == 0);
+  // where the generic path takes its blocks of 32 warps (codegen/generic_launch.h's generic_warp_wide_from_n):
+  // no further than where they start, none where they start at the path's end
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, uneven, true, false, 132), uneven, true, 897);
+  CHECK(d.balanced_mid_below_n == 897);
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, uneven, true, false, 132), uneven, true, 2049);
+  CHECK(d.balanced_mid_below_n == kBalancedMidBelowN);
+  d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, uneven, true, false, 132), uneven, true, 512);
+  CHECK(d.balanced_mid_below_n == 0);
+  CHECK_THAT(d.balanced_mid_why, Catch::Contains("the generic path's blocks of 32 warps start"));
   // rows at most twice the mean: none
   const Csr even = rows_of(std::vector<int32_t>(600, 48));
   d = choose_balanced_mid_path(choose_balanced_path(SmallNDispatch{}, even, true, false, 132), even, true);
