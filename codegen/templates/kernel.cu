@@ -444,7 +444,7 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
   if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n)
     return spmmc_launch_balanced(B, C, n, stream);
 #if SPMMC_BALANCED_MID
-  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n && spmmc_balanced_columns_per_lane(B, C, n) == 4)
+  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n && spmmc_balanced_mid_takes(B, C, n))
     return spmmc_launch_balanced_mid(B, C, n, stream);
 #endif
 #endif

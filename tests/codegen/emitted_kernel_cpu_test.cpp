@@ -868,6 +868,76 @@ TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneve
         std::string::npos);
 }
 
+TEST_CASE("emitted kernel on the CPU: the strided study hook sums as the balanced kernels do", "[codegen][emulation][balanced]") {
+  // -DSPMMC_STUDY_BALANCED_STRIDED=1 (kernel_balanced.cuh; not yet measured on a GPU): where the balanced
+  // path's or its second table's launch would read B one or two columns per lane (n not a multiple of 4, or
+  // B and C not aligned to 16 bytes) from n = 128, four columns per lane 32 apart (spmmc_balanced_s4,
+  // spmmc_balanced_mid_s4; the last block of columns column by column). Each element's sum is the same
+  // as without it: the path's pieces up to 511, the second table's from 512 to 1023, the generic path's
+  // column order from 1024; C's columns all written, nothing past them.
+  test::TempDir dir;
+  const auto length = [](int32_t r) { return r % 25 == 0 ? 200 : 20 + (r * 7) % 31; };
+  const Csr a = make_matrix(300, 300, [&](int32_t r, int32_t c) {
+    return (c * 37 + r * 11) % 300 < length(r) ? 0.0625f * static_cast<float>((c * 3 + r) % 29) - 0.8f : 0.0f;
+  });
+  const fs::path m = write_mtx(dir.path, "uneven", a);
+  const fs::path out = dir.path / "strided";
+  REQUIRE(run_spmmc({"compile", m.string(), "--n", "128", "--name", "strided", "-o", out.string(), "--family", "generic",
+                     "--quiet"})
+              .exit_code == 0);
+  const auto kernel = nlohmann::json::parse(test::read_file(out / "strided.json"))["kernel"];
+  REQUIRE(kernel["balanced_path"]["below_n"] == 512);
+  REQUIRE(kernel["balanced_mid"]["below_n"] == 1024);
+  const fs::path wrapper = dir.path / "strided_hook.cu";
+  test::write_file(wrapper, "#define SPMMC_STUDY_BALANCED_STRIDED 1\n#include \"" + (out / "strided.cu").string() + "\"\n");
+  std::string log, error;
+  REQUIRE(test::build_emulated({wrapper}, dir.path / "libstrided_hook.so", log, {out}) == 0);
+  const auto hook = test::EmulatedKernel::load(dir.path / "libstrided_hook.so", "strided", error);
+  INFO(error << log);
+  REQUIRE(hook);
+  const BalancedSchedule path = schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1);
+  const BalancedSchedule mid = schedule_balanced(a, balanced_mid_piece_length(a), kBalancedWarps, 1);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  int strided = 0;
+  for (const int64_t n : {127, 128, 130, 131, 255, 257, 510, 511, 512, 513, 766, 1022, 1023, 1024, 1025})
+    for (const size_t offset : {0, 1}) {
+      INFO("n = " << n << ", B and C " << offset << " floats past 16 bytes");
+      const std::vector<float> b = test::seeded_b(a.cols, n, static_cast<uint64_t>(n) * 31u + offset);
+      const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n), guard = 512;
+      // B and C from 16-byte boundaries + offset, each followed by guard values (NaN in B: a column read
+      // past B's would reach C as NaN; C's guard must stay as it was)
+      std::vector<float> b_store(b.size() + guard + 8, nan), c_store(c_size + guard + 8, -7.0f);
+      size_t b_first = 0, c_first = 0;
+      while (reinterpret_cast<uintptr_t>(b_store.data() + b_first) % 16 != 0) ++b_first;
+      while (reinterpret_cast<uintptr_t>(c_store.data() + c_first) % 16 != 0) ++c_first;
+      float* const bb = b_store.data() + b_first + offset;
+      float* const cc = c_store.data() + c_first + offset;
+      std::copy(b.begin(), b.end(), bb);
+      std::fill(cc, cc + c_size, nan);
+      REQUIRE(hook->entry(bb, cc, n, nullptr) == 0);
+      unsigned grid[3], block[3];
+      unsigned long long launches = 0, chain[4] = {}, runs = 0;
+      hook->last_launch(grid, block, &launches, chain, &runs);
+      const bool in_path = n < 512, in_mid = n >= 512 && n < 1024;
+      const bool four = n % 4 == 0 && offset == 0;
+      const std::vector<float> want = in_path  ? test::piece_order_spmm(a, path, b, n)
+                                      : in_mid ? test::piece_order_spmm(a, mid, b, n)
+                                               : test::fmaf_spmm(a, b, n);
+      size_t differing = 0;
+      for (size_t i = 0; i < c_size; ++i) differing += std::memcmp(&cc[i], &want[i], sizeof(float)) != 0;
+      CHECK(differing == 0);
+      size_t damaged = 0;
+      for (size_t i = c_size; i < c_size + guard; ++i) damaged += cc[i] != -7.0f;
+      CHECK(damaged == 0);
+      if ((in_path || in_mid) && n >= 128) {  // four columns per lane, 128 a block of warps, strided or not
+        CHECK(grid[0] == static_cast<unsigned>(in_mid ? mid.blocks() : path.blocks()));
+        CHECK(grid[1] == static_cast<unsigned>((n + 127) / 128));
+        strided += !four;
+      }
+    }
+  CHECK(strided == 22);  // 12 n from 128 to 1023, both offsets, but for 128 and 512 aligned
+}
+
 TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and generic files", "[codegen][emulation][balanced]") {
   // Rows longer than 32 products (compiler/planning/small_n_dispatch.h): from n = 4 to below the rule's end
   // (for these few rows where the generic path's launch has at most 8 warps per SM: 3329 for 40 rows, 897
