@@ -454,10 +454,11 @@ Command compile_command() {
       {"--balanced-pairs-below", "N", "the balanced small-n path: below N, two pieces per warp (16 lanes each) instead of "
                                        "one (default: 17 where A cuts into at least 4224 pieces, more than a wave of "
                                        "warps, else none; 0: never)"},
-      {"--balanced-mid-below", "N", "the balanced small-n path's second table: from where the path ends up to below N, the "
-                                     "balanced kernel with rows cut into pieces of A's mean row length (at least 32; summed in "
-                                     "piece order) (default, where A's longest row holds at least twice the mean: 1024, no "
-                                     "further than the generic path of an unrolled file; 0: never)"},
+      {"--balanced-mid-below", "N", "the balanced small-n path's second table: from where the path ends up to below N, for n "
+                                     "% 4 == 0 (other n: the generic path), the balanced kernel with rows cut into pieces of A's "
+                                     "mean row length (at least 32; summed in piece order) (default, where A's longest row holds "
+                                     "at least twice the mean: 1024, no further than the generic path of an unrolled file nor "
+                                     "than the generic path's blocks of 32 warps; 0: never)"},
       {"--batch-invariant", "", "sum every row in column order at every n (the same bits whatever batch a call has): "
                                 "leaves out the balanced small-n path, whose cut rows sum in piece order"},
       {"--arrays", "WHERE", "where A's arrays (the CSR arrays and the balanced kernel's pieces) travel: device "
