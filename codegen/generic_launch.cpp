@@ -16,11 +16,21 @@ bool generic_warp_wide(const Csr& a, DType dtype) {
   return int64_t{a.cols} >= kGenericWarpWideMinK && (dtype == DType::kFp32 || dtype == DType::kTf32);
 }
 
+namespace {
+
+// Whether the wide warp kernel's launch over `rows` rows and `column_blocks` blocks of kGenericWarpColumns
+// columns (at most 65535 launched) fills the SMs: ceil(rows / 32) x those blocks at least 31/32 of them.
+bool warp_wide_fills(int64_t rows, int64_t column_blocks, int64_t sms) {
+  const int64_t wide_rows = (rows + kGenericWarpWideRows - 1) / kGenericWarpWideRows;
+  return 32 * wide_rows * std::min<int64_t>(column_blocks, 65535) >= 31 * sms;
+}
+
+}  // namespace
+
 int64_t generic_warp_wide_from_n(const Csr& a, DType dtype, int64_t sms) {
   if (!generic_warp_wide(a, dtype) || a.rows < 1 || sms < 1) return 0;
-  const int64_t row_blocks = (int64_t{a.rows} + kGenericWarpWideRows - 1) / kGenericWarpWideRows;
-  // the least column blocks c with 32 x row_blocks x c >= 31 x sms, and the least n of c blocks
-  const int64_t column_blocks = (31 * sms + 32 * row_blocks - 1) / (32 * row_blocks);
+  int64_t column_blocks = 1;  // the least that fills (at most 31/32 x sms: one row block each)
+  while (!warp_wide_fills(a.rows, column_blocks, sms)) ++column_blocks;
   return std::max<int64_t>(kGenericWarpFrom, kGenericWarpColumns * (column_blocks - 1) + 1);
 }
 
@@ -49,8 +59,7 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   l.cols_per_thread = n % 4 == 0 && aligned16 && (n >= kGenericV4From || v4_fills) ? 4 : 1;
   if (l.cols_per_thread == 4 && n >= kGenericWarpFrom && n <= kGenericWarpMaxN) {  // a warp per row
     const int64_t columns = (n + kGenericWarpColumns - 1) / kGenericWarpColumns;
-    const int64_t wide_rows = (int64_t{rows} + kGenericWarpWideRows - 1) / kGenericWarpWideRows;
-    const bool wide = a.warp_wide && 32 * wide_rows * std::min<int64_t>(columns, 65535) >= 31 * int64_t{a.sms};
+    const bool wide = a.warp_wide && warp_wide_fills(rows, columns, a.sms);
     const int32_t warp_rows = wide ? kGenericWarpWideRows : kGenericWarpRows;
     l.symbol = wide ? kGenericKernelWarpWide : kGenericKernelWarp;
     l.grid_x = static_cast<unsigned>((int64_t{rows} + warp_rows - 1) / warp_rows);
