@@ -312,10 +312,11 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n);
     // (the template lists balanced-spmv itself, where SPMMC_BALANCED_SPMV)
     if (options.balanced_spmv) k.variants.push_back({kBalancedSpmvVariant, 1, 1, ""});
-    // The second table's kernel: four columns per lane only (the other n go on to the generic path).
-    if (mid && std::max<int64_t>(options.balanced_mid_from_n, 4 * 32) < options.balanced_mid_below_n)
-      path.push_back({"balanced-mid-v4", std::max<int64_t>(options.balanced_mid_from_n, 4 * 32),
-                      options.balanced_mid_below_n - 1, kBalancedV4Needs});
+    // The second table's kernel: four columns per lane only (from 4 x 32 lanes; the other n go on to the
+    // generic path).
+    const int64_t mid_first = std::max<int64_t>(options.balanced_mid_from_n, 4 * 32);
+    if (mid && mid_first < options.balanced_mid_below_n)
+      path.push_back({"balanced-mid-v4", mid_first, options.balanced_mid_below_n - 1, kBalancedV4Needs});
     for (const EmittedKernel::Variant& x : path) {
       k.variants.push_back(x);
       fmt::format_to(std::back_inserter(small_n_variants), "{{\"{}\", {}, {}, \"{}\"}},\n    ", x.kernel, x.n_min, x.n_max,

@@ -49,8 +49,8 @@ constexpr const char* kBalancedKernels[] = {"spmmc_balanced_v4", "spmmc_balanced
 constexpr const char* kBalancedPairsKernel = "spmmc_balanced_pairs_v1";
 // The family's and the path's kernel for n = 1, a lane per product, where the file has one (the same pieces).
 constexpr const char* kBalancedSpmvKernel = "spmmc_balanced_spmv";
-// The small-n path's kernels of its second table (spmmc_piece_mid), where its file has one.
-constexpr const char* kBalancedMidKernels[] = {"spmmc_balanced_mid_v4"};
+// The small-n path's kernel of its second table (spmmc_piece_mid), where its file has one.
+constexpr const char* kBalancedMidKernel = "spmmc_balanced_mid_v4";
 
 // The main file's function definitions and file-scope variables; bodies are not walked here.
 class TopLevelDecls : public clang::RecursiveASTVisitor<TopLevelDecls> {
@@ -298,8 +298,7 @@ class KernelWalker {
     kernels.insert(kernels.end(), std::begin(kBalancedKernels), std::end(kBalancedKernels));
     for (const char* optional : {kBalancedPairsKernel, kBalancedSpmvKernel})
       if (has_kernel(functions, optional)) kernels.push_back(optional);
-    if (out_.balanced_mid.pieces.found)  // the second table's kernels
-      kernels.insert(kernels.end(), std::begin(kBalancedMidKernels), std::end(kBalancedMidKernels));
+    if (out_.balanced_mid.pieces.found) kernels.push_back(kBalancedMidKernel);  // the second table's
     expect_only_kernels(functions, "csr-constants", "the generic family with the balanced small-n path", kernels,
                         "the generic and balanced kernels");
   }
