@@ -817,6 +817,16 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   CHECK(paths.kernels > 5);
 }
 
+// Row r's products in uneven_rows(): every 25th row 200, the others 20-50.
+int32_t uneven_row_length(int32_t r) { return r % 25 == 0 ? 200 : 20 + (r * 7) % 31; }
+
+// 300 x 300 with rows of uneven_row_length products (41.5 on average): the longest more than twice the mean.
+Csr uneven_rows() {
+  return make_matrix(300, 300, [](int32_t r, int32_t c) {
+    return (c * 37 + r * 11) % 300 < uneven_row_length(r) ? 0.0625f * static_cast<float>((c * 3 + r) % 29) - 0.8f : 0.0f;
+  });
+}
+
 TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneven rows", "[codegen][emulation][balanced]") {
   // 300 rows of 41.5 products on average, every 25th of 200 (compiler/planning/small_n_dispatch.h, *Uneven
   // rows from n = 512*): the path (pieces of 32) ends at 512 (300 rows: more than 8 warps per SM from there),
@@ -826,11 +836,7 @@ TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneve
   // 16 bytes (513, 1022, 1023, 799 and the misaligned calls go on to the generic path); rows no longer than
   // twice the mean have none.
   test::TempDir dir;
-  const auto length = [](int32_t r) { return r % 25 == 0 ? 200 : 20 + (r * 7) % 31; };
-  const fs::path uneven = write_mtx(dir.path, "uneven", make_matrix(300, 300, [&](int32_t r, int32_t c) {
-                                      return (c * 37 + r * 11) % 300 < length(r) ? 0.0625f * static_cast<float>((c * 3 + r) % 29) - 0.8f
-                                                                                 : 0.0f;
-                                    }));
+  const fs::path uneven = write_mtx(dir.path, "uneven", uneven_rows());
   const fs::path even = write_mtx(dir.path, "even", make_matrix(300, 300, [](int32_t r, int32_t c) {
                                     return (c * 37 + r * 11) % 300 < 40 + r % 20 ? 0.5f - 0.125f * static_cast<float>(c % 5) : 0.0f;
                                   }));
@@ -853,7 +859,7 @@ TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneve
   CHECK(kernel_of("mid_generic")["balanced_mid"]["below_n"] == 1024);
   CHECK(kernel_of("mid_generic")["balanced_mid"]["piece_length"] == 42);  // ceil(12464 / 300)
   int32_t longer = 0;
-  for (int32_t r = 0; r < 300; ++r) longer += length(r) > 42;
+  for (int32_t r = 0; r < 300; ++r) longer += uneven_row_length(r) > 42;
   CHECK(kernel_of("mid_generic")["balanced_mid"]["rows_cut"] == longer);
   CHECK(kernel_of("mid_unrolled")["balanced_mid"]["below_n"] == 800);     // its generic path's end
   CHECK(kernel_of("mid_600")["balanced_mid"]["below_n"] == 600);
@@ -876,10 +882,7 @@ TEST_CASE("emitted kernel on the CPU: the strided study hook sums as the balance
   // as without it: the path's pieces up to 511, the second table's from 512 to 1023, the generic path's
   // column order from 1024; C's columns all written, nothing past them.
   test::TempDir dir;
-  const auto length = [](int32_t r) { return r % 25 == 0 ? 200 : 20 + (r * 7) % 31; };
-  const Csr a = make_matrix(300, 300, [&](int32_t r, int32_t c) {
-    return (c * 37 + r * 11) % 300 < length(r) ? 0.0625f * static_cast<float>((c * 3 + r) % 29) - 0.8f : 0.0f;
-  });
+  const Csr a = uneven_rows();
   const fs::path m = write_mtx(dir.path, "uneven", a);
   const fs::path out = dir.path / "strided";
   REQUIRE(run_spmmc({"compile", m.string(), "--n", "128", "--name", "strided", "-o", out.string(), "--family", "generic",
@@ -897,24 +900,17 @@ TEST_CASE("emitted kernel on the CPU: the strided study hook sums as the balance
   REQUIRE(hook);
   const BalancedSchedule path = schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1);
   const BalancedSchedule mid = schedule_balanced(a, balanced_mid_piece_length(a), kBalancedWarps, 1);
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   int strided = 0;
   for (const int64_t n : {127, 128, 130, 131, 255, 257, 510, 511, 512, 513, 766, 1022, 1023, 1024, 1025})
     for (const size_t offset : {0, 1}) {
       INFO("n = " << n << ", B and C " << offset << " floats past 16 bytes");
       const std::vector<float> b = test::seeded_b(a.cols, n, static_cast<uint64_t>(n) * 31u + offset);
-      const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n), guard = 512;
-      // B and C from 16-byte boundaries + offset, each followed by guard values (NaN in B: a column read
-      // past B's would reach C as NaN; C's guard must stay as it was)
-      std::vector<float> b_store(b.size() + guard + 8, nan), c_store(c_size + guard + 8, -7.0f);
-      size_t b_first = 0, c_first = 0;
-      while (reinterpret_cast<uintptr_t>(b_store.data() + b_first) % 16 != 0) ++b_first;
-      while (reinterpret_cast<uintptr_t>(c_store.data() + c_first) % 16 != 0) ++c_first;
-      float* const bb = b_store.data() + b_first + offset;
-      float* const cc = c_store.data() + c_first + offset;
-      std::copy(b.begin(), b.end(), bb);
-      std::fill(cc, cc + c_size, nan);
-      REQUIRE(hook->entry(bb, cc, n, nullptr) == 0);
+      const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
+      // (guards of NaN: a column read past B's would reach C as NaN)
+      test::GuardedBuffer gb(b.size(), offset), gc(c_size, offset);
+      std::copy(b.begin(), b.end(), gb.data);
+      std::fill(gc.data, gc.data + c_size, std::numeric_limits<float>::quiet_NaN());
+      REQUIRE(hook->entry(gb.data, gc.data, n, nullptr) == 0);
       unsigned grid[3], block[3];
       unsigned long long launches = 0, chain[4] = {}, runs = 0;
       hook->last_launch(grid, block, &launches, chain, &runs);
@@ -924,11 +920,9 @@ TEST_CASE("emitted kernel on the CPU: the strided study hook sums as the balance
                                       : in_mid ? test::piece_order_spmm(a, mid, b, n)
                                                : test::fmaf_spmm(a, b, n);
       size_t differing = 0;
-      for (size_t i = 0; i < c_size; ++i) differing += std::memcmp(&cc[i], &want[i], sizeof(float)) != 0;
+      for (size_t i = 0; i < c_size; ++i) differing += std::memcmp(&gc.data[i], &want[i], sizeof(float)) != 0;
       CHECK(differing == 0);
-      size_t damaged = 0;
-      for (size_t i = c_size; i < c_size + guard; ++i) damaged += cc[i] != -7.0f;
-      CHECK(damaged == 0);
+      CHECK(gc.damaged_guards() == 0);  // nothing written outside C
       if ((in_path || in_mid) && n >= 128) {  // four columns per lane, 128 a block of warps, strided or not
         CHECK(grid[0] == static_cast<unsigned>(in_mid ? mid.blocks() : path.blocks()));
         CHECK(grid[1] == static_cast<unsigned>((n + 127) / 128));

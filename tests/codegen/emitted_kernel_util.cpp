@@ -274,29 +274,6 @@ std::string generic_variant(const GenericLaunch& l) {
                                             : "generic-v1";
 }
 
-// A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with kGuard
-// guard floats on each side.
-struct GuardedBuffer {
-  GuardedBuffer(size_t count, size_t offset) : storage(count + 2 * kGuard + offset + 4, guard_value()), size(count) {
-    size_t first = 0;
-    while (reinterpret_cast<uintptr_t>(storage.data() + first) % 16 != 0) ++first;
-    data = storage.data() + first + kGuard + offset;
-    begin_guard = data - kGuard;
-  }
-  // Guard floats that no longer hold kGuardBits.
-  size_t damaged_guards() const {
-    size_t damaged = 0;
-    for (size_t i = 0; i < kGuard; ++i) {
-      damaged += std::memcmp(begin_guard + i, &kGuardBits, sizeof(float)) != 0;
-      damaged += std::memcmp(data + size + i, &kGuardBits, sizeof(float)) != 0;
-    }
-    return damaged;
-  }
-  std::vector<float> storage;
-  size_t size;
-  float* data = nullptr;
-  float* begin_guard = nullptr;
-};
 
 int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
@@ -319,6 +296,22 @@ std::vector<float> spmm_of_pieces(const Csr& a, const BalancedSchedule& s, int64
 }
 
 }  // namespace
+
+GuardedBuffer::GuardedBuffer(size_t count, size_t offset) : storage(count + 2 * kGuard + offset + 4, guard_value()), size(count) {
+  size_t first = 0;
+  while (reinterpret_cast<uintptr_t>(storage.data() + first) % 16 != 0) ++first;
+  data = storage.data() + first + kGuard + offset;
+  begin_guard = data - kGuard;
+}
+
+size_t GuardedBuffer::damaged_guards() const {
+  size_t damaged = 0;
+  for (size_t i = 0; i < kGuard; ++i) {
+    damaged += std::memcmp(begin_guard + i, &kGuardBits, sizeof(float)) != 0;
+    damaged += std::memcmp(data + size + i, &kGuardBits, sizeof(float)) != 0;
+  }
+  return damaged;
+}
 
 std::vector<float> piece_order_spmm(const Csr& a, const BalancedSchedule& s, const std::vector<float>& b, int64_t n) {
   return spmm_of_pieces(a, s, n, [&](const BalancedPiece& p, int64_t j) {

@@ -122,6 +122,17 @@ std::vector<float> balanced_family_spmm(const Csr& a, const BalancedSchedule& s,
 // Seeded B (K x n) with values uniform in [-1, 1].
 std::vector<float> seeded_b(int64_t k, int64_t n, uint64_t seed);
 
+// A buffer of `count` floats that starts `offset` floats after a 16-byte boundary, with 16 guard floats
+// on each side (a quiet NaN no computation produces: read into a sum, it shows in C).
+struct GuardedBuffer {
+  GuardedBuffer(size_t count, size_t offset);
+  size_t damaged_guards() const;  // guard floats that no longer hold their value
+  std::vector<float> storage;
+  size_t size;
+  float* data = nullptr;
+  float* begin_guard = nullptr;
+};
+
 // Which code ran, over the calls of check_emulated_kernel.
 struct PathCounts {
   int unrolled = 0;  // runs that took the unrolled kernel (inline PTX)
