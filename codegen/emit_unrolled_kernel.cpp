@@ -85,16 +85,19 @@ constexpr const char* kBalancedV4Needs = "n % 4 == 0; B and C aligned to 16 byte
 
 // The balanced kernels as NAME_info()'s variants (kernel_balanced.cuh's launch): the pairs kernel from
 // `from_n` below `pairs_below_n` (0: none), then V = 4 from 4 x `lanes` columns, 2 from 2 x `lanes`, 1
-// from 1, each from no lower than `from_n` and `pairs_below_n`, up to `last_n`; a variant whose range is
-// empty is left out. The balanced family's (from 1, no end) and the small-n path's.
-std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n, int64_t pairs_below_n = 0) {
+// from 1, each from no lower than `from_n` and `pairs_below_n`, up to `last_n` (V = 1 up to `v1_last_n`
+// where that is not negative and lower); a variant whose range is empty is left out. The balanced family's
+// (from 1, no end) and the small-n path's.
+std::vector<EmittedKernel::Variant> balanced_variants(int64_t lanes, int64_t from_n, int64_t last_n, int64_t pairs_below_n = 0,
+                                                      int64_t v1_last_n = -1) {
   std::vector<EmittedKernel::Variant> out;
   if (pairs_below_n > from_n) out.push_back({"balanced-pairs-v1", from_n, std::min(pairs_below_n - 1, last_n), ""});
   from_n = std::max(from_n, pairs_below_n);
   for (const auto& [v, needs] : {std::make_pair(int64_t{4}, kBalancedV4Needs),
                                  std::make_pair(int64_t{2}, "n % 2 == 0; B and C aligned to 8 bytes"), std::make_pair(int64_t{1}, "")}) {
     const int64_t first = std::max(v == 1 ? 1 : v * lanes, from_n);
-    if (first <= last_n) out.push_back({fmt::format("balanced-v{}", v), first, last_n, needs});
+    const int64_t last = v == 1 && v1_last_n >= 0 ? std::min(last_n, v1_last_n) : last_n;
+    if (first <= last) out.push_back({fmt::format("balanced-v{}", v), first, last, needs});
   }
   return out;
 }
@@ -145,6 +148,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   // The balanced kernel as the small-n path of an unrolled or generic file (never the balanced family's
   // or the tensor-core family's).
   const bool small_n_balanced = options.balanced_below_n > options.balanced_from_n;
+  // (its one column per lane: to the path's end unless balanced_v1_below_n ends it sooner)
+  const int64_t balanced_v1_below = options.balanced_v1_below_n > 0 ? std::min(options.balanced_v1_below_n, options.balanced_below_n)
+                                                                     : options.balanced_below_n;
   SPMMC_CHECK(!small_n_balanced || (options.balanced_from_n >= 1 && !options.balanced && !options.tensor_core &&
                                     (options.dtype == DType::kFp32 || options.dtype == DType::kTf32)),
               "the balanced small-n path: n from 1, in a float32 (or tf32) file of the unrolled or generic family");
@@ -309,7 +315,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     k.balanced_mid_blocks = mid ? mid_schedule.blocks() : 0;
     // One piece per warp: the template's spmmc_balanced_lanes is 32.
     std::vector<EmittedKernel::Variant> path =
-        balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n);
+        balanced_variants(32, options.balanced_from_n, options.balanced_below_n - 1, options.balanced_pairs_below_n,
+                          balanced_v1_below - 1);
     // (the template lists balanced-spmv itself, where SPMMC_BALANCED_SPMV)
     if (options.balanced_spmv) k.variants.push_back({kBalancedSpmvVariant, 1, 1, ""});
     // The second table's kernel: four columns per lane only (from 4 x 32 lanes; the other n go on to the
@@ -362,6 +369,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
       {"SMALL_N_CODE", options.host_arrays ? small_n.code : small_n_code},
       {"BALANCED_FROM_N", std::to_string(options.balanced_from_n)},
       {"BALANCED_BELOW_N", std::to_string(options.balanced_below_n)},
+      {"BALANCED_V1_BELOW_N", std::to_string(balanced_v1_below)},
       {"BALANCED_MID_FROM_N", std::to_string(options.balanced_mid_from_n)},
       {"BALANCED_MID_BELOW_N", std::to_string(options.balanced_mid_below_n)},
       {"SMALL_N_VARIANTS", small_n_variants},

@@ -77,6 +77,9 @@ struct EmitOptions {
   // Of that path, every n below this (above balanced_from_n) takes its pairs kernel: two pieces per
   // warp, 16 lanes each (kernel_balanced.cuh). 0: none.
   int64_t balanced_pairs_below_n = 0;
+  // Of that path, its one column per lane (n odd, or B and C not aligned to 8 bytes) only below this
+  // (0: to the path's end); from it such n go on to the generic path.
+  int64_t balanced_v1_below_n = 0;
   // Of that path, a second table of pieces of mid_piece_length products (docs/design/small-n.md, *Uneven
   // rows from n = 512*), which the entry point takes for every n in [balanced_mid_from_n,
   // balanced_mid_below_n) (at or above balanced_below_n). 0: none.

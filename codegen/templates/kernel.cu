@@ -33,6 +33,13 @@ constexpr int64_t spmmc_balanced_below_n = SPMMC_BALANCED_BELOW_N;
 #else
 constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
 #endif
+// Its one column per lane (n odd, or B and C not aligned to 8 bytes) only below this n; from it such n go
+// on to the generic path (spmmc_balanced_path_takes; nvcc -DSPMMC_BALANCED_V1_BELOW_N=N for studies).
+#ifdef SPMMC_BALANCED_V1_BELOW_N
+constexpr int64_t spmmc_balanced_v1_below_n = SPMMC_BALANCED_V1_BELOW_N;
+#else
+constexpr int64_t spmmc_balanced_v1_below_n = /*@BALANCED_V1_BELOW_N*/0/*@*/;
+#endif
 // Where the path has a second table (SPMMC_BALANCED_MID: pieces about A's mean row long, for uneven rows;
 // docs/design/small-n.md, *Uneven rows from n = 512*), every n in [spmmc_balanced_mid_from_n,
 // spmmc_balanced_mid_below_n) that its kernel takes (four columns per lane: n % 4 == 0, B and C aligned to
@@ -441,10 +448,11 @@ extern "C" cudaError_t /*@NAME*/spmmc_template/*@*/(const spmmc_elem* B, spmmc_e
   }
 #endif
 #if defined(SPMMC_SMALL_N_BALANCED)
-  if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n)
+  if ((n >= spmmc_balanced_from_n || (SPMMC_BALANCED_SPMV && n == 1)) && n < spmmc_balanced_below_n &&
+      (n < spmmc_balanced_v1_below_n || spmmc_balanced_columns_per_lane(B, C, n) > 1))
     return spmmc_launch_balanced(B, C, n, stream);
 #if SPMMC_BALANCED_MID
-  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n && spmmc_balanced_mid_takes(B, C, n))
+  if (n >= spmmc_balanced_mid_from_n && n < spmmc_balanced_mid_below_n && spmmc_balanced_columns_per_lane(B, C, n) == 4)
     return spmmc_launch_balanced_mid(B, C, n, stream);
 #endif
 #endif

@@ -114,9 +114,15 @@ int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why) {
   return kBalancedBelowN;
 }
 
+int64_t balanced_v1_below_n(const Csr& a, int64_t below_n, int64_t pairs_below_n) {
+  const double mean = static_cast<double>(a.nnz()) / std::max<int32_t>(1, a.rows);
+  const int64_t end = std::max(kBalancedV1BelowN, pairs_below_n);
+  return mean > kBalancedShortRowsMean && a.rows >= kBalancedV1FromRows && end < below_n ? end : below_n;
+}
+
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant,
                                     int64_t sms) {
-  d.balanced_from_n = d.balanced_below_n = d.balanced_pairs_below_n = 0;
+  d.balanced_from_n = d.balanced_below_n = d.balanced_pairs_below_n = d.balanced_v1_below_n = 0;
   d.balanced_spmv = false;
   d.piece_length = kSmallNPieceLength;
   if (batch_invariant) {
@@ -142,16 +148,23 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
   d.balanced_below_n = below;
   const int64_t pieces = small_n_pieces(a);
   d.balanced_pairs_below_n = balanced_pairs_below_n(a, below);
+  d.balanced_v1_below_n = balanced_v1_below_n(a, below, d.balanced_pairs_below_n);
+  const bool v1_ends = d.balanced_v1_below_n < below;
   d.balanced_spmv = kBalancedSpmv;
   d.balanced_why = fmt::format("rows up to {} products, cut into {} pieces of at most {} (at most 16 per row): the balanced "
-                               "kernel for n = {}{} to {} ({}){}{}",
+                               "kernel for n = {}{} to {} ({}){}{}{}",
                                longest, pieces, kSmallNPieceLength, d.balanced_spmv ? "1 (a lane per product) and " : "",
                                kBalancedFromN, below - 1, end_why,
                                generic_family || below == end ? "" : ", where the generic path ends",
                                d.balanced_pairs_below_n > kBalancedFromN
                                    ? fmt::format(", two pieces per warp below n = {} (at least {} pieces)",
                                                  d.balanced_pairs_below_n, kBalancedPairsFromPieces)
-                                   : std::string());
+                                   : std::string(),
+                               v1_ends ? fmt::format("; from n = {} one column per lane (n odd, or B and C not aligned to "
+                                                     "8 bytes) on the generic path instead ({} rows of {:.1f} products)",
+                                                     d.balanced_v1_below_n, a.rows,
+                                                     static_cast<double>(a.nnz()) / std::max<int32_t>(1, a.rows))
+                                       : std::string());
   return d;
 }
 

@@ -24,6 +24,10 @@ struct SmallNDispatch {
   int32_t piece_length = 0;  // its rows of more products are cut
   // Every n of the path below this takes its pairs kernel (two pieces per warp); 0: none.
   int64_t balanced_pairs_below_n = 0;
+  // The path's one column per lane (n odd, or B and C not aligned to 8 bytes) only below this; from it
+  // such n go on to the generic path (choose_balanced_path: kBalancedV1BelowN). balanced_below_n where the
+  // path keeps it to its end; 0 without a path.
+  int64_t balanced_v1_below_n = 0;
   // n = 1 by the path's kernel with a lane per product of each piece (kBalancedSpmv); false without a path.
   bool balanced_spmv = false;
   std::string balanced_why;  // for NAME.json
@@ -137,6 +141,17 @@ inline constexpr int64_t kBalancedLongestBelowN = 4096;
 // block of columns.
 inline constexpr int64_t kBalancedPairsBelowN = 17;
 inline constexpr int64_t kBalancedPairsFromPieces = 4224;
+// Where the path would run one column per lane (n odd, or B and C not aligned to 8 bytes: a load of one
+// float per lane and product), on A of rows of more than kBalancedShortRowsMean products on average and at
+// least kBalancedV1FromRows rows, the generic path from n = kBalancedV1BelowN on (docs/benchmarks.md, *Odd n
+// on the balanced path*). On the 31 generic-family files of strided.cases (H100) the generic path ran
+// 1.24-1.77x the path's one column per lane at n = 511 on the 22 such layers (every one faster), 0.97-1.08x
+// on the short rows and the 64-row layers. On those 22 at odd n from 33 to 511 (H200, v1-end.cases, each
+// file with the generic path from n = 32 against none) it ran 0.74, 0.75, 0.86 and 0.92x the path's speed at
+// n = 33, 63, 95 and 127, 1.00x at 191, then 1.16, 1.33 and 1.47x at 255, 383 and 511: the two meet at
+// about 192.
+inline constexpr int64_t kBalancedV1FromRows = 128;
+inline constexpr int64_t kBalancedV1BelowN = 192;
 // n = 1 by the balanced kernel with a lane per product of each piece and a butterfly of shuffles
 // (spmmc_balanced_spmv), in every file with the path and in the balanced family, unless batch_invariant
 // (its sums are in a third order). Measured at n = 1 (H200, docs/benchmarks.md, *n = 1 as a lane per
@@ -156,10 +171,16 @@ int64_t small_n_pieces(const Csr& a);
 // The rule's end of the pairs kernel for a path that ends below `below_n`: min(kBalancedPairsBelowN,
 // below_n) where A cuts into at least kBalancedPairsFromPieces pieces, else 0.
 int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n);
+// The rule's end of the one column per lane of a path that ends below `below_n` with pairs below
+// `pairs_below_n`: max(kBalancedV1BelowN, pairs_below_n) where A's rows average more than
+// kBalancedShortRowsMean products and A has at least kBalancedV1FromRows rows (and that is below
+// `below_n`), else below_n.
+int64_t balanced_v1_below_n(const Csr& a, int64_t below_n, int64_t pairs_below_n);
 // `d` with its balanced fields set: for the generic family's file where `generic_family`, else for the
 // unrolled file whose generic path reaches d.generic_below_n, ending at balanced_path_below_n(a, sms), with
-// its pairs below kBalancedPairsBelowN where A has kBalancedPairsFromPieces pieces. Leaves them zero (and
-// says why) where A has no row longer than the piece length, or batch_invariant.
+// its pairs below kBalancedPairsBelowN where A has kBalancedPairsFromPieces pieces and its one column per
+// lane below kBalancedV1BelowN where A's rows are long and many (above). Leaves them zero (and says why)
+// where A has no row longer than the piece length, or batch_invariant.
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant,
                                     int64_t sms);
 

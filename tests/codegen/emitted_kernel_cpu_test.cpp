@@ -171,7 +171,10 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
       if (pairs_below_n < below_n) {
         CHECK(std::string(kernel->info()->variants[first - 1 - mids].kernel) == "balanced-v1");
         CHECK(kernel->info()->variants[first - 1 - mids].n_min == std::max(from_n, pairs_below_n));
-        CHECK(kernel->info()->variants[first - 1 - mids].n_max + 1 == below_n);
+        // (to the path's end, or to where the rule hands odd n to the generic path)
+        const int64_t v1_below_n = path["v1_below_n"].get<int64_t>();
+        CHECK(v1_below_n <= below_n);
+        CHECK(kernel->info()->variants[first - 1 - mids].n_max + 1 == v1_below_n);
       }
     }
     CHECK(std::string(kernel->info()->variants[first].kernel) == (generic ? "generic-split" : "unrolled"));
@@ -874,64 +877,6 @@ TEST_CASE("emitted kernel on the CPU: the balanced path's second table for uneve
         std::string::npos);
 }
 
-TEST_CASE("emitted kernel on the CPU: the strided study hook sums as the balanced kernels do", "[codegen][emulation][balanced]") {
-  // -DSPMMC_STUDY_BALANCED_STRIDED=1 (kernel_balanced.cuh; not yet measured on a GPU): where the balanced
-  // path's or its second table's launch would read B one or two columns per lane (n not a multiple of 4, or
-  // B and C not aligned to 16 bytes) from n = 128, four columns per lane 32 apart (spmmc_balanced_s4,
-  // spmmc_balanced_mid_s4; the last block of columns column by column). Each element's sum is the same
-  // as without it: the path's pieces up to 511, the second table's from 512 to 1023, the generic path's
-  // column order from 1024; C's columns all written, nothing past them.
-  test::TempDir dir;
-  const Csr a = uneven_rows();
-  const fs::path m = write_mtx(dir.path, "uneven", a);
-  const fs::path out = dir.path / "strided";
-  REQUIRE(run_spmmc({"compile", m.string(), "--n", "128", "--name", "strided", "-o", out.string(), "--family", "generic",
-                     "--quiet"})
-              .exit_code == 0);
-  const auto kernel = nlohmann::json::parse(test::read_file(out / "strided.json"))["kernel"];
-  REQUIRE(kernel["balanced_path"]["below_n"] == 512);
-  REQUIRE(kernel["balanced_mid"]["below_n"] == 1024);
-  const fs::path wrapper = dir.path / "strided_hook.cu";
-  test::write_file(wrapper, "#define SPMMC_STUDY_BALANCED_STRIDED 1\n#include \"" + (out / "strided.cu").string() + "\"\n");
-  std::string log, error;
-  REQUIRE(test::build_emulated({wrapper}, dir.path / "libstrided_hook.so", log, {out}) == 0);
-  const auto hook = test::EmulatedKernel::load(dir.path / "libstrided_hook.so", "strided", error);
-  INFO(error << log);
-  REQUIRE(hook);
-  const BalancedSchedule path = schedule_balanced(a, kSmallNPieceLength, kBalancedWarps, 1);
-  const BalancedSchedule mid = schedule_balanced(a, balanced_mid_piece_length(a), kBalancedWarps, 1);
-  int strided = 0;
-  for (const int64_t n : {127, 128, 130, 131, 255, 257, 510, 511, 512, 513, 766, 1022, 1023, 1024, 1025})
-    for (const size_t offset : {0, 1}) {
-      INFO("n = " << n << ", B and C " << offset << " floats past 16 bytes");
-      const std::vector<float> b = test::seeded_b(a.cols, n, static_cast<uint64_t>(n) * 31u + offset);
-      const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
-      // (guards of NaN: a column read past B's would reach C as NaN)
-      test::GuardedBuffer gb(b.size(), offset), gc(c_size, offset);
-      std::copy(b.begin(), b.end(), gb.data);
-      std::fill(gc.data, gc.data + c_size, std::numeric_limits<float>::quiet_NaN());
-      REQUIRE(hook->entry(gb.data, gc.data, n, nullptr) == 0);
-      unsigned grid[3], block[3];
-      unsigned long long launches = 0, chain[4] = {}, runs = 0;
-      hook->last_launch(grid, block, &launches, chain, &runs);
-      const bool in_path = n < 512, in_mid = n >= 512 && n < 1024;
-      const bool four = n % 4 == 0 && offset == 0;
-      const std::vector<float> want = in_path  ? test::piece_order_spmm(a, path, b, n)
-                                      : in_mid ? test::piece_order_spmm(a, mid, b, n)
-                                               : test::fmaf_spmm(a, b, n);
-      size_t differing = 0;
-      for (size_t i = 0; i < c_size; ++i) differing += std::memcmp(&gc.data[i], &want[i], sizeof(float)) != 0;
-      CHECK(differing == 0);
-      CHECK(gc.damaged_guards() == 0);  // nothing written outside C
-      if ((in_path || in_mid) && n >= 128) {  // four columns per lane, 128 a block of warps, strided or not
-        CHECK(grid[0] == static_cast<unsigned>(in_mid ? mid.blocks() : path.blocks()));
-        CHECK(grid[1] == static_cast<unsigned>((n + 127) / 128));
-        strided += !four;
-      }
-    }
-  CHECK(strided == 22);  // 12 n from 128 to 1023, both offsets, but for 128 and 512 aligned
-}
-
 TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and generic files", "[codegen][emulation][balanced]") {
   // Rows longer than 32 products (compiler/planning/small_n_dispatch.h): from n = 4 to below the rule's end
   // (for these few rows where the generic path's launch has at most 8 warps per SM: 3329 for 40 rows, 897
@@ -957,6 +902,8 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
       {"path_unrolled_short", long_rows, {"--tile", "8x64", "--generic-below", "100"}, {3, 4, 99, 100, 128}, 640, "overlap"},
       {"path_generic", long_rows, {"--family", "generic"}, ns, 128, "overlap"},
       {"path_generic_long", long_mean, {"--family", "generic"}, {896, 897}, 128, "overlap"},
+      // (140 rows of 80 products: from n = 192 odd n, and misaligned B or C, on the generic path)
+      {"path_v1_end", long_mean, {"--family", "generic"}, {63, 64, 129, 191, 192, 193, 194, 195, 511, 512}, 128, "overlap"},
       {"path_below_100", long_rows, {"--family", "generic", "--balanced-below", "100"}, {3, 4, 99, 100, 128}, 128, "overlap"},
       {"path_invariant", long_rows, {"--family", "generic", "--batch-invariant"}, {4, 64, 128}, 128, "overlap"},
       {"path_none", short_rows, {"--family", "generic"}, {4, 64, 128}, 128, "overlap"},
@@ -978,6 +925,8 @@ TEST_CASE("emitted kernel on the CPU: the balanced small-n path of unrolled and 
   CHECK(path_of("path_unrolled_short")["below_n"] == 100);  // the unrolled kernel from its generic path's end
   CHECK(path_of("path_generic")["below_n"] == 3329);  // 40 rows (of 56.6 products on average): 128 x 26 + 1
   CHECK(path_of("path_generic_long")["below_n"] == 897);  // 140 rows of 80: 128 x 7 + 1
+  CHECK(path_of("path_generic_long")["v1_below_n"] == kBalancedV1BelowN);  // long rows, at least 128 of them
+  CHECK(path_of("path_generic")["v1_below_n"] == 3329);  // 40 rows: to the path's end
   CHECK(path_of("path_below_100")["below_n"] == 100);
   CHECK(path_of("path_invariant").is_null());
   CHECK(path_of("path_generic")["pairs_below_n"] == 0);  // far fewer pieces than a wave of warps

@@ -360,7 +360,9 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   // (below pairs_below), and its schedule.
   // n = 1 by the lanes-over-products kernel where it is listed (balanced-spmv, first).
   // Its second table for uneven rows (balanced-mid-*, after the path's): the n it takes, its schedule.
-  int64_t balanced_from = 0, balanced_below = 0, pairs_below = 0, mid_from = 0, mid_below = 0;
+  // Its one column per lane ends where balanced-v1 does (v1_below; the generic path from there where n is
+  // odd or B and C are not aligned to 8 bytes).
+  int64_t balanced_from = 0, balanced_below = 0, pairs_below = 0, mid_from = 0, mid_below = 0, v1_below = 0;
   bool spmv = false, others = false;
   for (int32_t i = 0; i < info.variant_count; ++i)
     if (std::string(info.variants[i].kernel) == "balanced-spmv") {
@@ -381,6 +383,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         REQUIRE(i == (spmv ? 1 : 0));  // first after n = 1's: below every other balanced kernel
         pairs_below = info.variants[i].n_max + 1;
       }
+      if (std::string(info.variants[i].kernel) == "balanced-v1") v1_below = info.variants[i].n_max + 1;
     } else {
       others = true;
     }
@@ -395,14 +398,17 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
   for (const int64_t n : ns) {
     const std::vector<float> b = seeded_b(a.cols, n, static_cast<uint64_t>(n) * 7919u + static_cast<uint64_t>(a.nnz()));
     const bool lanes_over_products = spmv && n == 1;
-    const bool path = (n >= balanced_from && n < balanced_below) || lanes_over_products;
+    // the path's range (where its launch would take one column per lane from v1_below, the generic path:
+    // in the loop below)
+    const bool path_range = (n >= balanced_from && n < balanced_below) || lanes_over_products;
     // the second table where n is in its range and its kernel's needs are met (n % 4 == 0 here, B and C
     // aligned to 16 bytes in the loop below; else the generic path)
-    const bool mid_range = !path && n >= mid_from && n < mid_below && n % 4 == 0;
+    const bool mid_range = !path_range && n >= mid_from && n < mid_below && n % 4 == 0;
     // the sums in column order, or the balanced kernel's in piece order (at n = 1, its lanes' tree)
     const std::vector<float> exact_path = lanes_over_products ? piece_tree_spmv(a, balanced_schedule, b)
-                                          : path              ? piece_order_spmm(a, balanced_schedule, b, n)
-                                                              : fmaf_spmm(a, b, n, k_part_begin);
+                                          : path_range        ? piece_order_spmm(a, balanced_schedule, b, n)
+                                                              : std::vector<float>{};
+    const std::vector<float> exact_generic = fmaf_spmm(a, b, n, k_part_begin);
     const std::vector<float> exact_mid = mid_range ? piece_order_spmm(a, mid_schedule, b, n) : std::vector<float>{};
     const std::vector<double> want = reference_spmm(a, b, n, 1);
     const size_t c_size = static_cast<size_t>(a.rows) * static_cast<size_t>(n);
@@ -410,10 +416,13 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       INFO(label << ", n = " << n << ", B and C " << b_offset << " and " << c_offset << " floats past 16-byte boundaries");
       GuardedBuffer gb(b.size(), b_offset), gc(c_size, c_offset);
       const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+      const auto aligned8 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; };
+      const bool one_column = n % 2 != 0 || n < 64 || !aligned8(gb.data) || !aligned8(gc.data);  // (32 lanes)
+      const bool path = path_range && (lanes_over_products || v1_below == 0 || n < v1_below || !one_column);
       const bool mid = mid_range && aligned16(gb.data) && aligned16(gc.data);
       const bool balanced = path || mid;
       const BalancedSchedule& schedule = mid ? mid_schedule : balanced_schedule;
-      const std::vector<float>& exact = mid ? exact_mid : exact_path;
+      const std::vector<float>& exact = mid ? exact_mid : path ? exact_path : exact_generic;
       std::copy(b.begin(), b.end(), gb.data);
       std::fill(gc.data, gc.data + c_size, nan);
       unsigned grid[3], block[3];

@@ -139,6 +139,10 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
     d.balanced_why += fmt::format("{}--balanced-pairs-below {}", d.balanced_why.empty() ? "" : "; ", *o.balanced_pairs_below);
   }
   if (d.balanced_pairs_below_n <= d.balanced_from_n) d.balanced_pairs_below_n = 0;
+  if (o.balanced_below || o.balanced_pairs_below)
+    d.balanced_v1_below_n = d.balanced_below_n > d.balanced_from_n
+                                ? balanced_v1_below_n(a, d.balanced_below_n, d.balanced_pairs_below_n)
+                                : 0;
   // The path's second table for uneven rows (by its rule; --balanced-mid-below N: from the path's end up to
   // below N with the rule's pieces, 0: none).
   d = choose_balanced_mid_path(d, a, family.generic, generic_warp_wide_from_n(a, o.dtype, o.target.sm_count));
@@ -175,6 +179,7 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
   emit.balanced_from_n = small_n.balanced_from_n;
   emit.balanced_below_n = small_n.balanced_below_n;
   emit.balanced_pairs_below_n = small_n.balanced_pairs_below_n;
+  emit.balanced_v1_below_n = small_n.balanced_v1_below_n;
   emit.balanced_mid_from_n = small_n.balanced_mid_from_n;
   emit.balanced_mid_below_n = small_n.balanced_mid_below_n;
   emit.mid_piece_length = small_n.mid_piece_length;
@@ -312,12 +317,17 @@ void print_summary(const CompiledLayer& l) {
   if (l.small_n.balanced_below_n > l.small_n.balanced_from_n)
     std::fprintf(stderr,
                  "spmmc compile: n = %s%lld to %lld: the balanced kernel (%d rows cut into pieces of at most %d products, "
-                 "summed in piece order%s; --batch-invariant leaves it out)\n",
+                 "summed in piece order%s%s; --batch-invariant leaves it out)\n",
                  l.small_n.balanced_spmv ? "1 (a lane per product) and " : "",
                  static_cast<long long>(l.small_n.balanced_from_n), static_cast<long long>(l.small_n.balanced_below_n - 1),
                  kernel.balanced_rows_cut, l.small_n.piece_length,
                  l.small_n.balanced_pairs_below_n > 0
                      ? fmt::format("; two pieces per warp below n = {}", l.small_n.balanced_pairs_below_n).c_str()
+                     : "",
+                 l.small_n.balanced_v1_below_n > 0 && l.small_n.balanced_v1_below_n < l.small_n.balanced_below_n
+                     ? fmt::format("; from n = {} odd n (or B and C not aligned to 8 bytes) on the generic path",
+                                   l.small_n.balanced_v1_below_n)
+                           .c_str()
                      : "");
   if (l.small_n.balanced_mid_below_n > l.small_n.balanced_mid_from_n)
     std::fprintf(stderr,

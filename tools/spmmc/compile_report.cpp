@@ -110,6 +110,8 @@ Json compile_report(const CompiledLayer& l) {
                  {"pieces_per_warp", 1},
                  // below this n two pieces per warp (0: none)
                  {"pairs_below_n", l.small_n.balanced_pairs_below_n},
+                 // from this n one column per lane goes on to the generic path (below_n: never)
+                 {"v1_below_n", l.small_n.balanced_v1_below_n},
                  {"blocks", l.kernel.balanced_blocks},
                  {"rows_cut", l.kernel.balanced_rows_cut},
                  {"spmv", spmv}}

@@ -41,17 +41,6 @@ constexpr int spmmc_balanced_piece_length = /*@PIECE_LENGTH*/64/*@*/;  // produc
 #endif
 template <int V>
 constexpr int spmmc_balanced_ahead = V == 4 ? SPMMC_BALANCED_AHEAD4 : V == 2 ? SPMMC_BALANCED_AHEAD2 : SPMMC_BALANCED_AHEAD1;
-// Study hook (issue 27, not yet measured: docs/design/small-n.md, *Uneven rows from n = 512*): where n is
-// not a multiple of 4 (or B and C not aligned to 16 bytes) from n = 4 x spmmc_balanced_lanes, four columns
-// per lane at a stride of the group's lanes (spmmc_balanced_s4, spmmc_balanced_mid_s4: four coalesced loads
-// of one float, each piece's products read once per 4 x lanes columns as with V = 4) instead of one column
-// per lane; the second table then takes every n of its range. The same sums in the same order.
-#ifndef SPMMC_STUDY_BALANCED_STRIDED
-#define SPMMC_STUDY_BALANCED_STRIDED 0
-#endif
-#ifndef SPMMC_STUDY_BALANCED_STRIDED_AHEAD  // its products in flight per lane (x 4 loads)
-#define SPMMC_STUDY_BALANCED_STRIDED_AHEAD 4
-#endif
 // The small-n path's pairs (docs/design/small-n.md): every n below this (0: none) takes
 // spmmc_balanced_pairs_v1, two pieces per warp on 16 lanes each, the same slots in blocks of half the
 // warps (a file of one piece per warp only).
@@ -101,22 +90,11 @@ __device__ __forceinline__ void spmmc_balanced_store(float* p, const float (&r)[
   else spmmc_store_c1(p, r[0]);
 }
 
-// A lane's V columns: adjacent (one vector load), or, with Strided (the study hook above), L apart (one
-// float each).
-template <int V, int L, bool Strided>
-__device__ __forceinline__ void spmmc_balanced_load_at(const float* p, float (&r)[V]) {
-  if constexpr (Strided) {
-    for (int v = 0; v < V; ++v) r[v] = spmmc_load_b1(p + v * L);
-  } else {
-    spmmc_balanced_load<V>(p, r);
-  }
-}
-
-// The sum of products [p, end) for a lane's V columns (`at`: B + its first column, n: B's row stride;
-// with Strided, L apart), added to acc in order. Every lane of the group
-// (`mask`; `lane` its index in the group) calls it alike (lanes past C's columns read columns 0..V-1
-// instead, and their sums are not stored: no branch around the loads).
-template <int V, int L, bool Strided = false>
+// The sum of products [p, end) for a lane's V columns (`at`: B + its first column, n: B's row stride),
+// added to acc in order. Every lane of the group (`mask`; `lane` its index in the group) calls it
+// alike (lanes past C's columns read columns 0..V-1 instead, and their sums are not stored: no branch
+// around the loads).
+template <int V, int L>
 __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* __restrict__ at, int64_t n, unsigned mask,
                                                    int lane, float (&acc)[V]) {
   for (; p < end; p += L) {
@@ -124,14 +102,14 @@ __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* 
     const int my_col = lane < count ? __ldg(&spmmc_col_idx[p + lane]) : 0;
     const float my_w = lane < count ? __uint_as_float(__ldg(&spmmc_weight_bits[p + lane])) : 0.0f;
     int j = 0;
-    constexpr int A = Strided ? SPMMC_STUDY_BALANCED_STRIDED_AHEAD : spmmc_balanced_ahead<V>;
+    constexpr int A = spmmc_balanced_ahead<V>;
     for (; j + A <= count; j += A) {
       float b[A][V];
       float w[A];
       for (int u = 0; u < A; ++u) {
         const int k = __shfl_sync(mask, my_col, j + u, L);
         w[u] = __shfl_sync(mask, my_w, j + u, L);
-        spmmc_balanced_load_at<V, L, Strided>(at + k * n, b[u]);
+        spmmc_balanced_load<V>(at + k * n, b[u]);
       }
       for (int u = 0; u < A; ++u)
         for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
@@ -144,7 +122,7 @@ __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* 
         if (j + u < count) {
           const int k = __shfl_sync(mask, my_col, j + u, L);
           w[u] = __shfl_sync(mask, my_w, j + u, L);
-          spmmc_balanced_load_at<V, L, Strided>(at + k * n, b[u]);
+          spmmc_balanced_load<V>(at + k * n, b[u]);
         }
       for (int u = 0; u < A; ++u)
         if (j + u < count)
@@ -155,7 +133,7 @@ __device__ __forceinline__ void spmmc_balanced_sum(int p, int end, const float* 
       const int k = __shfl_sync(mask, my_col, j, L);
       const float w = __shfl_sync(mask, my_w, j, L);
       float b[V];
-      spmmc_balanced_load_at<V, L, Strided>(at + k * n, b);
+      spmmc_balanced_load<V>(at + k * n, b);
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
 #endif
@@ -195,7 +173,7 @@ __device__ __forceinline__ float spmmc_balanced_spmv_sum(int p, int end, const f
 // V (and G); with LanesOverProducts (V = 1, n = 1: spmmc_balanced_spmv) each piece by
 // spmmc_balanced_spmv_sum instead, whose total lane 0 stores as its column's. `table`: the pieces the
 // kernel reads (spmmc_piece, or spmmc_piece_mid).
-template <int V, int G, bool LanesOverProducts = false, bool Strided = false>
+template <int V, int G, bool LanesOverProducts = false>
 __device__ __forceinline__ void spmmc_balanced_columns(const int4* table, const float* __restrict__ B, float* __restrict__ C,
                                                        int64_t n) {
   static_assert(!LanesOverProducts || V == 1, "lanes over products: one column");
@@ -213,9 +191,8 @@ __device__ __forceinline__ void spmmc_balanced_columns(const int4* table, const 
   // one block of 16 warps per SM, and it ran 1.4x slower on an H200 (docs/design/balanced.md); with
   // this one it takes 64 and two blocks fit.
   const int4 piece = table[blockIdx.x * S + slot];
-  const int64_t first_col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * L * V;
-  const int64_t col = first_col + (Strided ? lane : lane * V);
-  if (piece.x < 0 || first_col >= n) return;
+  const int64_t col = (static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * L * V + lane * V;
+  if (piece.x < 0 || col - lane * V >= n) return;
   const bool active = col < n;
   float acc[V];
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
@@ -224,32 +201,11 @@ __device__ __forceinline__ void spmmc_balanced_columns(const int4* table, const 
     acc[0] = spmmc_balanced_spmv_sum<L>(piece.y, piece.z, B, mask, lane);
   else
 #endif
-    if constexpr (Strided) {
-      if (first_col + L * V <= n) {  // (the same for the whole block) every column of the lane within C's
-        spmmc_balanced_sum<V, L, true>(piece.y, piece.z, B + col, n, mask, lane, acc);
-      } else {  // the last block: column by column, those past C's reading column 0
-        for (int v = 0; v < V; ++v) {
-          float one[1] = {0.0f};
-          spmmc_balanced_sum<1, L>(piece.y, piece.z, B + (col + v * L < n ? col + v * L : 0), n, mask, lane, one);
-          acc[v] = one[0];
-        }
-      }
-    } else {
-      spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
-    }
+    spmmc_balanced_sum<V, L>(piece.y, piece.z, B + (active ? col : 0), n, mask, lane, acc);
   const int first = piece.w % S, pieces = piece.w / S;
   float* const out = C + static_cast<int64_t>(piece.x) * n + col;
-  // (Strided: each of the lane's columns within C's stored alone)
-  const auto store = [&](const float(&r)[V]) {
-    if constexpr (Strided) {
-      for (int v = 0; v < V; ++v)
-        if (col + v * L < n) spmmc_store_c1(out + v * L, r[v]);
-    } else {
-      spmmc_balanced_store<V>(out, r);
-    }
-  };
   if (pieces == 1) {
-    if (active) store(acc);
+    if (active) spmmc_balanced_store<V>(out, acc);
     return;
   }
   for (int v = 0; v < V; ++v) partial[slot][lane * V + v] = acc[v];
@@ -268,7 +224,7 @@ __device__ __forceinline__ void spmmc_balanced_columns(const int4* table, const 
   for (int v = 0; v < V; ++v) sum[v] = 0.0f;
   for (int q = 0; q < pieces; ++q)
     for (int v = 0; v < V; ++v) sum[v] += *static_cast<volatile float*>(&partial[first + q][lane * V + v]);
-  if (active) store(sum);
+  if (active) spmmc_balanced_store<V>(out, sum);
 }
 
 // The kernels (the tuner finds them by these names in the NVRTC form: codegen/families/balanced/
@@ -289,14 +245,6 @@ __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_v1(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
   spmmc_balanced_columns<1, spmmc_balanced_groups>(spmmc_piece, B, C, n);
 }
-
-#if SPMMC_STUDY_BALANCED_STRIDED
-// (two blocks of 16 warps per SM asked: unasked, ptxas took 92 registers; asked, 64 and 16 bytes of spill)
-__global__ void __launch_bounds__(32 * spmmc_balanced_warps, 2)
-    spmmc_balanced_s4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<4, spmmc_balanced_groups, false, true>(spmmc_piece, B, C, n);
-}
-#endif
 
 #if SPMMC_BALANCED_PAIRS_BELOW > 0
 // V = 1 and two pieces per warp: blocks of half the warps, four of them per SM at 64 registers.
@@ -324,12 +272,6 @@ __global__ void SPMMC_BALANCED_BOUNDS
     spmmc_balanced_mid_v4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
   spmmc_balanced_columns<4, 1>(spmmc_piece_mid, B, C, n);
 }
-#if SPMMC_STUDY_BALANCED_STRIDED
-__global__ void __launch_bounds__(32 * spmmc_balanced_warps, 2)
-    spmmc_balanced_mid_s4(const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  spmmc_balanced_columns<4, 1, false, true>(spmmc_piece_mid, B, C, n);
-}
-#endif
 #endif
 
 #ifndef __CUDACC_RTC__  // the NVRTC form (the tuner's) has the kernels only
@@ -375,30 +317,15 @@ cudaError_t spmmc_launch_balanced(const float* B, float* C, int64_t n, cudaStrea
   }
 #endif
   const int v = spmmc_balanced_columns_per_lane(B, C, n);
-#if SPMMC_STUDY_BALANCED_STRIDED
-  if (v < 4 && n >= 4 * spmmc_balanced_lanes)
-    return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_s4), 4, spmmc_balanced_blocks, B, C, n,
-                                         stream);
-#endif
   const void* kernel = v == 4   ? reinterpret_cast<const void*>(&spmmc_balanced_v4)
                        : v == 2 ? reinterpret_cast<const void*>(&spmmc_balanced_v2)
                                 : reinterpret_cast<const void*>(&spmmc_balanced_v1);
   return spmmc_launch_balanced_columns(kernel, v, spmmc_balanced_blocks, B, C, n, stream);
 }
 #if SPMMC_BALANCED_MID
-// Whether the second table's kernel takes n columns of B and C: four columns per lane
-// (spmmc_balanced_columns_per_lane 4; with the study hook from n = 4 x spmmc_balanced_lanes, strided where
-// not).
-bool spmmc_balanced_mid_takes(const float* B, const float* C, int64_t n) {
-  return SPMMC_STUDY_BALANCED_STRIDED ? n >= 4 * spmmc_balanced_lanes : spmmc_balanced_columns_per_lane(B, C, n) == 4;
-}
-// The second table's launch, where the entry point takes it: n in its range and spmmc_balanced_mid_takes.
+// The second table's launch, where the entry point takes it: n in its range and
+// spmmc_balanced_columns_per_lane 4.
 cudaError_t spmmc_launch_balanced_mid(const float* B, float* C, int64_t n, cudaStream_t stream) {
-#if SPMMC_STUDY_BALANCED_STRIDED
-  if (spmmc_balanced_columns_per_lane(B, C, n) < 4)
-    return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_mid_s4), 4, spmmc_balanced_mid_blocks,
-                                         B, C, n, stream);
-#endif
   return spmmc_launch_balanced_columns(reinterpret_cast<const void*>(&spmmc_balanced_mid_v4), 4, spmmc_balanced_mid_blocks, B,
                                        C, n, stream);
 }

@@ -106,6 +106,35 @@ TEST_CASE("small-n dispatch: the balanced path where a row is longer than its pi
   CHECK_THAT(d.balanced_why, Catch::Contains("--batch-invariant"));
 }
 
+TEST_CASE("small-n dispatch: the balanced path's one column per lane ends on long, many rows", "[planning][small-n]") {
+  // 1 000 rows of about 100 products: odd n (one column per lane) on the generic path from kBalancedV1BelowN
+  std::vector<int32_t> lengths(1000, 100);
+  lengths[3] = 200;
+  SmallNDispatch d = choose_balanced_path(SmallNDispatch{}, rows_of(lengths), true, false, 132);
+  CHECK(d.balanced_below_n == kBalancedBelowN);
+  CHECK(d.balanced_v1_below_n == kBalancedV1BelowN);
+  CHECK_THAT(d.balanced_why, Catch::Contains(fmt::format("from n = {} one column per lane", kBalancedV1BelowN)) &&
+                                 Catch::Contains("1000 rows of 100.1 products"));
+  // rows of at most 32 products on average, or fewer than kBalancedV1FromRows rows: to the path's end
+  d = choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(5000, 32)), true, false, 132);
+  CHECK(d.balanced_v1_below_n == d.balanced_below_n);
+  CHECK_THAT(d.balanced_why, !Catch::Contains("one column per lane"));
+  d = choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(kBalancedV1FromRows - 1, 230)), true, false, 132);
+  CHECK(d.balanced_v1_below_n == d.balanced_below_n);
+  d = choose_balanced_path(SmallNDispatch{}, rows_of(std::vector<int32_t>(kBalancedV1FromRows, 230)), true, false, 132);
+  CHECK(d.balanced_v1_below_n == kBalancedV1BelowN);
+  CHECK(d.balanced_below_n == 1025);  // (the few-warps end: the rule holds past kBalancedBelowN too)
+  // a path that ends at or below kBalancedV1BelowN keeps it to its end; never below the pairs' end
+  SmallNDispatch unrolled;
+  unrolled.generic_below_n = 100;
+  d = choose_balanced_path(unrolled, rows_of(lengths), false, false, 132);
+  CHECK(d.balanced_v1_below_n == 100);
+  CHECK(balanced_v1_below_n(rows_of(lengths), 512, 200) == 200);
+  CHECK(balanced_v1_below_n(rows_of(lengths), 512, 0) == kBalancedV1BelowN);
+  // none without a path
+  CHECK(choose_balanced_path(SmallNDispatch{}, rows_of(lengths), true, true, 132).balanced_v1_below_n == 0);
+}
+
 TEST_CASE("small-n dispatch: where the balanced path ends", "[planning][small-n]") {
   std::string why;
   // rows of at most 32 products on average: to kBalancedLongestBelowN
