@@ -34,7 +34,8 @@ constexpr int64_t spmmc_balanced_below_n = SPMMC_BALANCED_BELOW_N;
 constexpr int64_t spmmc_balanced_below_n = /*@BALANCED_BELOW_N*/0/*@*/;
 #endif
 // Its one column per lane (n odd, or B and C not aligned to 8 bytes) only below this n; from it such n go
-// on to the generic path (spmmc_balanced_path_takes; nvcc -DSPMMC_BALANCED_V1_BELOW_N=N for studies).
+// on to the generic path (the entry point asks spmmc_balanced_columns_per_lane; nvcc
+// -DSPMMC_BALANCED_V1_BELOW_N=N for studies).
 #ifdef SPMMC_BALANCED_V1_BELOW_N
 constexpr int64_t spmmc_balanced_v1_below_n = SPMMC_BALANCED_V1_BELOW_N;
 #else

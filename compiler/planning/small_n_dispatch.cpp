@@ -10,6 +10,13 @@
 
 namespace spmmc {
 
+namespace {
+
+// A's mean row length in products (0 without rows).
+double mean_row_length(const Csr& a) { return a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0; }
+
+}  // namespace
+
 double unrolled_fill_at_crossing(int64_t a_tiles) {
   return a_tiles <= kFewATiles ? kFewATilesFillAtCrossing : kUnrolledFillAtCrossing;
 }
@@ -96,7 +103,7 @@ int64_t balanced_pairs_below_n(const Csr& a, int64_t below_n) {
 }
 
 int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why) {
-  const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  const double mean = mean_row_length(a);
   if (mean <= kBalancedShortRowsMean) {
     why = fmt::format("rows of {:.1f} products on average, at most {:.0f}", mean, kBalancedShortRowsMean);
     return kBalancedLongestBelowN;
@@ -115,9 +122,8 @@ int64_t balanced_path_below_n(const Csr& a, int64_t sms, std::string& why) {
 }
 
 int64_t balanced_v1_below_n(const Csr& a, int64_t below_n, int64_t pairs_below_n) {
-  const double mean = static_cast<double>(a.nnz()) / std::max<int32_t>(1, a.rows);
   const int64_t end = std::max(kBalancedV1BelowN, pairs_below_n);
-  return mean > kBalancedShortRowsMean && a.rows >= kBalancedV1FromRows && end < below_n ? end : below_n;
+  return mean_row_length(a) > kBalancedShortRowsMean && a.rows >= kBalancedV1FromRows && end < below_n ? end : below_n;
 }
 
 SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic_family, bool batch_invariant,
@@ -162,8 +168,7 @@ SmallNDispatch choose_balanced_path(SmallNDispatch d, const Csr& a, bool generic
                                    : std::string(),
                                v1_ends ? fmt::format("; from n = {} one column per lane (n odd, or B and C not aligned to "
                                                      "8 bytes) on the generic path instead ({} rows of {:.1f} products)",
-                                                     d.balanced_v1_below_n, a.rows,
-                                                     static_cast<double>(a.nnz()) / std::max<int32_t>(1, a.rows))
+                                                     d.balanced_v1_below_n, a.rows, mean_row_length(a))
                                        : std::string());
   return d;
 }
@@ -188,7 +193,7 @@ SmallNDispatch choose_balanced_mid_path(SmallNDispatch d, const Csr& a, bool gen
                               : fmt::format("the path reaches n = {}", below);
     return d;
   }
-  const double mean = a.rows > 0 ? static_cast<double>(a.nnz()) / a.rows : 0.0;
+  const double mean = mean_row_length(a);
   const int32_t longest = a.longest_row(), piece = balanced_mid_piece_length(a);
   if (static_cast<double>(longest) < kUnevenRowsLongestOverMean * mean || longest <= piece) {
     d.balanced_mid_why = fmt::format("the longest row ({} products) is less than {:.0f} x the mean ({:.1f}) or no longer than "

@@ -416,8 +416,10 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       INFO(label << ", n = " << n << ", B and C " << b_offset << " and " << c_offset << " floats past 16-byte boundaries");
       GuardedBuffer gb(b.size(), b_offset), gc(c_size, c_offset);
       const auto aligned16 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-      const auto aligned8 = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; };
-      const bool one_column = n % 2 != 0 || n < 64 || !aligned8(gb.data) || !aligned8(gc.data);  // (32 lanes)
+      // (the launch's columns per lane for B's and C's alignment: balanced_launch.h, as below)
+      const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
+      const int64_t alignment = either == 0 ? 16 : either % 8 == 0 ? 8 : 4;
+      const bool one_column = balanced_launch(n, alignment, balanced_schedule.blocks(), kBalancedWarps, 1).cols_per_lane == 1;
       const bool path = path_range && (lanes_over_products || v1_below == 0 || n < v1_below || !one_column);
       const bool mid = mid_range && aligned16(gb.data) && aligned16(gc.data);
       const bool balanced = path || mid;
@@ -478,7 +480,6 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         paths.mid += mid;
         CHECK(chain[0] == 1);
         CHECK(runs == 0);
-        const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
         if (lanes_over_products) {  // one block of columns, the schedule's blocks of 32 x warps lanes
           CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
                 std::make_tuple(static_cast<unsigned>(balanced_schedule.blocks()), 1u, 1u,
@@ -487,7 +488,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         } else {
           const BalancedLaunch l =
               n < pairs_below ? balanced_pairs_launch(n, balanced_schedule.blocks(), kBalancedWarps)
-                              : balanced_launch(n, either == 0 ? 16 : either % 8 == 0 ? 8 : 4, schedule.blocks(),
+                              : balanced_launch(n, alignment, schedule.blocks(),
                                                 kBalancedWarps, 1);
           CHECK(std::make_tuple(grid[0], grid[1], grid[2], block[0], block[1], block[2]) ==
                 std::make_tuple(l.grid_x, l.grid_y, l.grid_z, l.block_x, 1u, 1u));
