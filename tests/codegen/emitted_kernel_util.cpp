@@ -419,8 +419,8 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
       // (the launch's columns per lane for B's and C's alignment: balanced_launch.h, as below)
       const uintptr_t either = (reinterpret_cast<uintptr_t>(gb.data) | reinterpret_cast<uintptr_t>(gc.data)) & 15;
       const int64_t alignment = either == 0 ? 16 : either % 8 == 0 ? 8 : 4;
-      const bool one_column = balanced_launch(n, alignment, balanced_schedule.blocks(), kBalancedWarps, 1).cols_per_lane == 1;
-      const bool path = path_range && (lanes_over_products || v1_below == 0 || n < v1_below || !one_column);
+      const bool path = path_range && (lanes_over_products || v1_below == 0 || n < v1_below ||
+                                       balanced_launch(n, alignment, balanced_schedule.blocks(), kBalancedWarps, 1).cols_per_lane > 1);
       const bool mid = mid_range && aligned16(gb.data) && aligned16(gc.data);
       const bool balanced = path || mid;
       const BalancedSchedule& schedule = mid ? mid_schedule : balanced_schedule;
