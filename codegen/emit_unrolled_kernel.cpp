@@ -399,7 +399,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     std::vector<const char*> symbols;
     if (options.balanced) symbols.assign(std::begin(kBalancedKernels), std::end(kBalancedKernels));
     else if (options.generic_only) symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
-    if (options.generic_only && warp_wide) symbols.push_back(kGenericKernelWarpWide);
+    if (options.generic_only && !options.balanced) symbols.push_back(kGenericKernelWarpStrided);
+    if (options.generic_only && warp_wide) symbols.insert(symbols.end(), {kGenericKernelWarpWide, kGenericKernelWarpWideStrided});
     if (options.tensor_core) symbols.push_back(kTensorCoreKernel);
     if (options.tensor_core && tc.chunk_rows > 0) symbols.push_back(kTensorCoreStagedKernel);
     for (const char* symbol : symbols)
@@ -449,6 +450,9 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   if (split_below > 1) k.variants.push_back({"generic-split", 1, split_below - 1, ""});
   if (warp_wide) k.variants.push_back({"generic-warp-wide", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpWideNeeds});
   k.variants.push_back({"generic-warp", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpNeeds});
+  if (warp_wide)
+    k.variants.push_back({"generic-warp-wide-strided", kGenericWarpStridedFrom, kGenericWarpMaxN, kGenericWarpWideStridedNeeds});
+  k.variants.push_back({"generic-warp-strided", kGenericWarpStridedFrom, kGenericWarpMaxN, ""});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", split_below, any_n, ""});
   return k;

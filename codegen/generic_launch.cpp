@@ -57,11 +57,13 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   const int64_t v4_warps = (n / 4 + width - 1) / width * std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, 65535) * 8;
   const bool v4_fills = n >= kGenericV4WideFrom && v4_warps >= int64_t{a.sms} * kGenericV4WideWarps;
   l.cols_per_thread = n % 4 == 0 && aligned16 && (n >= kGenericV4From || v4_fills) ? 4 : 1;
-  if (l.cols_per_thread == 4 && n >= kGenericWarpFrom && n <= kGenericWarpMaxN) {  // a warp per row
+  const bool adjacent = l.cols_per_thread == 4;  // a warp per row's lanes: four adjacent columns, or 32 apart
+  if (n >= (adjacent ? kGenericWarpFrom : kGenericWarpStridedFrom) && n <= kGenericWarpMaxN) {  // a warp per row
     const int64_t columns = (n + kGenericWarpColumns - 1) / kGenericWarpColumns;
     const bool wide = a.warp_wide && warp_wide_fills(rows, columns, a.sms);
     const int32_t warp_rows = wide ? kGenericWarpWideRows : kGenericWarpRows;
-    l.symbol = wide ? kGenericKernelWarpWide : kGenericKernelWarp;
+    l.symbol = adjacent ? (wide ? kGenericKernelWarpWide : kGenericKernelWarp)
+                        : (wide ? kGenericKernelWarpWideStrided : kGenericKernelWarpStrided);
     l.grid_x = static_cast<unsigned>((int64_t{rows} + warp_rows - 1) / warp_rows);
     l.grid_y = static_cast<unsigned>(std::min<int64_t>(columns, 65535));
     l.block_x = 32 * warp_rows;

@@ -24,6 +24,11 @@ inline constexpr const char* kGenericKernels[] = {kGenericKernelV4, kGenericKern
                                                   kGenericKernelV1B16, kGenericKernelV1B8, kGenericKernelSplit};
 // The warp per row in blocks of 32 warps, in the files where generic_warp_wide says so (besides kGenericKernels).
 inline constexpr const char* kGenericKernelWarpWide = "spmmc_generic_kernel_warp_wide";
+// The warp per row with a lane's four columns 32 apart (one element a load), where one column per thread
+// would run from kGenericWarpStridedFrom: in every file (kGenericKernelWarpStrided, besides kGenericKernels)
+// and, where generic_warp_wide, in blocks of 32 warps (kGenericKernelWarpWideStrided).
+inline constexpr const char* kGenericKernelWarpStrided = "spmmc_generic_kernel_warp_strided";
+inline constexpr const char* kGenericKernelWarpWideStrided = "spmmc_generic_kernel_warp_wide_strided";
 // The defaults of SPMMC_GENERIC_SPLIT_BELOW and SPMMC_GENERIC_V4_FROM: the split kernel below this
 // n, four columns per thread from that one; threads per block of the split kernel.
 inline constexpr int64_t kGenericSplitBelow = 17;
@@ -48,6 +53,13 @@ inline constexpr int32_t kGenericWarpRows = 8;
 inline constexpr int32_t kGenericWarpColumns = 128;
 inline constexpr int64_t kGenericWarpMaxN = 0x7fffffff / 4;  // a row of B within INT32_MAX bytes in every dtype
 inline constexpr const char* kGenericWarpNeeds = "n % 4 == 0; B and C aligned to 4 elements";
+// Where one column per thread would run (n % 4 != 0, or B or C not aligned to four elements), from this n
+// (SPMMC_GENERIC_WARP_STRIDED_FROM's default) up to kGenericWarpMaxN a warp per row whose lanes take four
+// columns 32 apart, each load one element wide (coalesced across the warp): the warp per row's loads of
+// A's columns and weights, once per 32 products, where one column per thread loads them for every product.
+inline constexpr int64_t kGenericWarpStridedFrom = 512;
+inline constexpr const char* kGenericWarpWideStridedNeeds =
+    "only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs";
 // Blocks of kGenericWarpWideRows warps instead of kGenericWarpRows where A has at least
 // kGenericWarpWideMinK columns (float32 and tf32 files: SPMMC_GENERIC_WARP_WIDE 1) and the wide launch has
 // at least 31/32 of a block per SM (ceil(rows / 32) x ceil(n / 128) blocks): a block's warps take rows that
@@ -117,7 +129,9 @@ struct GenericLaunch {
 // up to kGenericWarpMaxN a warp per row instead: blocks of kGenericWarpRows warps, grid.x over the rows, grid.y over the
 // columns in blocks of kGenericWarpColumns, at most 65535; blocks of kGenericWarpWideRows warps where
 // a.warp_wide and ceil(rows / 32) x the columns' blocks >= 31/32 x the SMs), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
-// multiple of it above, at most 128, and 128 / that many rows per block); grid.x over the columns,
+// multiple of it above, at most 128, and 128 / that many rows per block; from kGenericWarpStridedFrom up to
+// kGenericWarpMaxN the warp per row with four columns 32 apart instead, launched as the one above, with
+// cols_per_thread 1); grid.x over the columns,
 // grid.y over the rows, at most 65535 (the blocks loop over the rest); with V = 1 the batch, from
 // the launch's warps W against R = kGenericV1ResidentWarps per SM and whether A's rows hold at
 // least kGenericV1LongRow products on average: in the generic family's files (weights ahead) long

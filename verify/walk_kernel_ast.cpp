@@ -282,15 +282,16 @@ class KernelWalker {
   }
 
   // A file of the generic family (a_format "csr-constants"): its __global__ functions are the
-  // generic kernels (four columns per thread, one with three batches, the split one, the warp per row and, where A is long
-  // along K, its wide blocks), which read the arrays read_generic_path
-  // took; unrolled code would run unchecked, so any other __global__ function is an error.
+  // generic kernels (four columns per thread, one with three batches, the split one, the warp per row with four
+  // adjacent or four strided columns a lane and, where A is long along K, their wide blocks), which read the
+  // arrays read_generic_path took; unrolled code would run unchecked, so any other __global__ function is an error.
   // With the balanced small-n path (a table spmmc_piece, docs/design/small-n.md), the balanced kernels
   // too, whose pieces compare_with_weights checks.
   void read_generic_only(const std::vector<clang::FunctionDecl*>& functions) {
     out_.generic_only = true;
     std::vector<const char*> kernels(std::begin(kGenericKernels), std::end(kGenericKernels));
-    if (has_kernel(functions, kGenericKernelWarpWide)) kernels.push_back(kGenericKernelWarpWide);
+    for (const char* optional : {kGenericKernelWarpWide, kGenericKernelWarpStrided, kGenericKernelWarpWideStrided})
+      if (has_kernel(functions, optional)) kernels.push_back(optional);
     if (!out_.balanced_path.pieces.found) {
       expect_only_kernels(functions, "csr-constants", "the generic family", kernels, "the generic kernels");
       return;
@@ -343,7 +344,8 @@ class KernelWalker {
     }
     std::map<std::string, int> expected = {{kTensorCoreKernel, 0}};
     for (const char* symbol : kGenericKernels) expected[symbol] = 0;
-    if (has_kernel(functions, kGenericKernelWarpWide)) expected[kGenericKernelWarpWide] = 0;
+    for (const char* optional : {kGenericKernelWarpWide, kGenericKernelWarpStrided, kGenericKernelWarpWideStrided})
+      if (has_kernel(functions, optional)) expected[optional] = 0;
     // The staged kernel: one where the file has spmmc_tc_chunk_block, none otherwise.
     int staged = 0;
     for (const clang::FunctionDecl* f : functions) {

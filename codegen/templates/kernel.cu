@@ -123,7 +123,8 @@ bool spmmc_generic_v4_fills(int64_t n, int sms) {
 // where n is a multiple of 4, B and C are aligned to four elements and n >= SPMMC_GENERIC_V4_FROM or
 // spmmc_generic_v4_fills (from n = SPMMC_GENERIC_WARP_FROM up to spmmc_generic_warp_max_n as a warp per
 // row, in blocks of 32 warps where SPMMC_GENERIC_WARP_WIDE and they fill the SMs), else 1 with the batch
-// of spmmc_generic_v1_batch (the tuner launches the generic family by the same rule,
+// of spmmc_generic_v1_batch (from n = SPMMC_GENERIC_WARP_STRIDED_FROM up to spmmc_generic_warp_max_n the
+// same warp per row with four columns 32 apart a lane) (the tuner launches the generic family by the same rule,
 // codegen/generic_launch.h; the tests' host emulation checks that the two agree).
 cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_elem* C, int64_t n, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % (4 * sizeof(spmmc_elem)) == 0; };
@@ -135,20 +136,33 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
   }
   const int sms = spmmc_current_device().sms;
   const int64_t v = n % 4 == 0 && aligned(B) && aligned(C) && (n >= SPMMC_GENERIC_V4_FROM || spmmc_generic_v4_fills(n, sms)) ? 4 : 1;
-  if (v == 4 && SPMMC_GENERIC_WARP_FROM > 0 && n >= SPMMC_GENERIC_WARP_FROM && n <= spmmc_generic_warp_max_n) {
-    // a warp per row, in blocks of 32 warps where the file has them and they leave no more than 1/32 of the SMs idle
+  // a warp per row: four adjacent columns per lane where four columns per thread would run, four 32 apart
+  // where one column per thread would
+  const int64_t warp_from = v == 4 ? SPMMC_GENERIC_WARP_FROM : SPMMC_GENERIC_WARP_STRIDED_FROM;
+  if (warp_from > 0 && n >= warp_from && n <= spmmc_generic_warp_max_n) {
+    // in blocks of 32 warps where the file has them and they leave no more than 1/32 of the SMs idle
     const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
     const unsigned grid_y = static_cast<unsigned>(columns < 65535 ? columns : 65535);
+#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
+    const void* const warp = v == 4 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_warp)
+                                    : reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_strided);
+#else
+    const void* const warp = reinterpret_cast<const void*>(&spmmc_generic_kernel_warp);
+#endif
 #if SPMMC_GENERIC_WARP_WIDE
     const int64_t wide_rows = (spmmc_rows + spmmc_generic_warp_wide_rows - 1) / spmmc_generic_warp_wide_rows;
+#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
+    const void* const wide = v == 4 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide)
+                                    : reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide_strided);
+#else
+    const void* const wide = reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide);
+#endif
     if (32 * wide_rows * grid_y >= 31 * int64_t{sms})
-      return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide),
-                              dim3(static_cast<unsigned>(wide_rows), grid_y), dim3(32 * spmmc_generic_warp_wide_rows), args, 0,
-                              stream);
+      return cudaLaunchKernel(wide, dim3(static_cast<unsigned>(wide_rows), grid_y), dim3(32 * spmmc_generic_warp_wide_rows), args,
+                              0, stream);
 #endif
     const dim3 grid(static_cast<unsigned>((spmmc_rows + spmmc_generic_warp_rows - 1) / spmmc_generic_warp_rows), grid_y);
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&spmmc_generic_kernel_warp), grid, dim3(32 * spmmc_generic_warp_rows),
-                            args, 0, stream);
+    return cudaLaunchKernel(warp, grid, dim3(32 * spmmc_generic_warp_rows), args, 0, stream);
   }
   const int64_t threads = n / v + (n % v != 0);  // per row
   int64_t width = spmmc_generic_threads / SPMMC_GENERIC_ROWS, rows_per_block = SPMMC_GENERIC_ROWS;  // V = 4
@@ -223,6 +237,13 @@ const spmmc_kernel_variant spmmc_variants[] = {
      "n % 4 == 0; B and C aligned to 4 elements; only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs"},
 #endif
     {"generic-warp", SPMMC_GENERIC_WARP_FROM, spmmc_generic_warp_max_n, "n % 4 == 0; B and C aligned to 4 elements"},
+#endif
+#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
+#if SPMMC_GENERIC_WARP_WIDE
+    {"generic-warp-wide-strided", SPMMC_GENERIC_WARP_STRIDED_FROM, spmmc_generic_warp_max_n,
+     "only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs"},
+#endif
+    {"generic-warp-strided", SPMMC_GENERIC_WARP_STRIDED_FROM, spmmc_generic_warp_max_n, ""},
 #endif
     {"generic-v4", SPMMC_GENERIC_V4_WIDE_FROM < SPMMC_GENERIC_V4_FROM ? SPMMC_GENERIC_V4_WIDE_FROM : SPMMC_GENERIC_V4_FROM,
      spmmc_any_n, spmmc_generic_v4_needs},

@@ -183,7 +183,11 @@ __device__ __forceinline__ void spmmc_generic_rows(const spmmc_elem* __restrict_
 // spmmc_generic_warp_max_n. Lanes of columns at or beyond n load columns 0-3 of B and store nothing
 // (n >= 4: no branch around the shuffles). It ran 1.11, 1.10, 1.10 and 1.14x faster than four
 // columns per thread on the 23 range-sample layers at n = 512, 1024, 2048 and 4096 (geomeans; H100,
-// issue 27, docs/benchmarks.md, *A warp per row on the GPU*).
+// issue 27, docs/benchmarks.md, *A warp per row on the GPU*). Where four adjacent columns cannot be
+// loaded at once (n % 4 != 0, or B or C not aligned to four elements) the same warp gives each lane four
+// columns 32 apart (lane l: l, l + 32, l + 64, l + 96 of the warp's 128), four loads of one element, each
+// coalesced across the warp, in place of one column per thread's loads of a column and a weight for
+// every product; in a warp's last block of columns the lanes' columns at or beyond n load one within n.
 constexpr int spmmc_generic_warp_rows = 8;     // warps (rows) per block
 // The same in blocks of 32 warps (spmmc_generic_kernel_warp_wide), where the printer finds A's rows long
 // along K (SPMMC_GENERIC_WARP_WIDE 1: at least 2048 columns, float elements) and the launch has at least
@@ -197,7 +201,22 @@ constexpr int spmmc_generic_warp_wide_rows = 32;
 #endif
 constexpr int spmmc_generic_warp_columns = 128;  // columns of a warp
 constexpr int64_t spmmc_generic_warp_max_n = 0x7fffffff / 4;  // B's rows within INT32_MAX bytes in every dtype
-__device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, int p, int end, float (&acc)[4]) {
+// A lane's four columns of B and C: adjacent (Strided false: one vector load of row k at `cols`) or 32
+// apart (true: four loads of one element, at `cols` plus `skip`'s bytes, which the caller gives as
+// constants where all four are within n and clamps in a warp's last block of columns).
+template <bool Strided>
+__device__ __forceinline__ void spmmc_generic_warp_load(const spmmc_b_columns<int>& cols, const int (&skip)[4], int k,
+                                                        float (&b)[4]) {
+  if constexpr (Strided) {
+    const char* const row = cols.at + spmmc_row_offset(k, cols.stride);
+    for (int v = 0; v < 4; ++v) b[v] = spmmc_load_b1(reinterpret_cast<const spmmc_elem*>(row + skip[v]));
+  } else {
+    spmmc_generic_load<4>(cols, k, b);
+  }
+}
+template <bool Strided>
+__device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int>& cols, const int (&skip)[4], int p, int end,
+                                                       float (&acc)[4]) {
   const int lane = static_cast<int>(threadIdx.x) & 31;
   constexpr int ahead = 8;  // loads of B in flight per lane
   for (int v = 0; v < 4; ++v) acc[v] = 0.0f;
@@ -210,7 +229,7 @@ __device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int
       float b[ahead][4], w[ahead];
       for (int u = 0; u < ahead; ++u) {
         w[u] = __uint_as_float(__shfl_sync(0xffffffffu, my_bits, j + u));
-        spmmc_generic_load<4>(cols, __shfl_sync(0xffffffffu, my_k, j + u), b[u]);
+        spmmc_generic_warp_load<Strided>(cols, skip, __shfl_sync(0xffffffffu, my_k, j + u), b[u]);
       }
       for (int u = 0; u < ahead; ++u)
         for (int v = 0; v < 4; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
@@ -218,27 +237,49 @@ __device__ __forceinline__ void spmmc_generic_warp_sum(const spmmc_b_columns<int
     for (; j < count; ++j) {
       const float w = __uint_as_float(__shfl_sync(0xffffffffu, my_bits, j));
       float b[4];
-      spmmc_generic_load<4>(cols, __shfl_sync(0xffffffffu, my_k, j), b);
+      spmmc_generic_warp_load<Strided>(cols, skip, __shfl_sync(0xffffffffu, my_k, j), b);
       for (int v = 0; v < 4; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
   }
 }
-template <int Rows>
+template <int Rows, bool Strided>
 __device__ __forceinline__ void spmmc_generic_warp_rows_of(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C,
                                                            int64_t n) {
   const int slot = static_cast<int>(blockIdx.x) * Rows + static_cast<int>(threadIdx.x) / 32;
   if (slot >= spmmc_rows) return;  // the whole warp
   const int row = spmmc_generic_order[slot];
   const int2 span = spmmc_span_of(slot);
-  const int64_t lane_col = (static_cast<int64_t>(threadIdx.x) & 31) * 4;
-  for (int64_t col = blockIdx.y * int64_t{spmmc_generic_warp_columns} + lane_col; col - lane_col < n;
-       col += gridDim.y * int64_t{spmmc_generic_warp_columns}) {
-    const bool mine = col < n;
-    const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, mine ? col : 0);
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  spmmc_elem* const c_row = C + static_cast<int64_t>(row) * n;
+  for (int64_t first = blockIdx.y * int64_t{spmmc_generic_warp_columns}; first < n;
+       first += gridDim.y * int64_t{spmmc_generic_warp_columns}) {
     float total[4];
-    const auto sum = [&](int p, int end, float (&acc)[4]) { spmmc_generic_warp_sum(cols, p, end, acc); };
-    spmmc_generic_row_total<4>(span, sum, total);
-    if (mine) spmmc_store_c4(C + static_cast<int64_t>(row) * n + col, total);
+    if constexpr (!Strided) {
+      const int64_t col = first + lane * 4;
+      const bool mine = col < n;
+      const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, mine ? col : 0);
+      const int skip[4] = {};
+      const auto sum = [&](int p, int end, float (&acc)[4]) { spmmc_generic_warp_sum<false>(cols, skip, p, end, acc); };
+      spmmc_generic_row_total<4>(span, sum, total);
+      if (mine) spmmc_store_c4(c_row + col, total);
+    } else if (first + spmmc_generic_warp_columns <= n) {  // all four columns of every lane within n
+      constexpr int e = static_cast<int>(sizeof(spmmc_elem));
+      const int skip[4] = {0, 32 * e, 64 * e, 96 * e};
+      const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, first + lane);
+      const auto sum = [&](int p, int end, float (&acc)[4]) { spmmc_generic_warp_sum<true>(cols, skip, p, end, acc); };
+      spmmc_generic_row_total<4>(span, sum, total);
+      for (int v = 0; v < 4; ++v) spmmc_store_c1(c_row + first + lane + 32 * v, total[v]);
+    } else {  // the last block of columns: a column at or beyond n loads the lane's first within n (or n - 1)
+      const int64_t base = first + lane < n ? first + lane : n - 1;
+      int skip[4];
+      for (int v = 0; v < 4; ++v)
+        skip[v] = first + lane + 32 * v < n ? static_cast<int>((first + lane + 32 * v - base) * int64_t{sizeof(spmmc_elem)}) : 0;
+      const spmmc_b_columns<int> cols = spmmc_columns_of<int>(B, n, base);
+      const auto sum = [&](int p, int end, float (&acc)[4]) { spmmc_generic_warp_sum<true>(cols, skip, p, end, acc); };
+      spmmc_generic_row_total<4>(span, sum, total);
+      for (int v = 0; v < 4; ++v)
+        if (first + lane + 32 * v < n) spmmc_store_c1(c_row + first + lane + 32 * v, total[v]);
+    }
   }
 }
 
@@ -270,6 +311,9 @@ __device__ __forceinline__ void spmmc_generic_warp_rows_of(const spmmc_elem* __r
 #endif
 #ifndef SPMMC_GENERIC_WARP_FROM  // where four columns per thread would run, a warp per row from this n (0: never)
 #define SPMMC_GENERIC_WARP_FROM 512
+#endif
+#ifndef SPMMC_GENERIC_WARP_STRIDED_FROM  // where one column per thread would run, a warp per row from this n (0: never)
+#define SPMMC_GENERIC_WARP_STRIDED_FROM 512
 #endif
 static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33, "SPMMC_GENERIC_SPLIT_BELOW: 1..33");
 #ifndef SPMMC_GENERIC_DEPTH
@@ -379,14 +423,28 @@ __global__ void __launch_bounds__(spmmc_generic_threads)
 // registers (three blocks of 8 warps per SM), with four blocks asked it spilled; without it, 64.
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows>(B, C, n);
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows, false>(B, C, n);
 }
 #if SPMMC_GENERIC_WARP_WIDE
 // 64 registers asked (one block per SM), as the blocks of 8 take unasked; ptxas spills 20 bytes (sm_90).
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
     spmmc_generic_kernel_warp_wide(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
-  spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows>(B, C, n);
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows, false>(B, C, n);
 }
+#endif
+// The same with a lane's four columns 32 apart, where four adjacent ones cannot be loaded at once (n % 4 !=
+// 0, or B or C not aligned to four elements): from n = SPMMC_GENERIC_WARP_STRIDED_FROM (0: never).
+#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
+__global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
+    spmmc_generic_kernel_warp_strided(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_rows, true>(B, C, n);
+}
+#if SPMMC_GENERIC_WARP_WIDE
+__global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
+    spmmc_generic_kernel_warp_wide_strided(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
+  spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows, true>(B, C, n);
+}
+#endif
 #endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {

@@ -233,7 +233,8 @@ TEST_CASE("emitter: the tiles of a hand-computed matrix in natural order", "[cod
   CHECK(count(k.cu, "extern \"C\" const spmmc_kernel_info* k_info(void)") == 1);
   // One kernel (EmitOptions' default), launched from the table the entry point walks.
   CHECK(count(k.cu, "__global__ void __launch_bounds__(spmmc_threads, spmmc_min_blocks)\n    k_kernel_0(const spmmc_elem* __restrict__ B") == 1);
-  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 8);  // and the generic path's six and its wide warp kernel
+  // and the generic path's six, its wide warp kernel and the two warp kernels of four columns 32 apart a lane
+  CHECK(count(k.cu, "__global__ void __launch_bounds__") == 10);
   CHECK(count(k.cu, "#define SPMMC_GENERIC_WARP_WIDE 0") == 1);  // (compiled out: A has 3 columns)
   CHECK(count(k.cu, "constexpr int spmmc_kernel_count = 1;") == 1);
   CHECK(count(k.cu, "reinterpret_cast<const void*>(&k_kernel_0)};") == 1);
@@ -955,7 +956,24 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK(std::string(generic_launch({1000, 0, 132, true, kGenericSplitBelow, false}, 4096, true).symbol) ==
         kGenericKernelWarp);  // the file has no wide kernel
   CHECK(std::string(generic_launch(wide, 508, true).symbol) == kGenericKernelV4);  // below the warp per row
-  CHECK(std::string(generic_launch(wide, 516, false).symbol) != kGenericKernelWarpWide);  // unaligned
+  CHECK(std::string(generic_launch(wide, 516, false).symbol) == kGenericKernelWarpWideStrided);  // unaligned
+  // The other n from 512 (not a multiple of 4, or B or C unaligned): the same launches with four columns 32 apart a
+  // lane, one element a load (cols_per_thread 1); below 512 one column per thread.
+  for (const auto& [n, aligned] : {std::pair<int64_t, bool>{4096, false}, {513, true}, {1026, true}, {4095, true}}) {
+    INFO(n << " " << aligned);
+    l = generic_launch({100, 0, 132}, n, aligned);
+    CHECK(std::string(l.symbol) == kGenericKernelWarpStrided);
+    CHECK(l.cols_per_thread == 1);
+    CHECK(l.batch == 0);
+    const GenericLaunch adjacent = generic_launch({100, 0, 132}, (n + 3) / 4 * 4, true);
+    CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y, l.rows_per_block, l.columns_per_block, l.loops_over_columns) ==
+          std::make_tuple(adjacent.grid_x, adjacent.grid_y, adjacent.block_x, adjacent.block_y, adjacent.rows_per_block,
+                          adjacent.columns_per_block, adjacent.loops_over_columns));
+    CHECK(std::string(generic_launch(wide, n, aligned).symbol) == kGenericKernelWarpWideStrided);
+  }
+  CHECK(std::string(generic_launch({100, 0, 132}, 511, true).symbol) != kGenericKernelWarpStrided);
+  CHECK(std::string(generic_launch({100, 0, 132}, 536870911, true).symbol) == kGenericKernelWarpStrided);
+  CHECK(generic_launch({100, 0, 132}, 536870913, true).batch > 0);  // wider rows of B: one column per thread
   // generic_warp_wide: at least 2048 columns, float elements (fp32, tf32).
   Csr longk;
   longk.rows = 2, longk.cols = 2048, longk.row_ptr = {0, 1, 2}, longk.col_idx = {0, 2047}, longk.values = {1.0f, 2.0f};
@@ -990,7 +1008,7 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK(l.cols_per_thread == 4);
   CHECK(std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y) == std::make_tuple(4u, 128u, 16u, 16u));
   // Unaligned, not a multiple of 4, or narrow: one column per thread, 128 threads per block.
-  for (const auto& [n, aligned] : {std::pair<int64_t, bool>{4096, false}, {130, true}, {124, true}}) {
+  for (const auto& [n, aligned] : {std::pair<int64_t, bool>{508, false}, {130, true}, {124, true}}) {
     INFO(n << " " << aligned);
     l = generic_launch({100, 0, 132}, n, aligned);
     CHECK(l.batch > 0);  // one column per thread (its batch: the next test)

@@ -134,10 +134,11 @@ test::PathCounts run_cases(const std::vector<KernelCase>& cases, const fs::path&
     // the pairs kernel.
     const nlohmann::json& path = report["kernel"]["balanced_path"];
     const bool balanced_path = !path.is_null();
-    // (the family's variants: generic-split, [generic-warp-wide,] generic-warp, -v4, -v1, and unrolled before them)
+    // (the family's variants: generic-split, [generic-warp-wide,] generic-warp, [generic-warp-wide-strided,]
+    // generic-warp-strided, -v4, -v1, and unrolled before them)
     const bool warp_wide = std::any_of(variants.begin(), variants.end(),
                                        [](const nlohmann::json& v) { return v["kernel"] == "generic-warp-wide"; });
-    const int32_t family = (generic ? 4 : 5) + (warp_wide ? 1 : 0);
+    const int32_t family = (generic ? 5 : 6) + (warp_wide ? 2 : 0);
     const int32_t first = balanced_path ? static_cast<int32_t>(variants.size()) - family : 0;
     if (balanced_path) {
       const int64_t from_n = path["from_n"].get<int64_t>(), below_n = path["below_n"].get<int64_t>();
@@ -812,10 +813,19 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
   cases.push_back({"long_k_generic", long_k, {"--family", "generic", "--batch-invariant"}, wide, 1024, "overlap"});
   cases.push_back({"long_k_unrolled_path", long_k, {"--tile", "8x128", "--generic-below", "2048", "--batch-invariant"}, wide,
                    1024, "overlap"});
+  // n that four adjacent columns a lane do not divide (odd, 2 mod 4) or not in whole blocks of 128 columns: the
+  // warp per row with four columns 32 apart a lane (its last block of columns clamped), in blocks of 8 and 32.
+  const std::vector<int64_t> strided = {513, 642, 1027};
+  cases.push_back({"long_rows_generic_strided", long_rows, {"--family", "generic", "--batch-invariant"}, strided, 1024,
+                   "overlap"});
+  cases.push_back({"long_k_generic_strided", long_k, {"--family", "generic", "--batch-invariant"}, strided, 1024, "overlap"});
+  cases.push_back({"long_k_unrolled_path_strided", long_k,
+                   {"--tile", "8x128", "--generic-below", "2048", "--batch-invariant"}, strided, 1024, "overlap"});
   const test::PathCounts paths = run_cases(cases, dir.path);
   CHECK(paths.unrolled > 0);
   CHECK(paths.generic > 0);
   CHECK(paths.generic_wide > 0);
+  CHECK(paths.generic_strided > 0);
   CHECK(paths.looped > 0);
   CHECK(paths.kernels > 5);
 }

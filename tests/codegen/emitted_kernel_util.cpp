@@ -178,8 +178,9 @@ bool emulated_warp_wide_fills(int64_t rows, int64_t n) {
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
 // row with every column in it, else threads of 1 or 4 columns (4: n >= 512, or n >= 128 where the
 // launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row, from n = 512 a warp per row
-// (blocks of 8 warps, or of 32 where the file has them and emulated_warp_wide_fills; every row in a warp,
-// 128 columns a warp).
+// (four adjacent columns a lane where four columns per thread would run, else four 32 apart; blocks of 8
+// warps, or of 32 where the file has them and emulated_warp_wide_fills; every row in a warp, 128 columns
+// a warp).
 GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
                                    int64_t n, bool aligned16) {
   const int32_t rows = a.rows;
@@ -214,11 +215,13 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   }
   const int64_t v = (n >= 512 || emulated_v4_fills(rows, n)) && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
-  if (v == 4 && n >= 512) {
-    // blocks of 32 warps where the file has them and 32 x their count is at least 31 x the SMs
+  if (n >= 512) {
+    // a warp per row (four adjacent columns a lane where v = 4, else four 32 apart), in blocks of 32 warps
+    // where the file has them and 32 x their count is at least 31 x the SMs
     const int64_t columns = std::min<int64_t>((n + 127) / 128, 65535);
     const int64_t warps = warp_wide && emulated_warp_wide_fills(rows, n) ? 32 : 8;
-    CHECK(std::string(l.symbol) == (warps == 32 ? kGenericKernelWarpWide : kGenericKernelWarp));
+    if (v == 4) CHECK(std::string(l.symbol) == (warps == 32 ? kGenericKernelWarpWide : kGenericKernelWarp));
+    else CHECK(std::string(l.symbol) == (warps == 32 ? kGenericKernelWarpWideStrided : kGenericKernelWarpStrided));
     CHECK((block[0] == 32 * warps && block[1] == 1));
     CHECK(int64_t{grid[0]} * warps >= rows);
     CHECK(int64_t{grid[0] - 1} * warps < rows);
@@ -258,7 +261,8 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
                                                                             : 1;
     const int64_t bytes = tc ? 16 : v * elem;
     if (kernel == "generic-v4" && n < 512 && !emulated_v4_fills(info.m, n)) continue;  // its needs below 512
-    if (kernel == "generic-warp-wide" && !emulated_warp_wide_fills(info.m, n)) continue;  // its needs
+    if ((kernel == "generic-warp-wide" || kernel == "generic-warp-wide-strided") && !emulated_warp_wide_fills(info.m, n))
+      continue;  // their needs
     if (n % v == 0 && aligned(bytes)) return kernel;
   }
   return "none";
@@ -270,6 +274,8 @@ std::string generic_variant(const GenericLaunch& l) {
   return symbol == kGenericKernelSplit      ? "generic-split"
          : symbol == kGenericKernelWarp     ? "generic-warp"
          : symbol == kGenericKernelWarpWide ? "generic-warp-wide"
+         : symbol == kGenericKernelWarpStrided     ? "generic-warp-strided"
+         : symbol == kGenericKernelWarpWideStrided ? "generic-warp-wide-strided"
          : l.cols_per_thread == 4           ? "generic-v4"
                                             : "generic-v1";
 }
@@ -517,6 +523,8 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data));
         CHECK(named == generic_variant(launched));
         paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
+        paths.generic_strided += std::string(launched.symbol) == kGenericKernelWarpStrided ||
+                                 std::string(launched.symbol) == kGenericKernelWarpWideStrided;
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -722,6 +730,8 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4));
         CHECK(named == generic_variant(launched));
         paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
+        paths.generic_strided += std::string(launched.symbol) == kGenericKernelWarpStrided ||
+                                 std::string(launched.symbol) == kGenericKernelWarpWideStrided;
       }
     }
   }
@@ -799,6 +809,8 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
         const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned16);  // four floats: 16 bytes
         CHECK(named == generic_variant(launched));
         paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
+        paths.generic_strided += std::string(launched.symbol) == kGenericKernelWarpStrided ||
+                                 std::string(launched.symbol) == kGenericKernelWarpWideStrided;
       }
     }
   }

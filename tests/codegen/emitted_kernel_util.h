@@ -138,6 +138,7 @@ struct PathCounts {
   int unrolled = 0;  // runs that took the unrolled kernel (inline PTX)
   int generic = 0;   // runs that took the generic CSR kernel
   int generic_wide = 0;  // of those, runs of the warp per row in blocks of 32 warps (A long along K)
+  int generic_strided = 0;  // of those, runs of the warp per row with four columns 32 apart a lane
   int balanced = 0;  // runs that took the balanced kernel of the small-n path
   int mid = 0;       // of those, runs of its second table (balanced-mid-*: uneven rows)
   int looped = 0;    // unrolled runs whose blocks looped over more B-tiles than grid.y
@@ -146,7 +147,7 @@ struct PathCounts {
   int tensor_core = 0;  // runs that took a tensor-core kernel (check_emulated_half_kernel, _tf32_kernel)
   int tensor_core_staged = 0;  // of those, runs of the staged kernel (B in shared memory)
   PathCounts& operator+=(const PathCounts& o) {
-    unrolled += o.unrolled, generic += o.generic, generic_wide += o.generic_wide, balanced += o.balanced, mid += o.mid, looped += o.looped, kernels = std::max(kernels, o.kernels);
+    unrolled += o.unrolled, generic += o.generic, generic_wide += o.generic_wide, generic_strided += o.generic_strided, balanced += o.balanced, mid += o.mid, looped += o.looped, kernels = std::max(kernels, o.kernels);
     graphs += o.graphs, tensor_core += o.tensor_core, tensor_core_staged += o.tensor_core_staged;
     return *this;
   }

@@ -699,7 +699,7 @@ TEST_CASE("compile cli: --n LO:HI is tuned for HI, lists its batch sizes and its
                  Catch::Contains("(--n 1,4,16,64,256,1024,4096: the kernels were not timed at the sizes)"));
   // The variants in the order the entry point tries them (NAME_info()->variants).
   const nlohmann::json& variants = j["kernel"]["variants"];
-  REQUIRE(variants.size() == 5);
+  REQUIRE(variants.size() == 6);
   CHECK(variants[0]["kernel"] == "unrolled");
   CHECK(variants[0]["n_min"] == 4096);
   CHECK(variants[1]["kernel"] == "generic-split");
@@ -707,10 +707,14 @@ TEST_CASE("compile cli: --n LO:HI is tuned for HI, lists its batch sizes and its
   CHECK(variants[2]["kernel"] == "generic-warp");
   CHECK(variants[2]["n_min"] == 512);
   CHECK(variants[2]["n_max"] == 0x7fffffff / 4);
-  CHECK(variants[3]["kernel"] == "generic-v4");
-  CHECK(variants[3]["n_min"] == 128);  // where its launch fills the SMs (and beyond the warp per row)
-  CHECK(variants[4]["kernel"] == "generic-v1");
-  CHECK(variants[4]["n_min"] == 17);
+  CHECK(variants[3]["kernel"] == "generic-warp-strided");  // the other n of the same range
+  CHECK(variants[3]["n_min"] == 512);
+  CHECK(variants[3]["n_max"] == 0x7fffffff / 4);
+  CHECK(variants[3]["needs"] == "");
+  CHECK(variants[4]["kernel"] == "generic-v4");
+  CHECK(variants[4]["n_min"] == 128);  // where its launch fills the SMs (and beyond the warp per row)
+  CHECK(variants[5]["kernel"] == "generic-v1");
+  CHECK(variants[5]["n_min"] == 17);
   // Tuned for the largest: the same tile as --n 4096; the provenance line lists the sizes.
   const auto one = run_spmmc({"compile", a, "--n", "4096", "--name", "layer", "-o", (dir.path / "one").string(),
                               "--tune", "none", "--reproducible"});

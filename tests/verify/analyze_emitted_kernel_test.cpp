@@ -431,7 +431,7 @@ TEST_CASE("verify: code it does not recognise is an error at its line and column
       {"a dependent-launch macro twice", "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n",
        "  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n  SPMMC_WAIT_FOR_PREVIOUS_KERNEL();\n", "unrecognised statement", false},
       {"no kernel with a dispatch", "switch (blockIdx.x)", "switch (blockIdx.y)",
-       "expected __global__ functions with a switch (blockIdx.x) dispatch (the unrolled kernels), found none (of 7 "
+       "expected __global__ functions with a switch (blockIdx.x) dispatch (the unrolled kernels), found none (of 8 "
        "__global__ functions)", false, false},
       {"a launch loop stepping by 2", "j < spmmc_kernel_count; ++j)", "j < spmmc_kernel_count; j += 2)",
        "the loop does not step by 1"},
