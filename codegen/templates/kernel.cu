@@ -143,20 +143,12 @@ cudaError_t spmmc_launch_generic(void** args, const spmmc_elem* B, const spmmc_e
     // in blocks of 32 warps where the file has them and they leave no more than 1/32 of the SMs idle
     const int64_t columns = (n + spmmc_generic_warp_columns - 1) / spmmc_generic_warp_columns;
     const unsigned grid_y = static_cast<unsigned>(columns < 65535 ? columns : 65535);
-#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
     const void* const warp = v == 4 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_warp)
                                     : reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_strided);
-#else
-    const void* const warp = reinterpret_cast<const void*>(&spmmc_generic_kernel_warp);
-#endif
 #if SPMMC_GENERIC_WARP_WIDE
     const int64_t wide_rows = (spmmc_rows + spmmc_generic_warp_wide_rows - 1) / spmmc_generic_warp_wide_rows;
-#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
     const void* const wide = v == 4 ? reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide)
                                     : reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide_strided);
-#else
-    const void* const wide = reinterpret_cast<const void*>(&spmmc_generic_kernel_warp_wide);
-#endif
     if (32 * wide_rows * grid_y >= 31 * int64_t{sms})
       return cudaLaunchKernel(wide, dim3(static_cast<unsigned>(wide_rows), grid_y), dim3(32 * spmmc_generic_warp_wide_rows), args,
                               0, stream);

@@ -434,7 +434,6 @@ __global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
 #endif
 // The same with a lane's four columns 32 apart, where four adjacent ones cannot be loaded at once (n % 4 !=
 // 0, or B or C not aligned to four elements): from n = SPMMC_GENERIC_WARP_STRIDED_FROM (0: never).
-#if SPMMC_GENERIC_WARP_STRIDED_FROM > 0
 __global__ void __launch_bounds__(32 * spmmc_generic_warp_rows)
     spmmc_generic_kernel_warp_strided(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_warp_rows_of<spmmc_generic_warp_rows, true>(B, C, n);
@@ -444,7 +443,6 @@ __global__ void __launch_bounds__(32 * spmmc_generic_warp_wide_rows, 1)
     spmmc_generic_kernel_warp_wide_strided(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
   spmmc_generic_warp_rows_of<spmmc_generic_warp_wide_rows, true>(B, C, n);
 }
-#endif
 #endif
 __global__ void __launch_bounds__(spmmc_generic_split_threads)
     spmmc_generic_kernel_split(const spmmc_elem* __restrict__ B, spmmc_elem* __restrict__ C, int64_t n) {
