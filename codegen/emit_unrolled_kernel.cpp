@@ -286,6 +286,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
         {"SPLIT_BELOW", std::to_string(split_below)},
         {"WARP_WIDE", warp_wide ? "1" : "0"},
+        {"WARP_STRIDED_FROM", std::to_string(generic_warp_strided_from(a))},
         {"WEIGHT_BITS", values_or_aside(set_aside, "spmmc_weight_bits", a.values, [&] {
            return joined(a.values, [](float x) {
              uint32_t bits = 0;
@@ -451,8 +452,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   if (warp_wide) k.variants.push_back({"generic-warp-wide", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpWideNeeds});
   k.variants.push_back({"generic-warp", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpNeeds});
   if (warp_wide)
-    k.variants.push_back({"generic-warp-wide-strided", kGenericWarpStridedFrom, kGenericWarpMaxN, kGenericWarpWideStridedNeeds});
-  k.variants.push_back({"generic-warp-strided", kGenericWarpStridedFrom, kGenericWarpMaxN, ""});
+    k.variants.push_back({"generic-warp-wide-strided", generic_warp_strided_from(a), kGenericWarpMaxN, kGenericWarpWideStridedNeeds});
+  k.variants.push_back({"generic-warp-strided", generic_warp_strided_from(a), kGenericWarpMaxN, ""});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", split_below, any_n, ""});
   return k;

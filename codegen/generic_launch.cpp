@@ -16,6 +16,10 @@ bool generic_warp_wide(const Csr& a, DType dtype) {
   return int64_t{a.cols} >= kGenericWarpWideMinK && (dtype == DType::kFp32 || dtype == DType::kTf32);
 }
 
+int64_t generic_warp_strided_from(const Csr& a) {
+  return int64_t{a.cols} > kGenericWarpStridedShortK ? kGenericWarpStridedLongKFrom : kGenericWarpStridedFrom;
+}
+
 namespace {
 
 // Whether the wide warp kernel's launch over `rows` rows and `column_blocks` blocks of kGenericWarpColumns
@@ -35,7 +39,8 @@ int64_t generic_warp_wide_from_n(const Csr& a, DType dtype, int64_t sms) {
 }
 
 GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead, DType dtype) {
-  return {a.rows, a.nnz(), sms, weights_ahead, generic_split_below(a, sms), generic_warp_wide(a, dtype)};
+  return {a.rows, a.nnz(), sms, weights_ahead, generic_split_below(a, sms), generic_warp_wide(a, dtype),
+          generic_warp_strided_from(a)};
 }
 
 GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
@@ -58,7 +63,8 @@ GenericLaunch generic_launch(const GenericShape& a, int64_t n, bool aligned16) {
   const bool v4_fills = n >= kGenericV4WideFrom && v4_warps >= int64_t{a.sms} * kGenericV4WideWarps;
   l.cols_per_thread = n % 4 == 0 && aligned16 && (n >= kGenericV4From || v4_fills) ? 4 : 1;
   const bool adjacent = l.cols_per_thread == 4;  // a warp per row's lanes: four adjacent columns, or 32 apart
-  if (n >= (adjacent ? kGenericWarpFrom : kGenericWarpStridedFrom) && n <= kGenericWarpMaxN) {  // a warp per row
+  const int64_t warp_from = adjacent ? kGenericWarpFrom : a.warp_strided_from;
+  if (warp_from > 0 && n >= warp_from && n <= kGenericWarpMaxN) {  // a warp per row
     const int64_t columns = (n + kGenericWarpColumns - 1) / kGenericWarpColumns;
     const bool wide = a.warp_wide && warp_wide_fills(rows, columns, a.sms);
     const int32_t warp_rows = wide ? kGenericWarpWideRows : kGenericWarpRows;

@@ -59,6 +59,16 @@ inline constexpr const char* kGenericWarpNeeds = "n % 4 == 0; B and C aligned to
 // A's columns and weights, once per 32 products, where one column per thread loads them for every product.
 // H100: 1.07-1.50x one column per thread's speed at n = 513-4095, 0.91x at 255 (docs/design/small-n.md).
 inline constexpr int64_t kGenericWarpStridedFrom = 512;
+// Where A has more than kGenericWarpStridedShortK columns, from kGenericWarpStridedLongKFrom instead: there B's
+// rows for a warp's 128 columns (K x 512 bytes) outgrow L1, the loads wait on L2, and the warp per row's
+// quarter of one column per thread's warps (a warp takes 128 columns, not 32) hid less of it until the launch
+// is large: on the five such layers measured it ran 0.86x one column per thread's speed at n = 513, 0.96x at
+// 1023-1026, 1.21x at 2047 (H100, docs/design/small-n.md).
+inline constexpr int64_t kGenericWarpStridedShortK = 1024;
+inline constexpr int64_t kGenericWarpStridedLongKFrom = 2048;
+// SPMMC_GENERIC_WARP_STRIDED_FROM of A's file: kGenericWarpStridedFrom, or kGenericWarpStridedLongKFrom where A
+// has more than kGenericWarpStridedShortK columns.
+int64_t generic_warp_strided_from(const Csr& a);
 inline constexpr const char* kGenericWarpWideStridedNeeds =
     "only where ceil(M / 32) x ceil(n / 128) blocks are at least 31/32 of the SMs";
 // Blocks of kGenericWarpWideRows warps instead of kGenericWarpRows where A has at least
@@ -105,9 +115,10 @@ struct GenericShape {
   bool weights_ahead = false;  // SPMMC_GENERIC_WEIGHTS_AHEAD: 1 in the generic family's files
   int64_t split_below = kGenericSplitBelow;  // SPMMC_GENERIC_SPLIT_BELOW (1..33)
   bool warp_wide = false;                    // SPMMC_GENERIC_WARP_WIDE: the file has the wide warp kernel
+  int64_t warp_strided_from = kGenericWarpStridedFrom;  // SPMMC_GENERIC_WARP_STRIDED_FROM (0: never)
 };
 // A's shape for its file's generic path in `dtype`, the split kernel's end by generic_split_below, the wide
-// warp kernel by generic_warp_wide.
+// warp kernel by generic_warp_wide, the strided warp kernel's start by generic_warp_strided_from.
 GenericShape generic_shape(const Csr& a, int sms, bool weights_ahead, DType dtype);
 
 struct GenericLaunch {
@@ -130,7 +141,7 @@ struct GenericLaunch {
 // up to kGenericWarpMaxN a warp per row instead: blocks of kGenericWarpRows warps, grid.x over the rows, grid.y over the
 // columns in blocks of kGenericWarpColumns, at most 65535; blocks of kGenericWarpWideRows warps where
 // a.warp_wide and ceil(rows / 32) x the columns' blocks >= 31/32 x the SMs), else V = 1 (a row's threads rounded up to a power of two below the warp size and to a
-// multiple of it above, at most 128, and 128 / that many rows per block; from kGenericWarpStridedFrom up to
+// multiple of it above, at most 128, and 128 / that many rows per block; from a.warp_strided_from (if not 0) up to
 // kGenericWarpMaxN the warp per row with four columns 32 apart instead, launched as the one above, with
 // cols_per_thread 1); grid.x over the columns,
 // grid.y over the rows, at most 65535 (the blocks loop over the rest); with V = 1 the batch, from

@@ -178,7 +178,8 @@ bool emulated_warp_wide_fills(int64_t rows, int64_t n) {
 // for different symbols, and its threads cover the columns: the split kernel (n <= 16) a warp per
 // row with every column in it, else threads of 1 or 4 columns (4: n >= 512, or n >= 128 where the
 // launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row, from n = 512 a warp per row
-// (four adjacent columns a lane where four columns per thread would run, else four 32 apart; blocks of 8
+// (four adjacent columns a lane where four columns per thread would run, else four 32 apart from the start
+// the file lists: 512, or 2048 where A has more than 1024 columns; blocks of 8
 // warps, or of 32 where the file has them and emulated_warp_wide_fills; every row in a warp, 128 columns
 // a warp).
 GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
@@ -189,18 +190,22 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   // The split kernel's end as the file has it (generic_split_below for the target's SMs, which need not be
   // the emulation's): generic-split's n_max + 1, 1 where the file lists none.
   // The wide warp kernel where the file lists it (generic_warp_wide: A of at least 2048 columns, float elements).
-  int64_t split_below = 1;
+  // The strided warp kernel's start as the file lists it (generic_warp_strided_from: 2048 where A has more
+  // than 1024 columns).
+  int64_t split_below = 1, strided_from = 0;
   bool warp_wide = false;
   for (int32_t i = 0; i < kernel.info()->variant_count; ++i) {
     const std::string variant = kernel.info()->variants[i].kernel;
     if (variant == "generic-split") split_below = kernel.info()->variants[i].n_max + 1;
+    if (variant == "generic-warp-strided") strided_from = kernel.info()->variants[i].n_min;
     warp_wide = warp_wide || variant == "generic-warp-wide";
   }
   CHECK((split_below == 1 || split_below == kGenericSplitBelow));
   CHECK(warp_wide == (a.cols >= kGenericWarpWideMinK && std::string(kernel.info()->dtype) != "float16" &&
                       std::string(kernel.info()->dtype) != "bfloat16"));
-  const GenericLaunch l =
-      generic_launch({a.rows, a.nnz(), kEmulatedSmCount, weights_ahead, split_below, warp_wide}, n, aligned16);
+  CHECK(strided_from == generic_warp_strided_from(a));
+  const GenericLaunch l = generic_launch(
+      {a.rows, a.nnz(), kEmulatedSmCount, weights_ahead, split_below, warp_wide, strided_from}, n, aligned16);
   CHECK(std::make_tuple(grid[0], grid[1], block[0], block[1]) == std::make_tuple(l.grid_x, l.grid_y, l.block_x, l.block_y));
   const void* const func = kernel.last_kernel();
   for (const auto& [symbol, seen] : kernel.generic_kernels) {
@@ -215,9 +220,9 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   }
   const int64_t v = (n >= 512 || emulated_v4_fills(rows, n)) && n % 4 == 0 && aligned16 ? 4 : 1;
   CHECK(l.cols_per_thread == v);
-  if (n >= 512) {
-    // a warp per row (four adjacent columns a lane where v = 4, else four 32 apart), in blocks of 32 warps
-    // where the file has them and 32 x their count is at least 31 x the SMs
+  if (v == 4 ? n >= 512 : strided_from > 0 && n >= strided_from) {
+    // a warp per row (four adjacent columns a lane where v = 4, else four 32 apart from the file's start), in
+    // blocks of 32 warps where the file has them and 32 x their count is at least 31 x the SMs
     const int64_t columns = std::min<int64_t>((n + 127) / 128, 65535);
     const int64_t warps = warp_wide && emulated_warp_wide_fills(rows, n) ? 32 : 8;
     if (v == 4) CHECK(std::string(l.symbol) == (warps == 32 ? kGenericKernelWarpWide : kGenericKernelWarp));
