@@ -245,6 +245,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   std::string generic_code;
   int64_t split_below = kGenericSplitBelow;  // the generic path's (SPMMC_GENERIC_SPLIT_BELOW)
   const bool warp_wide = !options.balanced && generic_warp_wide(a, code_dtype);  // (SPMMC_GENERIC_WARP_WIDE)
+  const int64_t warp_strided_from = generic_warp_strided_from(a);                 // (SPMMC_GENERIC_WARP_STRIDED_FROM)
   // Where every form that holds A's arrays loses their values (--arrays host; the NVRTC form alone of a
   // CSR family), the printers set the arrays' bytes aside instead of printing them for
   // move_arrays_to_host to parse back.
@@ -286,7 +287,7 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
         {"WEIGHTS_AHEAD", options.generic_only ? "1" : "0"},
         {"SPLIT_BELOW", std::to_string(split_below)},
         {"WARP_WIDE", warp_wide ? "1" : "0"},
-        {"WARP_STRIDED_FROM", std::to_string(generic_warp_strided_from(a))},
+        {"WARP_STRIDED_FROM", std::to_string(warp_strided_from)},
         {"WEIGHT_BITS", values_or_aside(set_aside, "spmmc_weight_bits", a.values, [&] {
            return joined(a.values, [](float x) {
              uint32_t bits = 0;
@@ -399,8 +400,10 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
     // family's (the staged one where the file has its tables).
     std::vector<const char*> symbols;
     if (options.balanced) symbols.assign(std::begin(kBalancedKernels), std::end(kBalancedKernels));
-    else if (options.generic_only) symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
-    if (options.generic_only && !options.balanced) symbols.push_back(kGenericKernelWarpStrided);
+    else if (options.generic_only) {
+      symbols.assign(std::begin(kGenericKernels), std::end(kGenericKernels));
+      symbols.push_back(kGenericKernelWarpStrided);
+    }
     if (options.generic_only && warp_wide) symbols.insert(symbols.end(), {kGenericKernelWarpWide, kGenericKernelWarpWideStrided});
     if (options.tensor_core) symbols.push_back(kTensorCoreKernel);
     if (options.tensor_core && tc.chunk_rows > 0) symbols.push_back(kTensorCoreStagedKernel);
@@ -452,8 +455,8 @@ EmittedKernel emit_unrolled_kernel(const Csr& a, const RowTiling& tiling, const 
   if (warp_wide) k.variants.push_back({"generic-warp-wide", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpWideNeeds});
   k.variants.push_back({"generic-warp", kGenericWarpFrom, kGenericWarpMaxN, kGenericWarpNeeds});
   if (warp_wide)
-    k.variants.push_back({"generic-warp-wide-strided", generic_warp_strided_from(a), kGenericWarpMaxN, kGenericWarpWideStridedNeeds});
-  k.variants.push_back({"generic-warp-strided", generic_warp_strided_from(a), kGenericWarpMaxN, ""});
+    k.variants.push_back({"generic-warp-wide-strided", warp_strided_from, kGenericWarpMaxN, kGenericWarpWideStridedNeeds});
+  k.variants.push_back({"generic-warp-strided", warp_strided_from, kGenericWarpMaxN, ""});
   k.variants.push_back({"generic-v4", std::min(kGenericV4WideFrom, kGenericV4From), any_n, kGenericV4Needs});
   k.variants.push_back({"generic-v1", split_below, any_n, ""});
   return k;

@@ -274,6 +274,13 @@ std::string variant_for(const spmmc_kernel_info& info, int64_t n, int64_t elem, 
 }
 
 // The variant that ran for a generic launch (codegen/generic_launch.h's symbol).
+// Counts a generic launch of the warp per row in blocks of 32 warps, and of either strided form, into `paths`.
+void count_warp_kernels(const GenericLaunch& l, PathCounts& paths) {
+  const std::string symbol = l.symbol;
+  paths.generic_wide += symbol == kGenericKernelWarpWide;
+  paths.generic_strided += symbol == kGenericKernelWarpStrided || symbol == kGenericKernelWarpWideStrided;
+}
+
 std::string generic_variant(const GenericLaunch& l) {
   const std::string symbol = l.symbol;
   return symbol == kGenericKernelSplit      ? "generic-split"
@@ -527,9 +534,7 @@ PathCounts check_emulated_kernel(const EmulatedKernel& kernel, const Csr& a, con
         CHECK(runs == 0);      // no inline PTX ran
         const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned16(gb.data) && aligned16(gc.data));
         CHECK(named == generic_variant(launched));
-        paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
-        paths.generic_strided += std::string(launched.symbol) == kGenericKernelWarpStrided ||
-                                 std::string(launched.symbol) == kGenericKernelWarpWideStrided;
+        count_warp_kernels(launched, paths);
         CHECK(block[2] == 1);
         CHECK(grid[1] >= 1);
         CHECK(grid[1] <= 65535);
@@ -734,9 +739,7 @@ PathCounts check_emulated_half_kernel(const EmulatedKernel& kernel, const Csr& a
         CHECK(runs == 0);  // no inline PTX ran
         const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned(gb.data, 4) && aligned(gc.data, 4));
         CHECK(named == generic_variant(launched));
-        paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
-        paths.generic_strided += std::string(launched.symbol) == kGenericKernelWarpStrided ||
-                                 std::string(launched.symbol) == kGenericKernelWarpWideStrided;
+        count_warp_kernels(launched, paths);
       }
     }
   }
@@ -813,9 +816,7 @@ PathCounts check_emulated_tf32_kernel(const EmulatedKernel& kernel, const Csr& a
         CHECK(runs == 0);
         const GenericLaunch launched = check_generic_launch(kernel, grid, block, a, n, aligned16);  // four floats: 16 bytes
         CHECK(named == generic_variant(launched));
-        paths.generic_wide += std::string(launched.symbol) == kGenericKernelWarpWide;
-        paths.generic_strided += std::string(launched.symbol) == kGenericKernelWarpStrided ||
-                                 std::string(launched.symbol) == kGenericKernelWarpWideStrided;
+        count_warp_kernels(launched, paths);
       }
     }
   }
