@@ -59,13 +59,13 @@ inline constexpr const char* kGenericWarpNeeds = "n % 4 == 0; B and C aligned to
 // A's columns and weights, once per 32 products, where one column per thread loads them for every product.
 // H100: 1.07-1.50x one column per thread's speed at n = 513-4095, 0.91x at 255 (docs/design/small-n.md).
 inline constexpr int64_t kGenericWarpStridedFrom = 512;
-// Where A has more than kGenericWarpStridedShortK columns, from kGenericWarpStridedLongKFrom instead: there B's
-// rows for a warp's 128 columns (K x 512 bytes) outgrow L1, the loads wait on L2, and the warp per row's
-// quarter of one column per thread's warps (a warp takes 128 columns, not 32) hid less of it until the launch
-// is large: on the five such layers measured it ran 0.86x one column per thread's speed at n = 513, 0.96x at
-// 1023-1026, 1.21x at 2047 (H100, docs/design/small-n.md).
+// Where A has more than kGenericWarpStridedShortK columns, from kGenericWarpStridedLongKFrom instead: there rows
+// are long, and the warp per row's quarter of one column per thread's warps (a warp takes 128 columns, not 32)
+// left the SMs short of work until the launch is large (Nsight Compute at n = 513, K = 2048: 0.81 waves, 25%
+// achieved occupancy, against 2.42 waves and 38%): on the eight such layers measured it ran 0.88x one column
+// per thread's speed at n = 513, 0.96x at 1023, 1.01x at 1026, 1.22x at 2047 (H100, docs/design/small-n.md).
 inline constexpr int64_t kGenericWarpStridedShortK = 1024;
-inline constexpr int64_t kGenericWarpStridedLongKFrom = 2048;
+inline constexpr int64_t kGenericWarpStridedLongKFrom = 1024;
 // SPMMC_GENERIC_WARP_STRIDED_FROM of A's file: kGenericWarpStridedFrom, or kGenericWarpStridedLongKFrom where A
 // has more than kGenericWarpStridedShortK columns.
 int64_t generic_warp_strided_from(const Csr& a);

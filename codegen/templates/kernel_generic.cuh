@@ -313,7 +313,7 @@ __device__ __forceinline__ void spmmc_generic_warp_rows_of(const spmmc_elem* __r
 #define SPMMC_GENERIC_WARP_FROM 512
 #endif
 #ifndef SPMMC_GENERIC_WARP_STRIDED_FROM  // where one column per thread would run, a warp per row from this n (0: never;
-                                         // 2048 where A has more than 1024 columns: codegen/generic_launch.h)
+                                         // 1024 where A has more than 1024 columns: codegen/generic_launch.h)
 #define SPMMC_GENERIC_WARP_STRIDED_FROM /*@WARP_STRIDED_FROM*/512/*@*/
 #endif
 static_assert(SPMMC_GENERIC_SPLIT_BELOW >= 1 && SPMMC_GENERIC_SPLIT_BELOW <= 33, "SPMMC_GENERIC_SPLIT_BELOW: 1..33");

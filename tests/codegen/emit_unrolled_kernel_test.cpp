@@ -974,19 +974,20 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   CHECK(std::string(generic_launch({100, 0, 132}, 511, true).symbol) != kGenericKernelWarpStrided);
   CHECK(std::string(generic_launch({100, 0, 132}, 536870911, true).symbol) == kGenericKernelWarpStrided);
   CHECK(generic_launch({100, 0, 132}, 536870913, true).batch > 0);  // wider rows of B: one column per thread
-  // A file whose strided warp kernel starts at 2048 (A of more than 1024 columns): one column per thread below,
+  // A file whose strided warp kernel starts at 1024 (A of more than 1024 columns): one column per thread below,
   // the adjacent warp kernel unchanged; a start of 0: never.
   const GenericShape long_k_shape = {1000, 0, 132, true, kGenericSplitBelow, true, kGenericWarpStridedLongKFrom};
-  for (const int64_t n : {513, 1026, 2047}) {
+  for (const int64_t n : {513, 1022, 1023}) {
     INFO(n);
     l = generic_launch(long_k_shape, n, true);
     CHECK(l.batch > 0);
     CHECK(l.cols_per_thread == 1);
   }
-  CHECK(generic_launch(long_k_shape, 1024, false).batch > 0);
+  CHECK(generic_launch(long_k_shape, 1020, false).batch > 0);
   CHECK(std::string(generic_launch(long_k_shape, 1024, true).symbol) == kGenericKernelWarpWide);
-  CHECK(std::string(generic_launch(long_k_shape, 2049, true).symbol) == kGenericKernelWarpWideStrided);
-  CHECK(std::string(generic_launch(long_k_shape, 2048, false).symbol) == kGenericKernelWarpWideStrided);
+  CHECK(std::string(generic_launch(long_k_shape, 1024, false).symbol) == kGenericKernelWarpWideStrided);
+  CHECK(std::string(generic_launch(long_k_shape, 1026, true).symbol) == kGenericKernelWarpWideStrided);
+  CHECK(std::string(generic_launch(long_k_shape, 2047, true).symbol) == kGenericKernelWarpWideStrided);
   CHECK(std::string(generic_launch({100, 0, 132, true, kGenericSplitBelow, false, 2048}, 2049, true).symbol) ==
         kGenericKernelWarpStrided);
   CHECK(generic_launch({100, 0, 132, true, kGenericSplitBelow, false, 0}, 4095, true).batch > 0);
@@ -995,10 +996,10 @@ TEST_CASE("emitter: generic_launch follows the emitted generic launch rule", "[c
   longk.rows = 2, longk.cols = 2048, longk.row_ptr = {0, 1, 2}, longk.col_idx = {0, 2047}, longk.values = {1.0f, 2.0f};
   CHECK(generic_warp_wide(longk, DType::kFp32));
   CHECK(generic_warp_wide(longk, DType::kTf32));
-  // generic_warp_strided_from: 2048 where A has more than 1024 columns, else 512; in generic_shape.
+  // generic_warp_strided_from: 1024 where A has more than 1024 columns, else 512; in generic_shape.
   CHECK(generic_warp_strided_from(longk) == kGenericWarpStridedLongKFrom);
   CHECK(generic_shape(longk, 132, true, DType::kFp32).warp_strided_from == kGenericWarpStridedLongKFrom);
-  for (const auto& [cols, from] : {std::pair<int32_t, int64_t>{1025, 2048}, {1024, 512}, {3, 512}}) {
+  for (const auto& [cols, from] : {std::pair<int32_t, int64_t>{1025, 1024}, {1024, 512}, {3, 512}}) {
     Csr k = longk;
     k.cols = cols, k.col_idx = {0, cols - 1};
     CHECK(generic_warp_strided_from(k) == from);

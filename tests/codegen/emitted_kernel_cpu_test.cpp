@@ -815,15 +815,15 @@ TEST_CASE("emitted kernel on the CPU: 1, 2 and 4 columns per thread, several blo
                    1024, "overlap"});
   // n that four adjacent columns a lane do not divide (odd, 2 mod 4) or not in whole blocks of 128 columns: the
   // warp per row with four columns 32 apart a lane (its last block of columns clamped), in blocks of 8 and 32:
-  // from n = 512 where A has at most 1024 columns (the first 1000 of long_rows' columns), from 2048 where it has
-  // more (long_rows, long_k: one column per thread at 1027).
+  // from n = 512 where A has at most 1024 columns (the first 1000 of long_rows' columns), from 1024 where it has
+  // more (long_rows, long_k: one column per thread at 1023).
   const fs::path long_rows_1000 = write_mtx(dir.path, "long_rows_1000", make_matrix(9, 1000, [](int32_t r, int32_t c) {
                                               const bool on = r == 2 ? c % 9 != 4 : r == 6 ? c % 3 == 1 : (c * 7 + r) % 97 == 0;
                                               return on ? 0.125f * static_cast<float>((c * 13 + r * 5) % 17) - 1.0f : 0.0f;
                                             }));
   cases.push_back({"long_rows_1000_generic_strided", long_rows_1000, {"--family", "generic", "--batch-invariant"},
                    {513, 642, 1027}, 1024, "overlap"});
-  const std::vector<int64_t> strided_long_k = {1027, 2049, 2178};
+  const std::vector<int64_t> strided_long_k = {1023, 1027, 2178};
   cases.push_back({"long_rows_generic_strided", long_rows, {"--family", "generic", "--batch-invariant"}, strided_long_k, 1024,
                    "overlap"});
   cases.push_back({"long_k_generic_strided", long_k, {"--family", "generic", "--batch-invariant"}, strided_long_k, 1024,

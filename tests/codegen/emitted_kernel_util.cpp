@@ -179,7 +179,7 @@ bool emulated_warp_wide_fills(int64_t rows, int64_t n) {
 // row with every column in it, else threads of 1 or 4 columns (4: n >= 512, or n >= 128 where the
 // launch fills the SMs; n % 4 == 0, B and C 16-byte aligned) over the row, from n = 512 a warp per row
 // (four adjacent columns a lane where four columns per thread would run, else four 32 apart from the start
-// the file lists: 512, or 2048 where A has more than 1024 columns; blocks of 8
+// the file lists: 512, or 1024 where A has more than 1024 columns; blocks of 8
 // warps, or of 32 where the file has them and emulated_warp_wide_fills; every row in a warp, 128 columns
 // a warp).
 GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned* grid, const unsigned* block, const Csr& a,
@@ -190,7 +190,7 @@ GenericLaunch check_generic_launch(const EmulatedKernel& kernel, const unsigned*
   // The split kernel's end as the file has it (generic_split_below for the target's SMs, which need not be
   // the emulation's): generic-split's n_max + 1, 1 where the file lists none.
   // The wide warp kernel where the file lists it (generic_warp_wide: A of at least 2048 columns, float elements).
-  // The strided warp kernel's start as the file lists it (generic_warp_strided_from: 2048 where A has more
+  // The strided warp kernel's start as the file lists it (generic_warp_strided_from: 1024 where A has more
   // than 1024 columns).
   int64_t split_below = 1, strided_from = 0;
   bool warp_wide = false;
