@@ -39,11 +39,6 @@ constexpr int spmmc_balanced_piece_length = /*@PIECE_LENGTH*/64/*@*/;  // produc
 #ifndef SPMMC_BALANCED_TAIL
 #define SPMMC_BALANCED_TAIL 0
 #endif
-// Study hook (-D): the most columns per lane a launch takes (4, 2 or 1; spmmc_balanced_columns_per_lane):
-// fewer columns per lane, more warps over the same n.
-#ifndef SPMMC_BALANCED_MAX_V
-#define SPMMC_BALANCED_MAX_V 4
-#endif
 template <int V>
 constexpr int spmmc_balanced_ahead = V == 4 ? SPMMC_BALANCED_AHEAD4 : V == 2 ? SPMMC_BALANCED_AHEAD2 : SPMMC_BALANCED_AHEAD1;
 // The small-n path's pairs (docs/design/small-n.md): every n below this (0: none) takes
@@ -286,8 +281,8 @@ __global__ void SPMMC_BALANCED_BOUNDS
 int spmmc_balanced_columns_per_lane(const float* B, const float* C, int64_t n) {
   const auto aligned = [](const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
   constexpr int64_t lanes = spmmc_balanced_lanes;
-  if (SPMMC_BALANCED_MAX_V >= 4 && n >= 4 * lanes && n % 4 == 0 && aligned(B, 16) && aligned(C, 16)) return 4;
-  return SPMMC_BALANCED_MAX_V >= 2 && n >= 2 * lanes && n % 2 == 0 && aligned(B, 8) && aligned(C, 8) ? 2 : 1;
+  if (n >= 4 * lanes && n % 4 == 0 && aligned(B, 16) && aligned(C, 16)) return 4;
+  return n >= 2 * lanes && n % 2 == 0 && aligned(B, 8) && aligned(C, 8) ? 2 : 1;
 }
 // Launches `kernel`, a kernel of V = `v` columns per lane reading one table (`blocks`: its grid.x), over
 // n columns: grid.y (and grid.z where they are more than 65535) covers them in blocks of
