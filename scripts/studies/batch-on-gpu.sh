@@ -19,11 +19,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-cases='' budget=560 pass=() part=''
+cases='' budget=560 pass=() part='' run_n=()
 while [ $# -gt 0 ]; do
   case $1 in
     --budget) [ $# -ge 2 ] || usage; budget=$2; shift ;;
-    --run-n|--runs|--jobs) [ $# -ge 2 ] || usage; pass+=("$1" "$2"); shift ;;
+    --run-n) [ $# -ge 2 ] || usage; run_n=("$1" "$2"); shift ;;
+    --runs|--jobs) [ $# -ge 2 ] || usage; pass+=("$1" "$2"); shift ;;
     --part) [ $# -ge 2 ] || usage; part=$2; shift ;;
     --resume) pass+=("$1") ;;
     -h|--help) usage ;;
@@ -43,10 +44,10 @@ name=$(basename "$cases" .cases)${part:+-p${part%%/*}}
 work=.gpu-batch-$name
 study=$OUT/$name.md log=$OUT/$name.log gpu=$OUT/$name.gpu
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$gpu" 2>&1
-timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${pass[@]}" "${slice[@]}" >"$study" 2>"$log"
+timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${run_n[@]}" "${pass[@]}" "${slice[@]}" >"$study" 2>"$log"
 rc=$?
-if [ $rc -eq 124 ]; then  # stopped: table what ran
-  scripts/batch-study.sh "$cases" --out "$work" "${slice[@]}" --table-only >"$study" 2>>"$log"
+if [ $rc -eq 124 ]; then  # stopped: table what ran (at the n asked: the others are not counted as not run)
+  scripts/batch-study.sh "$cases" --out "$work" "${run_n[@]}" "${slice[@]}" --table-only >"$study" 2>>"$log"
 fi
 summary=$(tail -n 1 "$study")
 { echo; echo "GPU: $(cat "$gpu")"; echo "batch-study exit: $rc"; echo '```'; tail -n 40 "$log"; echo '```'; } >>"$study"
