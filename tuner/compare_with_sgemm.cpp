@@ -14,7 +14,7 @@ SgemmComparison compare_with_sgemm(const TuningResult& result, bool use_real, bo
   }
   out.json = {{"available", true}, {"median_ms", sgemm.median_ms}};
   // The family's kernel that the file holds instead of a tile's, where it was measured.
-  const Measurement* family = balanced_emitted ? (result.best_balanced() ? &result.best_balanced()->second : nullptr)
+  const Measurement* family = balanced_emitted ? (result.best_balanced() ? &result.best_balanced()->measurement : nullptr)
                               : generic_emitted ? (result.generic ? &*result.generic : nullptr)
                                                 : nullptr;
   const bool by_family = family && family->outcome == Outcome::kOk;

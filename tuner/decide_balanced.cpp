@@ -22,15 +22,15 @@ BalancedDecision decide_balanced(const TuningResult& result, std::string_view mo
   SPMMC_CHECK(result.decision.has_value(), "the balanced family is decided after the search's decision");
   const Decision& d = *result.decision;
   BalancedDecision out;
-  const std::pair<int32_t, Measurement>* best = result.best_balanced();
+  const BalancedTrial* best = result.best_balanced();
   if (!best) {
     out.why = "the balanced kernel was not timed";
     return out;
   }
-  const std::optional<double> balanced = ms_of(best->second);
+  const std::optional<double> balanced = ms_of(best->measurement);
   if (!balanced) {
-    out.why = fmt::format("the balanced kernel could not be measured ({}{}{})", outcome_name(best->second.outcome),
-                          best->second.detail.empty() ? "" : ": ", best->second.detail);
+    out.why = fmt::format("the balanced kernel could not be measured ({}{}{})", outcome_name(best->measurement.outcome),
+                          best->measurement.detail.empty() ? "" : ": ", best->measurement.detail);
     return out;
   }
   const std::string decided =
@@ -88,7 +88,7 @@ SearchedFamily family_of_search(const TuningResult& result) {
   out.generic = out.balanced = true;
   out.why = b.why;
   out.decision.heuristic_kept = false;
-  out.decision.emitted_ms = result.best_balanced()->second.time.median_ms;
+  out.decision.emitted_ms = result.best_balanced()->measurement.time.median_ms;
   out.decision.why = b.why;
   return out;
 }

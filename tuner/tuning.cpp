@@ -14,11 +14,12 @@ std::string_view outcome_name(Outcome o) {
   return "?";
 }
 
-const std::pair<int32_t, Measurement>* TuningResult::best_balanced() const {
-  const std::pair<int32_t, Measurement>* best = nullptr;
-  for (const auto& tried : balanced_tried) {
-    const bool ok = tried.second.outcome == Outcome::kOk;
-    if (!best || (ok && (best->second.outcome != Outcome::kOk || tried.second.time.median_ms < best->second.time.median_ms)))
+const BalancedTrial* TuningResult::best_balanced() const {
+  const BalancedTrial* best = nullptr;
+  for (const BalancedTrial& tried : balanced_tried) {
+    const Measurement& m = tried.measurement;
+    if (!best || (m.outcome == Outcome::kOk && (best->measurement.outcome != Outcome::kOk ||
+                                                  m.time.median_ms < best->measurement.time.median_ms)))
       best = &tried;
   }
   return best;

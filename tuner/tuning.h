@@ -136,6 +136,14 @@ struct BatchSizeMeasurement {
   Measurement family, generic, balanced;
 };
 
+// One balanced kernel the search timed at n: its pieces per warp, the length its rows were cut at, and
+// its measurement.
+struct BalancedTrial {
+  int32_t groups = 1;
+  int32_t piece_length = 0;
+  Measurement measurement;
+};
+
 struct TuningResult {
   std::vector<CandidateResult> candidates;  // in the order given
   int32_t chosen = -1;                      // index of the fastest Ok candidate, -1 when none
@@ -153,10 +161,10 @@ struct TuningResult {
   // TuningOptions::generic_tiling is none. (With it, --tune proxy may also time its pick's real
   // kernel: candidates[chosen].real, kRealCheckRatio.)
   std::optional<Measurement> generic;
-  // The balanced family's kernel at n, timed after the decision where TuningOptions::
-  // balanced_piece_length asks (then also at each batch size), once per number of pieces per warp
-  // tried: {pieces per warp, its measurement}; empty where not timed. best_balanced() is the one kept.
-  std::vector<std::pair<int32_t, Measurement>> balanced_tried;
+  // The balanced family's kernel at n, timed after the decision where the search asks it (then also at
+  // each batch size, at the kept one's shape), once per shape tried (pieces per warp, piece length);
+  // empty where not timed. best_balanced() is the one kept.
+  std::vector<BalancedTrial> balanced_tried;
   // Whether the balanced kernel replaces the decided one (tuner/decide_balanced.h), judged once every
   // batch size was timed; absent where the balanced kernel was not timed or nothing was decided.
   std::optional<BalancedDecision> balanced_decision;
@@ -169,7 +177,7 @@ struct TuningResult {
 
   // Of balanced_tried, the fastest that was measured, else the first (its failure to report); null
   // where nothing was tried.
-  const std::pair<int32_t, Measurement>* best_balanced() const;
+  const BalancedTrial* best_balanced() const;
 };
 
 // --tune proxy times the real kernel of its pick too where the generic kernel's time lies within

@@ -529,7 +529,23 @@ TEST_CASE("compile: --family auto takes the balanced family for uneven rows, the
       CHECK(report["choice"]["family_why"].get<std::string>().find("coefficient of variation") != std::string::npos);
       CHECK(report["kernel"]["balanced"]["piece_length"] == 64);
       CHECK(report["kernel"]["balanced"]["rows_cut"] == 30);
-      CHECK(test::read_file(out / "k.cu").find("#define SPMMC_BALANCED 1") != std::string::npos);
+      const std::string cu = test::read_file(out / "k.cu");
+      CHECK(cu.find("#define SPMMC_BALANCED 1") != std::string::npos);
+      // The provenance line names the family's shape (a search may have timed it; here the rules').
+      const int groups = report["kernel"]["balanced"]["pieces_per_warp"].get<int>();
+      CHECK(cu.find("--family balanced") != std::string::npos);
+      CHECK(cu.find(" --piece-length 64 --balanced-groups " + std::to_string(groups)) != std::string::npos);
     }
   }
+  // A length given: the schedule, the report and the provenance line follow it.
+  const fs::path out = dir.path / "short";
+  const auto r = test::run_spmmc({"compile", skewed.string(), "--n", "32", "--name", "k", "-o", out.string(), "--quiet",
+                                  "--tune", "none", "--family", "balanced", "--piece-length", "32"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(test::read_file(out / "k.json"));
+  CHECK(report["kernel"]["balanced"]["piece_length"] == 32);
+  const std::string cu = test::read_file(out / "k.cu");
+  CHECK(cu.find("constexpr int spmmc_balanced_piece_length = 32;") != std::string::npos);
+  CHECK(cu.find(" --piece-length 32 --balanced-groups ") != std::string::npos);
 }

@@ -131,7 +131,7 @@ TEST_CASE("compare_with_sgemm: the generic family emitted is compared by its rea
 TEST_CASE("compare_with_sgemm: the balanced family emitted is compared by its kernel's time", "[tuner][sgemm][balanced]") {
   TuningResult r = tuned(timed(0.2));
   r.generic = ok(0.3);
-  r.balanced_tried = {{1, ok(0.4)}, {2, ok(0.25)}};  // the faster is the one kept
+  r.balanced_tried = {{1, 64, ok(0.4)}, {2, 64, ok(0.25)}};  // the faster is the one kept
   const SgemmComparison c = compare_with_sgemm(r, false, true, true);
   CHECK(c.json["compared_with"] == "balanced kernel");
   CHECK(c.json["chosen_ms"] == 0.25);

@@ -26,7 +26,7 @@ TuningResult decided(bool generic, std::optional<double> unrolled_ms, double gen
   if (unrolled_ms) r.candidates[0].real = ok(*unrolled_ms);
   r.chosen = 0;
   r.generic = ok(generic_ms);
-  if (balanced) r.balanced_tried = {{1, std::move(*balanced)}};
+  if (balanced) r.balanced_tried = {{1, 64, std::move(*balanced)}};
   Decision d;
   d.chosen = 0;
   d.generic = generic;
@@ -72,19 +72,26 @@ TEST_CASE("decide_balanced: the balanced kernel only where measured faster than 
   }
 }
 
-TEST_CASE("best_balanced: the fastest of the pieces per warp measured, else the first tried", "[tuner][balanced]") {
+TEST_CASE("best_balanced: the fastest of the shapes measured, else the first tried", "[tuner][balanced]") {
   TuningResult r;
   CHECK(r.best_balanced() == nullptr);
-  r.balanced_tried = {{1, failed(Outcome::kCompileFailed, "ptxas")}, {2, ok(0.4)}, {4, ok(0.3)}};
+  r.balanced_tried = {{1, 64, failed(Outcome::kCompileFailed, "ptxas")}, {2, 64, ok(0.4)}, {4, 64, ok(0.3)}};
   REQUIRE(r.best_balanced() != nullptr);
-  CHECK(r.best_balanced()->first == 4);
-  r.balanced_tried[2].second = failed(Outcome::kWrongResult, "C[0] off");
-  CHECK(r.best_balanced()->first == 2);
-  r.balanced_tried[1].second = failed(Outcome::kLaunchFailed, "fault");
-  CHECK(r.best_balanced()->first == 1);  // none measured: the first, whose failure is reported
+  CHECK(r.best_balanced()->groups == 4);
+  // The shorter length at the fastest pieces per warp: kept where faster, with its length.
+  r.balanced_tried.push_back({4, 32, ok(0.25)});
+  CHECK(r.best_balanced()->groups == 4);
+  CHECK(r.best_balanced()->piece_length == 32);
+  r.balanced_tried[3].measurement = ok(0.35);
+  CHECK(r.best_balanced()->piece_length == 64);
+  r.balanced_tried.pop_back();
+  r.balanced_tried[2].measurement = failed(Outcome::kWrongResult, "C[0] off");
+  CHECK(r.best_balanced()->groups == 2);
+  r.balanced_tried[1].measurement = failed(Outcome::kLaunchFailed, "fault");
+  CHECK(r.best_balanced()->groups == 1);  // none measured: the first, whose failure is reported
   CHECK(decide_balanced(decided(true, std::nullopt, 1.0, std::nullopt), "rank").why == "the balanced kernel was not timed");
   TuningResult d = decided(true, std::nullopt, 1.0, std::nullopt);
-  d.balanced_tried = {{1, ok(0.9)}, {2, ok(0.5)}};
+  d.balanced_tried = {{1, 64, ok(0.9)}, {2, 64, ok(0.5)}};
   CHECK(decide_balanced(d, "rank").why == "--tune rank: the balanced kernel ran 0.5 ms, 2.00x faster than the generic kernel (1 ms)");
 }
 
@@ -131,7 +138,7 @@ TEST_CASE("family_of_search: the decided family, or the balanced one where it re
   SECTION("the balanced kernel replaced the decision: its time and reason are the decision's") {
     TuningResult r = decided(false, 0.6, 2.0, std::nullopt);
     r.decision->heuristic_kept = true;
-    r.balanced_tried = {{1, ok(0.5)}, {4, ok(0.3)}};
+    r.balanced_tried = {{1, 64, ok(0.5)}, {4, 32, ok(0.3)}};
     r.balanced_decision = decide_balanced(r, "proxy");
     const SearchedFamily f = family_of_search(r);
     CHECK(f.generic);

@@ -160,7 +160,7 @@ SmallNDispatch place_balanced_path(const CompileOptions& o, const FamilyChoice& 
 // How the file is emitted: the chosen tile and family, the small-n dispatch, and the provenance
 // comment that says how to regenerate it.
 EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice& tile, const FamilyChoice& family,
-                         const SmallNDispatch& small_n, int32_t piece_length) {
+                         const SmallNDispatch& small_n) {
   const TileCandidate& chosen = tile.chosen->tile;
   EmitOptions emit;
   emit.name = o.name;
@@ -170,7 +170,7 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
   emit.k_parts = static_cast<int32_t>(o.k_parts);
   emit.generic_only = family.generic;
   emit.balanced = family.balanced;
-  emit.piece_length = piece_length;
+  emit.piece_length = family.piece_length;
   emit.balanced_groups = family.balanced_groups;
   emit.tensor_core = family.tensor_core;
   emit.loads_ahead = o.loads_ahead;
@@ -211,7 +211,10 @@ EmitOptions emit_options(const CompileOptions& o, const Csr& a, const TileChoice
           (o.balanced_pairs_below ? fmt::format(" --balanced-pairs-below {}", *o.balanced_pairs_below) : std::string()) +
           (o.balanced_mid_below ? fmt::format(" --balanced-mid-below {}", *o.balanced_mid_below) : std::string()) +
           (o.batch_invariant ? std::string(" --batch-invariant") : std::string()) +
-          (o.host_arrays ? std::string(" --arrays host") : std::string()),
+          (o.host_arrays ? std::string(" --arrays host") : std::string()) +
+          // the balanced family's shape, which a search may have timed
+          (family.balanced ? fmt::format(" --piece-length {} --balanced-groups {}", family.piece_length, family.balanced_groups)
+                           : std::string()),
       a.rows, a.cols, a.nnz(),
       emit.weights_sha256,
       o.dtype == DType::kFp32 ? std::string("float32")
@@ -382,7 +385,8 @@ int run_compile(const Args& args) {
   // The family is free (the generic and balanced families contend) unless asked, forced by --tile or
   // --k-parts, or the tensor cores' by their rule.
   const bool family_auto = o.family == "auto" && !o.tile && o.k_parts == 1 && !tensor_cores.by_rule;
-  // The balanced family's piece length (codegen/families/balanced/balanced_schedule.h).
+  // The balanced family's piece length (codegen/families/balanced/balanced_schedule.h) as timed first; a
+  // search may take a shorter one (family.piece_length).
   const int32_t piece_length = static_cast<int32_t>(o.piece_length ? *o.piece_length : default_piece_length(m.csr));
   progress.stage(o.gpu ? "tuning" : "choosing the tile");
   TileChoice tile = choose_tile_stage(o, m.csr, plan, rules, family_auto, piece_length, fmas_per_kernel);
@@ -398,7 +402,7 @@ int run_compile(const Args& args) {
   const M1Plan& rows_plan = family.generic ? plan.for_generic(kGenericRowsPerBlock) : plan.for_m1(tile.chosen->tile.m1);
   const SmallNDispatch small_n = place_balanced_path(o, family, m.csr, place_generic_path(o, tile, family, rows_plan));
 
-  const EmitOptions emit = emit_options(o, m.csr, tile, family, small_n, piece_length);
+  const EmitOptions emit = emit_options(o, m.csr, tile, family, small_n);
   progress.stage(fmt::format("emitting the {} family's CUDA", family.name()));
   const EmittedKernel kernel =
       emit_unrolled_kernel(m.csr, family.tensor_core ? family.windows : rows_plan.tiling, tile.chosen->tile, emit);
@@ -406,7 +410,7 @@ int run_compile(const Args& args) {
 
   // What tuning gained over the heuristic (--tune none), measured where a GPU timed both.
   const HeuristicComparison versus = compare_with_heuristic(tile.decision, tile.heuristic, tile.heuristic_generic, sgemm);
-  const CompiledLayer layer{o, m, rounding, plan, tile, family, rows_plan, small_n, kernel, piece_length, emit.weights_sha256,
+  const CompiledLayer layer{o, m, rounding, plan, tile, family, rows_plan, small_n, kernel, family.piece_length, emit.weights_sha256,
                             sgemm, versus};
   Json report = compile_report(layer);
   if (!o.reproducible) report["seconds"] = seconds;
@@ -501,7 +505,8 @@ Command compile_command() {
        "family where the rows' coefficient of variation is at least 1.3 and the longest row holds two pieces; "
        "docs/design/balanced.md)"},
       {"--piece-length", "P", "the balanced family's: rows of more than P products are cut into pieces (at most 16 per "
-       "row; default 64, 256 where a row has more than 2048 products)"},
+       "row; default 64, 256 where a row has more than 2048 products; where --family auto times the family on a GPU, "
+       "32 is timed too where the default is 64, and the faster kept)"},
       {"--balanced-groups", "G", "the balanced family's pieces per warp, each on 32 / G lanes: 1, 2 or 4 (default: where "
        "--family auto times the family on a GPU, the fastest of the three at --n; else 4 below n = 128 for short even "
        "rows, 2 for 60 000 rows or more, 1 otherwise; docs/design/balanced.md)"},

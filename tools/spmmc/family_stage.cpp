@@ -193,10 +193,15 @@ FamilyChoice choose_family_stage(const CompileOptions& o, const Csr& a, const Pl
     fail_usage("--family balanced takes float32 or tf32 (--dtype {})", dtype_name(o.dtype));
   }
   // Its pieces per warp: as given, else the fastest timed, else the model's pick, else its rule for --n.
-  f.balanced_groups = o.balanced_groups                          ? *o.balanced_groups
-                      : tile.tuned && tile.tuned->best_balanced() ? tile.tuned->best_balanced()->first
-                      : tile.model_balanced_groups > 0            ? tile.model_balanced_groups
-                                                                  : default_balanced_groups(a, o.plan.n);
+  const BalancedTrial* timed = tile.tuned ? tile.tuned->best_balanced() : nullptr;
+  f.balanced_groups = o.balanced_groups                 ? *o.balanced_groups
+                      : timed                            ? timed->groups
+                      : tile.model_balanced_groups > 0   ? tile.model_balanced_groups
+                                                         : default_balanced_groups(a, o.plan.n);
+  // Its piece length: as given, else the faster timed (tools/spmmc/tune_stage.h), else the rule's.
+  f.piece_length = o.piece_length ? static_cast<int32_t>(*o.piece_length)
+                   : timed        ? timed->piece_length
+                                  : default_piece_length(a);
   return f;
 }
 

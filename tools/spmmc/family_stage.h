@@ -36,6 +36,7 @@ struct FamilyChoice {
   bool tensor_core = false;
   std::string why;
   int32_t balanced_groups = 1;   // the balanced family's pieces per warp
+  int32_t piece_length = 0;      // and the products its rows are cut at
   int64_t fmas_per_kernel = 0;   // the unrolled code's split (0: one kernel, or not unrolled)
   SizeEstimate estimate;         // of the chosen tile's unrolled code at that split
   RowTiling windows;             // the tensor-core family's windows (m1 0 otherwise)

@@ -172,21 +172,31 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
   const Decision* decision = result.decision ? &*result.decision : nullptr;
   if (request.balanced_piece_length > 0 && decision && !request.balanced_groups.empty()) {
     const auto start = std::chrono::steady_clock::now();
+    const ReferenceProduct reference = reference_product(a, options);  // one float64 product for every length
     const std::vector<Measurement> timed =
-        time_balanced_kernels(a, request.balanced_piece_length, request.balanced_groups, gpu, options);
-    for (size_t i = 0; i < timed.size(); ++i) result.balanced_tried.emplace_back(request.balanced_groups[i], timed[i]);
+        time_balanced_kernels(a, request.balanced_piece_length, request.balanced_groups, gpu, options, &reference);
+    for (size_t i = 0; i < timed.size(); ++i)
+      result.balanced_tried.push_back({request.balanced_groups[i], request.balanced_piece_length, timed[i]});
+    // The shorter length at the fastest pieces per warp, where those were measured.
+    const int32_t shorter = request.balanced_short_piece_length;
+    const BalancedTrial* best = result.best_balanced();
+    if (shorter > 0 && shorter != request.balanced_piece_length && best && best->measurement.outcome == Outcome::kOk) {
+      const int32_t groups = best->groups;
+      result.balanced_tried.push_back(
+          {groups, shorter, time_balanced_kernels(a, shorter, {groups}, gpu, options, &reference).front()});
+    }
     result.seconds.emplace_back("balanced", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   // --n LIST or LO:HI: the emitted kernel, the generic kernel and (where it won at n: the decision
   // before any other size is timed) the balanced kernel at the other sizes, where the kernels were
   // measured at n (an unrolled kernel beyond the compile budget is kept unmeasured: the rule decides).
-  const std::pair<int32_t, Measurement>* balanced = result.best_balanced();
+  const BalancedTrial* balanced = result.best_balanced();
   const bool balanced_won_at_n = balanced && decide_balanced(result, request.mode).balanced;
   if (!request.batch_sizes.empty() && decision && decision->chosen >= 0 && decision->emitted_ms && result.generic &&
       result.generic->outcome == Outcome::kOk && (!decision->generic || balanced_won_at_n)) {
     const auto start = std::chrono::steady_clock::now();
-    options.balanced_piece_length = balanced_won_at_n ? request.balanced_piece_length : 0;
-    options.balanced_groups = balanced ? balanced->first : 1;
+    options.balanced_piece_length = balanced_won_at_n ? balanced->piece_length : 0;
+    options.balanced_groups = balanced ? balanced->groups : 1;
     const TileCandidate* tile = decision->generic ? nullptr : &result.candidates[static_cast<size_t>(decision->chosen)].tile;
     result.batch_sizes = time_batch_sizes(a, plan, tile, request.batch_sizes, gpu, options);
     result.seconds.emplace_back("batch_sizes",
@@ -218,13 +228,15 @@ Json tuning_json(const std::string& mode, const TuningResult& result, const GpuC
               {"chosen", result.chosen},
               {"candidates", candidates}};
   if (result.generic) out["generic"] = measurement_json(*result.generic);
-  if (const std::pair<int32_t, Measurement>* balanced = result.best_balanced()) {
-    out["balanced"] = measurement_json(balanced->second);
-    out["balanced"]["groups"] = balanced->first;
+  if (const BalancedTrial* balanced = result.best_balanced()) {
+    out["balanced"] = measurement_json(balanced->measurement);
+    out["balanced"]["groups"] = balanced->groups;
+    out["balanced"]["piece_length"] = balanced->piece_length;
     Json tried = Json::array();
-    for (const auto& [groups, m] : result.balanced_tried) {
-      Json one = measurement_json(m);
-      one["groups"] = groups;
+    for (const BalancedTrial& t : result.balanced_tried) {
+      Json one = measurement_json(t.measurement);
+      one["groups"] = t.groups;
+      one["piece_length"] = t.piece_length;
       tried.push_back(one);
     }
     out["balanced"]["tried"] = tried;

@@ -10,7 +10,9 @@
 
 namespace spmmc {
 
-int32_t default_piece_length(const Csr& a) { return a.longest_row() > 2048 ? 256 : 64; }
+int32_t default_piece_length(const Csr& a) {
+  return a.longest_row() > 2048 ? kBalancedLongRowsPieceLength : kBalancedPieceLength;
+}
 
 BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps, int32_t groups) {
   SPMMC_CHECK(piece_length >= 1 && warps >= 1 && warps <= 32 && (groups == 1 || groups == 2 || groups == 4),

@@ -33,10 +33,17 @@ struct BalancedSchedule {
   int32_t blocks() const { return static_cast<int32_t>(slots.size()) / slots_per_block(); }
 };
 
-// The piece length of the measured rule: 64 products, 256 where a row has more than 2048 (there the
-// longest rows are cut into `warps` pieces whatever the length, and cutting rows of 65-256 products
-// cost more than it gained: docs/benchmarks.md, issue 28).
+// The piece length of the measured rule: kBalancedPieceLength products, kBalancedLongRowsPieceLength
+// where a row has more than 2048 (there the longest rows are cut into `warps` pieces whatever the length,
+// and cutting rows of 65-256 products cost more than it gained: docs/benchmarks.md, issue 28).
+inline constexpr int32_t kBalancedPieceLength = 64;
+inline constexpr int32_t kBalancedLongRowsPieceLength = 256;
 int32_t default_piece_length(const Csr& a);
+// The shorter length a timed search also tries where the default is kBalancedPieceLength (tools/spmmc/tune_stage.h), at the
+// fastest pieces per warp: on eight shared graphs pieces of 32 ran 1.07x pieces of 64 at n = 128 (0.99-1.23x;
+// 1.08x at n = 32, 1.04x at 256), most where rows are few and uneven (H100, docs/benchmarks.md, *Shorter
+// pieces*).
+inline constexpr int32_t kBalancedShortPieceLength = 32;
 
 // Rows longest first (ties: lower row first); a row of more than piece_length products becomes
 // balanced_row_pieces(len, piece_length, warps) pieces of ceil(len / pieces) products (the last shorter),
