@@ -39,10 +39,10 @@ struct BalancedSchedule {
 inline constexpr int32_t kBalancedPieceLength = 64;
 inline constexpr int32_t kBalancedLongRowsPieceLength = 256;
 int32_t default_piece_length(const Csr& a);
-// The shorter length a timed search also tries where the default is kBalancedPieceLength (tools/spmmc/tune_stage.h), at the
-// fastest pieces per warp: on eight shared graphs pieces of 32 ran 1.07x pieces of 64 at n = 128 (0.99-1.23x;
-// 1.08x at n = 32, 1.04x at 256), most where rows are few and uneven (H100, docs/benchmarks.md, *Shorter
-// pieces*).
+// The shorter length a timed search also tries where the default is kBalancedPieceLength, at the fastest
+// pieces per warp (tools/spmmc/tune_stage.h): on eight shared graphs pieces of 32 ran 1.07x pieces of 64 at
+// n = 128 (0.99-1.23x; 1.08x at n = 32, 1.04x at 256), most where rows are few and uneven (H100,
+// docs/benchmarks.md, *Shorter pieces*).
 inline constexpr int32_t kBalancedShortPieceLength = 32;
 
 // Rows longest first (ties: lower row first); a row of more than piece_length products becomes
