@@ -393,7 +393,8 @@ int run_compile(const Args& args) {
   seconds[o.gpu ? "tune" : "choose"] = seconds_since(clock);
 
   progress.stage("choosing the family");
-  const FamilyChoice family = choose_family_stage(o, m.csr, plan, rules, family_auto, tensor_cores, fmas_per_kernel, tile);
+  const FamilyChoice family = choose_family_stage(o, m.csr, plan, rules, family_auto, tensor_cores, fmas_per_kernel,
+                                                   piece_length, tile);
   place_arrays(o, family, m.csr);
   const SgemmComparison sgemm = tile.tuned ? compare_with_sgemm(*tile.tuned, o.tune == "exhaustive", family.generic,
                                                                 family.balanced_by_search)

@@ -132,7 +132,7 @@ void choose_by_timing(const CompileOptions& o, const Csr& a, const Plan& plan, T
 
 FamilyChoice choose_family_stage(const CompileOptions& o, const Csr& a, const Plan& plan, const UnrolledRules& rules,
                                  bool family_auto, const TensorCoreRule& tensor_cores, int64_t fmas_per_kernel,
-                                 TileChoice& tile) {
+                                 int32_t piece_length, TileChoice& tile) {
   FamilyChoice f;
   choose_by_rules(o, rules, family_auto, tensor_cores, tile, f);
   // fp16, bf16 and tf32 with a GPU time the kernels the file could hold (choose_by_timing), the chosen
@@ -198,10 +198,9 @@ FamilyChoice choose_family_stage(const CompileOptions& o, const Csr& a, const Pl
                       : timed                            ? timed->groups
                       : tile.model_balanced_groups > 0   ? tile.model_balanced_groups
                                                          : default_balanced_groups(a, o.plan.n);
-  // Its piece length: as given, else the faster timed (tools/spmmc/tune_stage.h), else the rule's.
-  f.piece_length = o.piece_length ? static_cast<int32_t>(*o.piece_length)
-                   : timed        ? timed->piece_length
-                                  : default_piece_length(a);
+  // Its piece length: the faster timed (tools/spmmc/tune_stage.h; only the given one where given), else
+  // the given or the rule's.
+  f.piece_length = timed ? timed->piece_length : piece_length;
   return f;
 }
 
