@@ -93,4 +93,13 @@ SearchedFamily family_of_search(const TuningResult& result) {
   return out;
 }
 
+int32_t next_balanced_piece_length(const TuningResult& result, int32_t rule_length, const std::vector<int32_t>& shorter) {
+  const BalancedTrial* best = result.best_balanced();
+  if (!best || best->measurement.outcome != Outcome::kOk) return 0;
+  const BalancedTrial& last = result.balanced_tried.back();
+  if (last.piece_length != rule_length && &last != best) return 0;  // the last shorter one lost
+  const auto next = std::find_if(shorter.begin(), shorter.end(), [&](int32_t l) { return l > 0 && l < last.piece_length; });
+  return next == shorter.end() ? 0 : *next;
+}
+
 }  // namespace spmmc

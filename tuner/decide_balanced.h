@@ -4,7 +4,9 @@
 // that no family is emitted where the kernel it replaces measured faster.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tuner/tuning.h"
 
@@ -16,6 +18,12 @@ namespace spmmc {
 // file would run there (its unrolled kernel or its generic path). Anything not measured keeps the
 // decided kernel. `mode` names the search in `why`.
 BalancedDecision decide_balanced(const TuningResult& result, std::string_view mode);
+
+// The next piece length a search times (at the fastest shape's pieces per warp), or 0 where it is done:
+// after result.balanced_tried's shapes at the rule's length, the first of `shorter` (longest first) below
+// it, then the next one below the last timed for as long as that last one is the fastest so far
+// (result.best_balanced()); none where no shape ran correctly.
+int32_t next_balanced_piece_length(const TuningResult& result, int32_t rule_length, const std::vector<int32_t>& shorter);
 
 // What a timed search emits (result.decision required): the family it decided on (the generic family
 // or the unrolled kernel of its pick), or the balanced family where result.balanced_decision says the

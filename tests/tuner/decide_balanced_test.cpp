@@ -95,6 +95,31 @@ TEST_CASE("best_balanced: the fastest of the shapes measured, else the first tri
   CHECK(decide_balanced(d, "rank").why == "--tune rank: the balanced kernel ran 0.5 ms, 2.00x faster than the generic kernel (1 ms)");
 }
 
+TEST_CASE("next_balanced_piece_length: shorter lengths while each one wins", "[tuner][balanced]") {
+  const std::vector<int32_t> shorter = {32, 16};
+  TuningResult r;
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 0);  // nothing timed
+  r.balanced_tried = {{1, 64, failed(Outcome::kCompileFailed, "ptxas")}, {2, 64, failed(Outcome::kWrongResult, "C")}};
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 0);  // no shape ran
+  r.balanced_tried = {{1, 64, ok(0.5)}, {2, 64, ok(0.4)}, {4, 64, ok(0.45)}};
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 32);
+  CHECK(next_balanced_piece_length(r, 64, {}) == 0);
+  CHECK(next_balanced_piece_length(r, 64, {64, 128}) == 0);  // none shorter than the rule's
+  r.balanced_tried.push_back({2, 32, ok(0.41)});  // lost by a little: no 16
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 0);
+  r.balanced_tried.back().measurement = failed(Outcome::kLaunchFailed, "fault");
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 0);
+  r.balanced_tried.back().measurement = ok(0.3);  // won: 16 next
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 16);
+  r.balanced_tried.push_back({2, 16, ok(0.2)});  // won too: nothing shorter is listed
+  CHECK(next_balanced_piece_length(r, 64, shorter) == 0);
+  CHECK(r.best_balanced()->piece_length == 16);
+  CHECK(next_balanced_piece_length(r, 64, {32, 16, 8}) == 8);
+  r.balanced_tried.back().measurement = ok(0.35);  // lost: 32 is kept
+  CHECK(next_balanced_piece_length(r, 64, {32, 16, 8}) == 0);
+  CHECK(r.best_balanced()->piece_length == 32);
+}
+
 TEST_CASE("decide_balanced: a file of several batch sizes takes it only where it is faster at each", "[tuner][balanced]") {
   // At each other size the file runs the faster of its unrolled kernel and its generic path.
   TuningResult r = decided(false, 1.0, 2.0, ok(0.5));

@@ -177,11 +177,10 @@ TuningResult run_tuning(const TuneRequest& request, const Csr& a, const Plan& pl
         time_balanced_kernels(a, request.balanced_piece_length, request.balanced_groups, gpu, options, &reference);
     for (size_t i = 0; i < timed.size(); ++i)
       result.balanced_tried.push_back({request.balanced_groups[i], request.balanced_piece_length, timed[i]});
-    // The shorter length at the fastest pieces per warp, where those were measured.
-    const int32_t shorter = request.balanced_short_piece_length;
-    const BalancedTrial* best = result.best_balanced();
-    if (shorter > 0 && shorter != request.balanced_piece_length && best && best->measurement.outcome == Outcome::kOk) {
-      const int32_t groups = best->groups;
+    // Shorter lengths at the fastest pieces per warp, while each one wins (tuner/decide_balanced.h).
+    while (const int32_t shorter = next_balanced_piece_length(result, request.balanced_piece_length,
+                                                              request.balanced_shorter_piece_lengths)) {
+      const int32_t groups = result.best_balanced()->groups;
       result.balanced_tried.push_back(
           {groups, shorter, time_balanced_kernels(a, shorter, {groups}, gpu, options, &reference).front()});
     }

@@ -62,9 +62,10 @@ struct TuneRequest {
   // timed after the decision (and at the batch sizes where it won at n); 0: not timed.
   int32_t balanced_piece_length = 0;
   std::vector<int32_t> balanced_groups = {1, 2, 4};  // pieces per warp timed; the fastest is kept
-  // Then, where not 0 and not balanced_piece_length, the fastest of those pieces per warp with rows cut
-  // at this many products too; the faster length is kept.
-  int32_t balanced_short_piece_length = 0;
+  // Then, at the fastest of those pieces per warp, rows cut at each of these lengths in turn (longest
+  // first), for as long as each runs faster than every length before it (next_balanced_piece_length);
+  // the fastest length is kept.
+  std::vector<int32_t> balanced_shorter_piece_lengths;
   bool quiet = false;            // no progress on the terminal
   const RankerModel* ranker = nullptr;  // --tune rank: only its first top_k candidates are tuned
   size_t top_k = 0;

@@ -39,11 +39,13 @@ struct BalancedSchedule {
 inline constexpr int32_t kBalancedPieceLength = 64;
 inline constexpr int32_t kBalancedLongRowsPieceLength = 256;
 int32_t default_piece_length(const Csr& a);
-// The shorter length a timed search also tries where the default is kBalancedPieceLength, at the fastest
-// pieces per warp (tools/spmmc/tune_stage.h): on eight shared graphs pieces of 32 ran 1.07x pieces of 64 at
-// n = 128 (0.99-1.23x; 1.08x at n = 32, 1.04x at 256), most where rows are few and uneven (H100,
-// docs/benchmarks.md, *Shorter pieces*).
+// The shorter lengths a timed search also tries where the default is kBalancedPieceLength, at the fastest
+// pieces per warp, the shortest only where the short one won (tools/spmmc/tune_stage.h): on eight shared
+// graphs pieces of 32 ran 1.07x pieces of 64 at n = 128 (0.99-1.23x; 1.08x at n = 32, 1.04x at 256), most
+// where rows are few and uneven, and pieces of 16 1.05x (0.93-1.30x: faster still on some, slower on
+// others) (H100, docs/benchmarks.md, *Shorter pieces*).
 inline constexpr int32_t kBalancedShortPieceLength = 32;
+inline constexpr int32_t kBalancedShortestPieceLength = 16;
 
 // Rows longest first (ties: lower row first); a row of more than piece_length products becomes
 // balanced_row_pieces(len, piece_length, warps) pieces of ceil(len / pieces) products (the last shorter),
