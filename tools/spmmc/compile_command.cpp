@@ -287,7 +287,7 @@ void print_summary(const CompiledLayer& l) {
                  "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, balanced family (A as CSR %s, "
                  "%d rows cut into pieces of at most %d products; %s), %.1f MB of CUDA\n",
                  base.c_str(), a.rows, a.cols, static_cast<long long>(a.nnz()), arrays, kernel.balanced_rows_cut,
-                 l.piece_length, f.why.c_str(), static_cast<double>(kernel.cu.size()) / 1e6);
+                 f.piece_length, f.why.c_str(), static_cast<double>(kernel.cu.size()) / 1e6);
   else if (f.generic)
     std::fprintf(stderr,
                  "spmmc compile: wrote %s.{cu,h,json,nvcc-options}: %d x %d, %lld non-zeros, generic family (A as CSR %s; %s), "
@@ -411,7 +411,7 @@ int run_compile(const Args& args) {
 
   // What tuning gained over the heuristic (--tune none), measured where a GPU timed both.
   const HeuristicComparison versus = compare_with_heuristic(tile.decision, tile.heuristic, tile.heuristic_generic, sgemm);
-  const CompiledLayer layer{o, m, rounding, plan, tile, family, rows_plan, small_n, kernel, family.piece_length, emit.weights_sha256,
+  const CompiledLayer layer{o, m, rounding, plan, tile, family, rows_plan, small_n, kernel, emit.weights_sha256,
                             sgemm, versus};
   Json report = compile_report(layer);
   if (!o.reproducible) report["seconds"] = seconds;

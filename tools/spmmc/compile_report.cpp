@@ -93,7 +93,7 @@ Json compile_report(const CompiledLayer& l) {
   const bool spmv = std::any_of(l.kernel.variants.begin(), l.kernel.variants.end(),
                                 [](const EmittedKernel::Variant& v) { return v.kernel == "balanced-spmv"; });
   if (f.balanced)
-    report["kernel"]["balanced"] = {{"piece_length", l.piece_length},
+    report["kernel"]["balanced"] = {{"piece_length", l.family.piece_length},
                                     {"warps_per_block", kBalancedWarps},
                                     {"pieces_per_warp", f.balanced_groups},
                                     {"blocks", l.kernel.balanced_blocks},

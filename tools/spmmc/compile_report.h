@@ -32,7 +32,6 @@ struct CompiledLayer {
   const M1Plan& rows_plan;           // the tiling whose rows the kernel takes
   const SmallNDispatch& small_n;
   const EmittedKernel& kernel;
-  int32_t piece_length;              // the balanced family's
   const std::string& weights_sha256;
   const SgemmComparison& sgemm;
   const HeuristicComparison& versus;

@@ -47,12 +47,12 @@ struct FamilyChoice {
 };
 
 // Chooses the family for `tile.chosen` as `o` asks. `family_auto`: as for choose_tile_stage;
-// `fmas_per_kernel`: the split the unrolled code starts from (made finer here where the estimate
-// would exceed the compile-time limit); `piece_length`: the balanced family's as given or by its rule
-// (what choose_tile_stage timed first; a search may have kept a shorter one). Records the balanced decision in tile.tuning and makes
-// tile.decision the balanced kernel's where it is emitted (what the report compares with the
-// heuristic); with --dtype fp16|bf16|tf32 timed, tile.tuning becomes that timing's. Fails where the
-// size guard refuses the unrolled code (exit 65) or --family balanced meets a half-precision dtype.
+// `fmas_per_kernel`: the split the unrolled code starts from (made finer here where the estimate would
+// exceed the compile-time limit); `piece_length`: the balanced family's as given or by its rule (what
+// choose_tile_stage timed first; a search may have kept a shorter one). Records the balanced decision in
+// tile.tuning and makes tile.decision the balanced kernel's where it is emitted (what the report compares
+// with the heuristic); with --dtype fp16|bf16|tf32 timed, tile.tuning becomes that timing's. Fails where
+// the size guard refuses the unrolled code (exit 65) or --family balanced meets a half-precision dtype.
 FamilyChoice choose_family_stage(const CompileOptions& o, const Csr& a, const Plan& plan, const UnrolledRules& rules,
                                  bool family_auto, const TensorCoreRule& tensor_cores, int64_t fmas_per_kernel,
                                  int32_t piece_length, TileChoice& tile);
