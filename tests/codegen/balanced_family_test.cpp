@@ -267,6 +267,10 @@ TEST_CASE("balanced rule: uneven rows with a long one, not even or short ones", 
   CHECK_FALSE(balanced_by_rule(rows_of_lengths(short_skewed, 500, 3), why));
   CHECK(default_piece_length(rows_of_lengths({3000, 1}, 3100, 4)) == 256);
   CHECK(default_piece_length(rows_of_lengths({2000, 1}, 3100, 4)) == 64);
+  // What a timed search tries after the rule's length, longest first.
+  CHECK(shorter_piece_lengths_to_try(64) == std::vector<int32_t>{32, 16});
+  CHECK(shorter_piece_lengths_to_try(256) == std::vector<int32_t>{128, 64});
+  CHECK(shorter_piece_lengths_to_try(100).empty());
 }
 
 TEST_CASE("emitted kernel on the CPU: the balanced family", "[codegen][emulation][balanced]") {

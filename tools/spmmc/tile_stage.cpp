@@ -29,8 +29,7 @@ void choose_by_search(const CompileOptions& o, const Csr& a, const Plan& plan, c
   request.time_generic = o.family == "auto";                        // the generic family's kernel is a contender
   request.balanced_piece_length = family_auto ? piece_length : 0;  // and the balanced family's, after the decision
   if (o.balanced_groups) request.balanced_groups = {*o.balanced_groups};
-  if (!o.piece_length && piece_length == kBalancedPieceLength)
-    request.balanced_shorter_piece_lengths = {kBalancedShortPieceLength, kBalancedShortestPieceLength};
+  if (!o.piece_length) request.balanced_shorter_piece_lengths = shorter_piece_lengths_to_try(piece_length);
   request.quiet = o.quiet;
   request.ranker = o.ranker ? &*o.ranker : nullptr;
   request.top_k = o.top_k;

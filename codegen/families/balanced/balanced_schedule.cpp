@@ -14,6 +14,12 @@ int32_t default_piece_length(const Csr& a) {
   return a.longest_row() > 2048 ? kBalancedLongRowsPieceLength : kBalancedPieceLength;
 }
 
+std::vector<int32_t> shorter_piece_lengths_to_try(int32_t rule_length) {
+  if (rule_length == kBalancedPieceLength) return {kBalancedShortPieceLength, kBalancedShortestPieceLength};
+  if (rule_length == kBalancedLongRowsPieceLength) return {kBalancedLongRowsShortPieceLength, kBalancedPieceLength};
+  return {};
+}
+
 BalancedSchedule schedule_balanced(const Csr& a, int32_t piece_length, int32_t warps, int32_t groups) {
   SPMMC_CHECK(piece_length >= 1 && warps >= 1 && warps <= 32 && (groups == 1 || groups == 2 || groups == 4),
               "balanced schedule: piece length >= 1, 1..32 warps, 1, 2 or 4 pieces per warp");

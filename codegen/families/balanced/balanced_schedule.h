@@ -46,6 +46,15 @@ int32_t default_piece_length(const Csr& a);
 // others) (H100, docs/benchmarks.md, *Shorter pieces*).
 inline constexpr int32_t kBalancedShortPieceLength = 32;
 inline constexpr int32_t kBalancedShortestPieceLength = 16;
+// Where the default is kBalancedLongRowsPieceLength, the search tries 128 and, where 128 won, 64: on the
+// R-MAT graph of scale 14 and edge factor 32, pieces of 128 ran 1.03-1.10x pieces of 256 at n = 32-128 (on
+// scale 16, factor 8, 0.98x), and 512 lost (0.68-0.73x) (H100, docs/benchmarks.md, *Pieces of R-MAT graphs'
+// long rows*).
+inline constexpr int32_t kBalancedLongRowsShortPieceLength = 128;
+// The lengths a timed search tries after the rule's, longest first, each only where the one before it won
+// (next_balanced_piece_length): {32, 16} after kBalancedPieceLength, {128, 64} after
+// kBalancedLongRowsPieceLength, none after any other length.
+std::vector<int32_t> shorter_piece_lengths_to_try(int32_t rule_length);
 
 // Rows longest first (ties: lower row first); a row of more than piece_length products becomes
 // balanced_row_pieces(len, piece_length, warps) pieces of ceil(len / pieces) products (the last shorter),
