@@ -76,6 +76,23 @@ TEST_CASE("gpu bench: --dtype is parsed and checked", "[gpu-bench][dtype]") {
   CHECK_THAT(usage_text(), Catch::Contains("CUBLAS_COMPUTE_32F_FAST_TF32"));
 }
 
+TEST_CASE("gpu bench: --dense-limit is parsed and checked", "[gpu-bench]") {
+  const std::vector<std::string> base = {"--matrix", "a.mtx", "--n", "8", "--kernel", "libk.so", "--name", "k"};
+  CHECK(parse_bench_options(base).dense_limit_mib == 4096);
+  auto with = base;
+  with.insert(with.end(), {"--dense-limit", "0"});
+  CHECK(parse_bench_options(with).dense_limit_mib == 0);
+  with.back() = "-1";
+  try {
+    parse_bench_options(with);
+    FAIL("accepted --dense-limit -1");
+  } catch (const BenchFailure& e) {
+    CHECK(e.exit_code() == kExitUsage);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("--dense-limit"));
+  }
+  CHECK_THAT(usage_text(), Catch::Contains("--dense-limit MIB"));
+}
+
 TEST_CASE("gpu bench: tf32 is checked against A and B rounded to tf32, within its bound", "[gpu-bench][dtype]") {
   CHECK(checked_by_bound(DType::kTf32));
   CHECK(checked_by_bound(DType::kFp16));

@@ -112,6 +112,8 @@ std::string usage_text() {
          "  --no-timing          check correctness only\n"
          "  --spmmc-only         run spmmc's kernel alone (checked, then --warmup + --runs launches), no\n"
          "                       baselines: for profilers (scripts/profile-kernel.sh)\n"
+         "  --dense-limit MIB    skip the dense GEMM where dense A takes more than MIB MiB (default 4096;\n"
+         "                       it is skipped too where dense A exceeds half the GPU's free memory)\n"
          "  --json FILE          append the result as one JSON object per line\n"
          "  --label TEXT         free text recorded with the result\n"
          "  --nvcc-seconds X     nvcc time of the kernel, recorded with the result\n"
@@ -169,6 +171,8 @@ BenchOptions parse_bench_options(const std::vector<std::string>& args) {
       o.timing = false;
     } else if (a == "--spmmc-only") {
       o.spmmc_only = true;
+    } else if (a == "--dense-limit") {
+      o.dense_limit_mib = parse_integer(a, value(), 0, std::numeric_limits<int32_t>::max());
     } else if (a == "--json") {
       o.json = value();
     } else if (a == "--label") {

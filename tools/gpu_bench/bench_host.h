@@ -47,6 +47,10 @@ struct BenchOptions {
   int warmup = 10;
   bool timing = true;  // --no-timing: correctness only
   bool spmmc_only = false;  // --spmmc-only: no baselines (for profilers: only spmmc's kernel runs)
+  // --dense-limit: the dense GEMM is skipped where dense A would take more MiB (a graph's dense A is
+  // no layer anyone would run dense, and filling and copying 17 GB of it for a 65 536-row graph took
+  // seconds of every run).
+  int64_t dense_limit_mib = 4096;
   std::string json;    // append one JSON object (one line) here
   std::string label;
   std::optional<double> nvcc_seconds;

@@ -395,8 +395,12 @@ void run_sgemm(const Csr& a, const void* d_b, void* d_c, int64_t n, cudaStream_t
       static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols) * static_cast<size_t>(dtype_bytes(o.dtype));
   size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  if (dense_bytes > free_bytes / 2) {
-    result.sgemm_note = "skipped: dense A (" + std::to_string(dense_bytes >> 20) + " MiB) exceeds half the free memory";
+  const std::string dense_mib = std::to_string(dense_bytes >> 20);
+  if (dense_bytes > (static_cast<size_t>(o.dense_limit_mib) << 20))
+    result.sgemm_note = "skipped: dense A (" + dense_mib + " MiB) exceeds --dense-limit " + std::to_string(o.dense_limit_mib) + " MiB";
+  else if (dense_bytes > free_bytes / 2)
+    result.sgemm_note = "skipped: dense A (" + dense_mib + " MiB) exceeds half the free memory";
+  if (!result.sgemm_note.empty()) {
     progress(std::string(dense_gemm_name(o.dtype)) + " " + result.sgemm_note);
     return;
   }
