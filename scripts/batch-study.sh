@@ -20,7 +20,9 @@
 #   --jobs J      parallel nvcc builds (default: the number of cores)
 #   --resume      keep DIR/results.jsonl and run only the (case, n) that have no result of
 #                 spmmc-gpu-bench's in it (ERROR ones run again; a wrong result is a result): a second
-#                 call after a first one was cut short; without it the file is started afresh
+#                 call after a first one was cut short; without it the file is started afresh. Only
+#                 the cases with an n still to run are emitted and built (a fresh machine rebuilds
+#                 nothing the earlier call finished)
 #   --part K/P    only the K-th of P consecutive slices of CASES' cases (case i of C, from 0, is in slice
 #                 floor(i x P / C) + 1), builds, runs and tables alike: a study too long for one call of a
 #                 lent GPU split over P calls, each with its own --out; the parts' results.jsonl put
@@ -270,10 +272,31 @@ fi
 [ -x "$bench" ] || { say "no $bench (cmake --build $build --target spmmc-gpu-bench)"; exit 1; }
 mkdir -p "$work" || exit 1
 
+done_already() {  # done_already LABEL@N: a result from spmmc-gpu-bench (not an ERROR line) is there
+  grep -F "\"label\":\"$1\"" "$results" 2>/dev/null | grep -qv '"bench_exit"'
+}
+
 # --- 1. emit (where missing) and build, each case once --------------------------------------------
-scripts/kernel-study.sh "$cases" --out "$work" --build-only --jobs "$jobs"
-rc=$?
-[ $rc -eq 0 ] || { say "scripts/kernel-study.sh --build-only exited $rc"; exit $(( rc == 64 ? 64 : 1 )); }
+# With --resume, only the cases with an n still to run: a call that resumes an earlier one on a fresh
+# machine (its results.jsonl unpacked into the work folder) builds nothing the earlier call finished.
+to_build=$cases
+if [ $resume -eq 1 ] && [ -f "$results" ]; then
+  to_build=$work/to-build.cases
+  : >"$to_build"
+  while IFS= read -r line; do
+    label=${line%%|*}
+    case $label in ''|'#'*) continue ;; esac
+    for n in "${ns[@]}"; do
+      if ! done_already "$label@$n"; then printf '%s\n' "$line" >>"$to_build"; break; fi
+    done
+  done <"$cases"
+  say "--resume: $(grep -c . "$to_build") case(s) with an n still to run"
+fi
+if [ -s "$to_build" ]; then
+  scripts/kernel-study.sh "$to_build" --out "$work" --build-only --jobs "$jobs"
+  rc=$?
+  [ $rc -eq 0 ] || { say "scripts/kernel-study.sh --build-only exited $rc"; exit $(( rc == 64 ? 64 : 1 )); }
+fi
 
 device=$("$bench" --device-info 2>&1); rc=$?
 [ $rc -eq 69 ] && { say "no GPU: $device"; say "kernels built into $work; nothing timed"; exit 69; }
@@ -282,12 +305,12 @@ say "device: $device"
 
 # --- 2. every built file at every n, one run at a time ------------------------------------------------
 if [ $resume -eq 0 ] || [ ! -f "$results" ]; then : >"$results"; fi
-done_already() {  # done_already LABEL@N: a result from spmmc-gpu-bench (not an ERROR line) is there
-  grep -F "\"label\":\"$1\"" "$results" 2>/dev/null | grep -qv '"bench_exit"'
-}
 while IFS='|' read -r label matrix _ flags _; do
   case $label in ''|'#'*) continue ;; esac
   dir=$work/$label
+  left=0
+  for n in "${ns[@]}"; do { [ $resume -eq 1 ] && done_already "$label@$n"; } || left=1; done
+  [ $left -eq 1 ] || continue  # every n ran in an earlier call
   if [ "$(cat "$dir/nvcc.rc" 2>/dev/null)" != 0 ] || [ ! -f "$dir/lib$label.so" ]; then
     say "[$label] not built: nothing run"; continue
   fi

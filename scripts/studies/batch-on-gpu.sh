@@ -9,7 +9,10 @@
 #   CASES     batch-study's case file (LABEL|MATRIX|N|SPMMC COMPILE FLAGS[|NVCC FLAGS])
 #   --budget  seconds the study may take (default 560): batch-study is stopped then (its running nvcc or
 #             bench may outlive it briefly), and what it ran is still tabled (the rest: a next call with
-#             --resume, results.jsonl unpacked into the work folder .gpu-batch-NAME first)
+#             --resume-from, or with --resume where the machine still holds the work folder)
+#   --resume-from TAR  an earlier call's NAME.tar.xz (carried, e.g. under .gpu-pack/; relative to the
+#             repository root): its results.jsonl is unpacked into the work folder .gpu-batch-NAME and
+#             batch-study runs with --resume, so only the (case, n) without a result are built and run
 #   the other options go to batch-study unchanged (--run-n LIST, --runs N, --jobs J, --resume, --part K/P)
 # Writes to $OUT (default /tmp/out), NAME the case file's name without .cases (so that several studies
 # can share a call; with --part K/P, NAME-pK, each part in a work folder of its own): NAME.md
@@ -19,13 +22,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-cases='' budget=560 pass=() part='' run_n=()
+cases='' budget=560 pass=() part='' run_n=() resume_from=''
 while [ $# -gt 0 ]; do
   case $1 in
     --budget) [ $# -ge 2 ] || usage; budget=$2; shift ;;
     --run-n) [ $# -ge 2 ] || usage; run_n=("$1" "$2"); shift ;;
     --runs|--jobs) [ $# -ge 2 ] || usage; pass+=("$1" "$2"); shift ;;
     --part) [ $# -ge 2 ] || usage; part=$2; shift ;;
+    --resume-from) [ $# -ge 2 ] || usage; resume_from=$2; shift ;;
     --resume) pass+=("$1") ;;
     -h|--help) usage ;;
     -*) usage ;;
@@ -43,6 +47,11 @@ mkdir -p "$OUT"
 name=$(basename "$cases" .cases)${part:+-p${part%%/*}}
 work=.gpu-batch-$name
 study=$OUT/$name.md log=$OUT/$name.log gpu=$OUT/$name.gpu
+if [ -n "$resume_from" ]; then  # the earlier call's results, then only what is left
+  [ -f "$resume_from" ] || { echo "batch-on-gpu: no $resume_from" >&2; exit 64; }
+  mkdir -p "$work" && tar xJf "$resume_from" -C "$work" results.jsonl || exit 64
+  pass+=(--resume)
+fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$gpu" 2>&1
 timeout "$budget" scripts/batch-study.sh "$cases" --out "$work" "${run_n[@]}" "${pass[@]}" "${slice[@]}" >"$study" 2>"$log"
 rc=$?

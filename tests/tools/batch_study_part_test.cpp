@@ -68,5 +68,39 @@ TEST_CASE("batch-study --part: consecutive slices that together cover the case f
   CHECK(log.find("no case in that slice") != std::string::npos);
 }
 
+TEST_CASE("batch-study --resume: only the cases with an n still to run are built", "[scripts]") {
+  test::TempDir dir;
+  const fs::path case_file = dir.path / "study.cases", work = dir.path / "work", build = dir.path / "build";
+  test::write_file(case_file, "# a study\ndone|m0.mtx|64|\nhalf|m1.mtx|64|--tune none\n\nnone|m2.mtx|64|\n");
+  fs::create_directories(work);
+  fs::create_directories(build);
+  // A bench that finds no GPU: the script stops after the builds, before running anything.
+  test::write_file(build / "spmmc-gpu-bench", "#!/bin/sh\n[ \"$1\" = --device-info ] && { echo 'no GPU'; exit 69; }\nexit 1\n");
+  fs::permissions(build / "spmmc-gpu-bench", fs::perms::owner_all);
+  std::string results;
+  for (const char* label : {"done@8", "done@16", "half@8"})
+    results += nlohmann::json{{"label", label}, {"pass", true}, {"spmmc_ms", 0.01}, {"best_peer_ms", 0.01}}.dump() + "\n";
+  results += nlohmann::json{{"label", "none@8"}, {"pass", false}, {"bench_exit", 70}}.dump() + "\n";  // an ERROR runs again
+  test::write_file(work / "results.jsonl", results);
+  const std::string common = "SPMMC_BUILD_DIR=" + test::quote(build.string()) + " scripts/batch-study.sh " +
+                             test::quote(case_file.string()) + " --out " + test::quote(work.string()) + " --run-n 8,16";
+  std::string log;
+  // Two cases left: `half` (n = 16) and `none`; their build fails here (no spmmc in the build folder).
+  test::run_command("cd " + test::quote(SPMMC_SOURCE_DIR) + " && " + common + " --resume 2>&1", log);
+  INFO(log);
+  CHECK(log.find("--resume: 2 case(s) with an n still to run") != std::string::npos);
+  CHECK(test::read_file(work / "to-build.cases") == "half|m1.mtx|64|--tune none\nnone|m2.mtx|64|\n");
+  // Every (case, n) with a result: nothing is built, and the script goes on to the GPU, which is not there.
+  results += nlohmann::json{{"label", "half@16"}, {"pass", true}, {"spmmc_ms", 0.01}, {"best_peer_ms", 0.01}}.dump() + "\n";
+  for (const char* label : {"none@8", "none@16"})
+    results += nlohmann::json{{"label", label}, {"pass", false}, {"speedup_vs_best_peer", 0.5}}.dump() + "\n";  // wrong: a result
+  test::write_file(work / "results.jsonl", results);
+  const int status = test::run_command("cd " + test::quote(SPMMC_SOURCE_DIR) + " && " + common + " --resume 2>&1", log);
+  INFO(log);
+  CHECK(status == 69);
+  CHECK(log.find("--resume: 0 case(s) with an n still to run") != std::string::npos);
+  CHECK(log.find("kernel-study") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace spmmc
