@@ -507,8 +507,8 @@ Command compile_command() {
        "docs/design/balanced.md)"},
       {"--piece-length", "P", "the balanced family's: rows of more than P products are cut into pieces (at most 16 per "
        "row; default 64, 256 where a row has more than 2048 products; where --family auto times the family on a GPU, "
-       "32 is timed too where the default is 64, then 16 where 32 won (128, then 64, where it is 256), and the "
-       "fastest kept)"},
+       "shorter ones are timed too, each only where the one before it won: 32 and 16 after 64, 128 and 64 after 256; "
+       "the fastest is kept)"},
       {"--balanced-groups", "G", "the balanced family's pieces per warp, each on 32 / G lanes: 1, 2 or 4 (default: where "
        "--family auto times the family on a GPU, the fastest of the three at --n; else 4 below n = 128 for short even "
        "rows, 2 for 60 000 rows or more, 1 otherwise; docs/design/balanced.md)"},
