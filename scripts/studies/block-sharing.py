@@ -83,7 +83,11 @@ def main(paths):
     print("| matrix | rows | products | longest: sharing / balance | classes | classes+median |")
     print("|---|--:|--:|---|---|---|")
     for path in paths:
-        cols = read_smtx(path) if path.endswith(".smtx") else read_mtx(path)
+        try:
+            cols = read_smtx(path) if path.endswith(".smtx") else read_mtx(path)
+        except (OSError, ValueError, IndexError) as e:
+            print(f"block-sharing: {path}: cannot read it ({e})", file=sys.stderr)
+            return 66
         piece_length = 256 if max(map(len, cols), default=0) > 2048 else 64
         orders = [
             lambda r: (-len(cols[r]), r),
