@@ -277,8 +277,9 @@ done_already() {  # done_already LABEL@N: a result from spmmc-gpu-bench (not an 
 }
 
 # --- 1. emit (where missing) and build, each case once --------------------------------------------
-# With --resume, only the cases with an n still to run: a call that resumes an earlier one on a fresh
-# machine (its results.jsonl unpacked into the work folder) builds nothing the earlier call finished.
+# With --resume, only the cases with an n still to run (step 2 runs the same list): a call that resumes an
+# earlier one on a fresh machine (its results.jsonl unpacked into the work folder) builds nothing the
+# earlier call finished.
 to_build=$cases
 if [ $resume -eq 1 ] && [ -f "$results" ]; then
   to_build=$work/to-build.cases
@@ -303,14 +304,11 @@ device=$("$bench" --device-info 2>&1); rc=$?
 [ $rc -eq 0 ] || { say "spmmc-gpu-bench --device-info failed (exit $rc): $device"; exit 1; }
 say "device: $device"
 
-# --- 2. every built file at every n, one run at a time ------------------------------------------------
+# --- 2. every built file at every n still to run, one run at a time --------------------------------
 if [ $resume -eq 0 ] || [ ! -f "$results" ]; then : >"$results"; fi
 while IFS='|' read -r label matrix _ flags _; do
   case $label in ''|'#'*) continue ;; esac
   dir=$work/$label
-  left=0
-  for n in "${ns[@]}"; do { [ $resume -eq 1 ] && done_already "$label@$n"; } || left=1; done
-  [ $left -eq 1 ] || continue  # every n ran in an earlier call
   if [ "$(cat "$dir/nvcc.rc" 2>/dev/null)" != 0 ] || [ ! -f "$dir/lib$label.so" ]; then
     say "[$label] not built: nothing run"; continue
   fi
@@ -332,7 +330,7 @@ while IFS='|' read -r label matrix _ flags _; do
     fi
     say "[$label@$n] $(tail -n1 "$dir/bench-n$n.log")"
   done
-done <"$cases"
+done <"$to_build"
 
 # --- 3. the tables --------------------------------------------------------------------------------
 table
