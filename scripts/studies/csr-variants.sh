@@ -4,11 +4,13 @@
 # issue 27's rows split over warps (tools/microbench/row_split.cu; its cases:
 # scripts/studies/row-split.cases); with --study graph_spmm, issue 28's kernels for graphs against
 # cuSPARSE (tools/microbench/graph_spmm.cu; its cases: scripts/studies/graph-kernels.cases, .mtx
-# files and R-MAT graphs that `spmmc gen` writes first where absent). Needs a GPU and nvcc; prints one Markdown table per case (time,
+# files and R-MAT graphs that `spmmc gen` writes first where absent); with --study slice_spmm, issue 27's
+# B's slice in shared memory against the warp per row and cuSPARSE (tools/microbench/slice_spmm.cu; its
+# cases: scripts/studies/slice.cases). Needs a GPU and nvcc; prints one Markdown table per case (time,
 # TFLOP/s, speed against the first variant, bit-equality, error against float64). On a lent GPU
 # machine, after scripts/pack-for-gpu.sh CASES here: the matrices come from .gpu-pack/data.tar.xz
 # when ../shared/data is absent.
-# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split|graph_spmm] [--only 'S|S...']
+# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split|graph_spmm|slice_spmm] [--only 'S|S...']
 #        (about a minute on an H100; --only, graph_spmm: the variants whose names contain one of the strings)
 # Exit: 0 all variants agree; 1 a variant disagreed or failed; 66 no matrices.
 set -euo pipefail
@@ -19,7 +21,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift ;;
     --only) only=(--only "$2"); shift ;;
     --study) study=$2; shift
-      case $study in csr_variants|row_split|graph_spmm) ;; *) echo "csr-variants: --study csr_variants, row_split or graph_spmm" >&2; exit 64 ;; esac ;;
+      case $study in csr_variants|row_split|graph_spmm|slice_spmm) ;; *) echo "csr-variants: --study csr_variants, row_split, graph_spmm or slice_spmm" >&2; exit 64 ;; esac ;;
     *) cases=$1 ;;
   esac
   shift
@@ -33,7 +35,7 @@ out=${SPMMC_BUILD_DIR:-build}/microbench
 mkdir -p "$out"
 nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 libs=()
-[ "$study" = graph_spmm ] && libs=(-lcusparse)
+case $study in graph_spmm|slice_spmm) libs=(-lcusparse) ;; esac
 "$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/$study" "tools/microbench/$study.cu" "${libs[@]}"
 status=0
 grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n gen; do

@@ -1,0 +1,503 @@
+// Issue 27: B's slice in shared memory for the layers the warp per row leaves L2-bound at n = 128-2048
+// (docs/design/small-n.md, *B's slice in shared memory*). Reads a DLMC .smtx file (its pattern; weights
+// and B seeded), then times, on the same data and with L2 flushed before every run:
+//   warp-row       the generic path's warp per row (blocks of 8 warps, V columns per lane, 32 products'
+//                  columns and weights loaded at a time and handed round by shuffles, 8 loads of B in
+//                  flight): every product reads its row of B from L2
+//   slice R V KC   blocks of R rows of A (consecutive rows) x 32V columns of C: the union of the R rows'
+//                  columns is staged, KC of B's rows at a time (two buffers, cp.async), in shared memory,
+//                  and each row's products read B from there; 8 warps, R / 8 rows a warp (the rows of a
+//                  block dealt to warps longest first), each row's products in column order
+//   cuSPARSE       each SpMM algorithm that takes row-major B and C, preprocessing untimed
+// Every spmmc variant sums each row's products in column order from +0, so all must agree bit for bit
+// with warp-row; each is also checked against a float64 reference. One Markdown table on stdout.
+//
+// usage: slice_spmm FILE.smtx N [--runs R] [--warmup W]     N a multiple of 32; exit 0, 1 mismatch, 64, 69, 70
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "common.cuh"
+#include "smtx.cuh"
+
+namespace {
+
+constexpr int kWarps = 8;  // warps per block, every kernel
+
+template <int V>
+__device__ __forceinline__ void load_global(const float* p, float (&r)[V]) {
+  if constexpr (V == 4) {
+    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
+  } else if constexpr (V == 2) {
+    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
+    r[0] = t.x, r[1] = t.y;
+  } else {
+    r[0] = __ldg(p);
+  }
+}
+template <int V>
+__device__ __forceinline__ void load_shared(const float* p, float (&r)[V]) {
+  if constexpr (V == 4) {
+    const float4 t = *reinterpret_cast<const float4*>(p);
+    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
+  } else if constexpr (V == 2) {
+    const float2 t = *reinterpret_cast<const float2*>(p);
+    r[0] = t.x, r[1] = t.y;
+  } else {
+    r[0] = *p;
+  }
+}
+template <int V>
+__device__ __forceinline__ void store(float* p, const float (&r)[V]) {
+  if constexpr (V == 4) *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
+  else if constexpr (V == 2) *reinterpret_cast<float2*>(p) = make_float2(r[0], r[1]);
+  else *p = r[0];
+}
+
+// Products [p, end) of one row for a lane's V columns, in order; `row_of(k)` gives B's row (global
+// memory) or the staged row (shared memory) of column index k. 8 loads in flight.
+template <int V, bool Shared, class At>
+__device__ __forceinline__ void row_sum(int p, int end, const int* __restrict__ cols, const float* __restrict__ ws, At at,
+                                        int lane, float (&acc)[V]) {
+  for (; p < end; p += 32) {
+    const int count = min(32, end - p);
+    const int my_k = lane < count ? __ldg(&cols[p + lane]) : 0;
+    const float my_w = lane < count ? __ldg(&ws[p + lane]) : 0.0f;
+    int j = 0;
+    for (; j + 8 <= count; j += 8) {
+      float b[8][V], w[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int k = __shfl_sync(0xffffffffu, my_k, j + u);
+        w[u] = __shfl_sync(0xffffffffu, my_w, j + u);
+        if constexpr (Shared) load_shared<V>(at(k), b[u]);
+        else load_global<V>(at(k), b[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[v] = fmaf(w[u], b[u][v], acc[v]);
+    }
+    for (; j < count; ++j) {
+      const int k = __shfl_sync(0xffffffffu, my_k, j);
+      const float w = __shfl_sync(0xffffffffu, my_w, j);
+      float b[V];
+      if constexpr (Shared) load_shared<V>(at(k), b);
+      else load_global<V>(at(k), b);
+#pragma unroll
+      for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
+    }
+  }
+}
+
+template <int V>
+__global__ void __launch_bounds__(32 * kWarps) warp_row(const int* __restrict__ row_ptr, const int* __restrict__ cols,
+                                                        const float* __restrict__ ws, int m, const float* __restrict__ B,
+                                                        float* __restrict__ C, int64_t n) {
+  const int lane = threadIdx.x & 31, row = blockIdx.x * kWarps + (threadIdx.x >> 5);
+  if (row >= m) return;
+  const int64_t col = int64_t(blockIdx.y) * 32 * V + lane * V;
+  float acc[V];
+  for (int v = 0; v < V; ++v) acc[v] = 0.0f;
+  row_sum<V, false>(row_ptr[row], row_ptr[row + 1], cols, ws, [&](int k) { return B + int64_t(k) * n + col; }, lane, acc);
+  store<V>(C + int64_t(row) * n + col, acc);
+}
+
+// One block of the slice kernel: its slots' rows at rows[rows_at + slot] (-1: none), its staged columns
+// unions[union_at, + union_count) (ascending), and for slot s the product offsets of each chunk:
+// seg[seg_at + s * (chunks + 1) + c] (chunks = ceil(union_count / KC)); the products' columns there are
+// indices into the block's union (lcol), their weights lw.
+struct SliceBlock {
+  int rows_at, union_at, union_count, seg_at, seg_at_first;  // seg_at: the second form's chunk_start; seg_at_first: seg
+};
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+template <int V, int RPW, int KC>
+__global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __restrict__ blocks, const int* __restrict__ rows,
+                                                            const int* __restrict__ unions, const int* __restrict__ seg,
+                                                            const int* __restrict__ lcol, const float* __restrict__ lw,
+                                                            const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  extern __shared__ float4 smem4[];
+  float* const buf = reinterpret_cast<float*>(smem4);  // two buffers of KC x W floats
+  constexpr int W = 32 * V, kPieces = W / 4;          // floats and 16-byte pieces per staged row
+  const SliceBlock blk = blocks[blockIdx.x];
+  const int chunks = (blk.union_count + KC - 1) / KC;
+  const int64_t c0 = int64_t(blockIdx.y) * W;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  auto stage = [&](int c) {
+    float* const dst = buf + (c & 1) * KC * W;
+    const int first = c * KC, count = min(KC, blk.union_count - first);
+    for (int i = threadIdx.x; i < count * kPieces; i += 32 * kWarps) {
+      const int r = i / kPieces, q = i % kPieces;
+      cp_async16(dst + r * W + q * 4, B + int64_t(__ldg(&unions[blk.union_at + first + r])) * n + c0 + q * 4);
+    }
+    cp_async_commit();
+  };
+  float acc[RPW][V];
+#pragma unroll
+  for (int j = 0; j < RPW; ++j)
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[j][v] = 0.0f;
+  if (chunks > 0) stage(0);
+  for (int c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) {
+      stage(c + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const float* const tile = buf + (c & 1) * KC * W + lane * V;
+    const int base = c * KC;
+#pragma unroll
+    for (int j = 0; j < RPW; ++j) {
+      const int* const sg = seg + blk.seg_at_first + (warp + kWarps * j) * (chunks + 1);
+      row_sum<V, true>(__ldg(&sg[c]), __ldg(&sg[c + 1]), lcol, lw, [&](int k) { return tile + (k - base) * W; }, lane, acc[j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int j = 0; j < RPW; ++j) {
+    const int row = __ldg(&rows[blk.rows_at + warp + kWarps * j]);
+    if (row >= 0) store<V>(C + int64_t(row) * n + c0 + lane * V, acc[j]);
+  }
+}
+
+// The second form: A's products of each chunk are staged beside B's rows, so that a warp reads its rows'
+// columns and weights from shared memory (a broadcast load per product, no shuffles) instead of a
+// dependent global load per row and chunk. Chunk c of a block is one record of int2 at
+// records[chunk_start[blk.chunk_at + c], chunk_start[blk.chunk_at + c + 1]): R + 1 offsets (.x) into the
+// record, slot s's products between offsets s and s + 1, then the products (.x the staged row within the
+// chunk, .y the weight's bits). `max_record`: the longest record (int2), the A buffers' size.
+template <int V, int RPW, int KC>
+__global__ void __launch_bounds__(32 * kWarps) slice_a_kernel(const SliceBlock* __restrict__ blocks, const int* __restrict__ rows,
+                                                              const int* __restrict__ unions, const int* __restrict__ chunk_start,
+                                                              const int2* __restrict__ records, int max_record,
+                                                              const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+  extern __shared__ float4 smem4[];
+  constexpr int W = 32 * V, kPieces = W / 4, R = RPW * kWarps;
+  float* const buf = reinterpret_cast<float*>(smem4);                 // two buffers of KC x W floats
+  int2* const abuf = reinterpret_cast<int2*>(buf + 2 * KC * W);       // two buffers of max_record int2
+  const SliceBlock blk = blocks[blockIdx.x];
+  const int chunks = (blk.union_count + KC - 1) / KC;
+  const int64_t c0 = int64_t(blockIdx.y) * W;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  auto stage = [&](int c) {
+    float* const dst = buf + (c & 1) * KC * W;
+    const int first = c * KC, count = min(KC, blk.union_count - first);
+    for (int i = threadIdx.x; i < count * kPieces; i += 32 * kWarps) {
+      const int r = i / kPieces, q = i % kPieces;
+      cp_async16(dst + r * W + q * 4, B + int64_t(__ldg(&unions[blk.union_at + first + r])) * n + c0 + q * 4);
+    }
+    const int begin = __ldg(&chunk_start[blk.seg_at + c]), end = __ldg(&chunk_start[blk.seg_at + c + 1]);
+    int2* const adst = abuf + (c & 1) * max_record;
+    for (int i = threadIdx.x; i < end - begin; i += 32 * kWarps) {
+      const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(adst + i));
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(sa), "l"(records + begin + i));
+    }
+    cp_async_commit();
+  };
+  float acc[RPW][V];
+#pragma unroll
+  for (int j = 0; j < RPW; ++j)
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[j][v] = 0.0f;
+  if (chunks > 0) stage(0);
+  for (int c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) {
+      stage(c + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const float* const tile = buf + (c & 1) * KC * W + lane * V;
+    const int2* const rec = abuf + (c & 1) * max_record;
+#pragma unroll
+    for (int j = 0; j < RPW; ++j) {
+      const int slot = warp + kWarps * j;
+      int p = rec[slot].x;
+      const int end = rec[slot + 1].x;
+      for (; p + 8 <= end; p += 8) {
+        float b[8][V], w[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int2 q = rec[p + u];
+          w[u] = __int_as_float(q.y);
+          load_shared<V>(tile + q.x * W, b[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u)
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[j][v] = fmaf(w[u], b[u][v], acc[j][v]);
+      }
+      for (; p < end; ++p) {
+        const int2 q = rec[p];
+        float b[V];
+        load_shared<V>(tile + q.x * W, b);
+#pragma unroll
+        for (int v = 0; v < V; ++v) acc[j][v] = fmaf(__int_as_float(q.y), b[v], acc[j][v]);
+      }
+    }
+    __syncthreads();
+  }
+  static_assert(R <= 64, "at most 64 rows a block");
+#pragma unroll
+  for (int j = 0; j < RPW; ++j) {
+    const int row = __ldg(&rows[blk.rows_at + warp + kWarps * j]);
+    if (row >= 0) store<V>(C + int64_t(row) * n + c0 + lane * V, acc[j]);
+  }
+}
+
+// A float's bits (the records' weights).
+int float_bits(float f) {
+  int i;
+  std::memcpy(&i, &f, sizeof i);
+  return i;
+}
+
+// The slice kernel's tables for blocks of R consecutive rows and chunks of KC staged rows.
+struct SliceTables {
+  std::vector<SliceBlock> blocks;
+  std::vector<int> rows, unions, seg, lcol;
+  std::vector<float> lw;
+  std::vector<int> chunk_start;  // the second form: where each block's chunk records start (seg_at indexes it)
+  std::vector<int2> records;
+  int max_record = 0;
+  double staged_per_product = 0;  // staged rows of B over products (the L2 reads per product, relative)
+};
+
+SliceTables slice_tables(const Csr& a, int R, int KC) {
+  SliceTables t;
+  long staged = 0;
+  for (int r0 = 0; r0 < a.m; r0 += R) {
+    const int r1 = std::min(a.m, r0 + R);
+    const int first_seg_at = int(t.seg.size());
+    SliceBlock b{int(t.rows.size()), int(t.unions.size()), 0, first_seg_at, first_seg_at};
+    std::vector<int> u;
+    for (int i = r0; i < r1; ++i) u.insert(u.end(), a.col.begin() + a.row_ptr[i], a.col.begin() + a.row_ptr[i + 1]);
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    b.union_count = int(u.size());
+    staged += long(u.size());
+    t.unions.insert(t.unions.end(), u.begin(), u.end());
+    const int chunks = (b.union_count + KC - 1) / KC;
+    // Rows longest first, dealt to warps in a snake (slot = warp + kWarps * j).
+    std::vector<int> order(r1 - r0);
+    std::iota(order.begin(), order.end(), r0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int x, int y) { return a.row_ptr[x + 1] - a.row_ptr[x] > a.row_ptr[y + 1] - a.row_ptr[y]; });
+    std::vector<int> slot_row(R, -1);
+    for (size_t q = 0; q < order.size(); ++q) {
+      const int j = int(q) / kWarps, w = int(q) % kWarps;
+      slot_row[(j % 2 ? kWarps - 1 - w : w) + kWarps * j] = order[q];
+    }
+    for (int s = 0; s < R; ++s) {
+      t.rows.push_back(slot_row[s]);
+      const int i = slot_row[s], at = int(t.lcol.size());
+      if (i >= 0)
+        for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+          t.lcol.push_back(int(std::lower_bound(u.begin(), u.end(), a.col[p]) - u.begin())), t.lw.push_back(a.w[p]);
+      for (int c = 0; c <= chunks; ++c)  // where chunk c's products start (c = chunks: the end)
+        t.seg.push_back(int(std::lower_bound(t.lcol.begin() + at, t.lcol.end(), c * KC) - t.lcol.begin()));
+    }
+    // The second form's records: per chunk, R + 1 offsets, then each slot's products of the chunk.
+    b.seg_at = int(t.chunk_start.size());  // (the second form reads chunk_start there; the first form's seg_at is lost)
+    b.seg_at_first = first_seg_at;
+    for (int c = 0; c < chunks; ++c) {
+      const int at = int(t.records.size());
+      t.chunk_start.push_back(at);
+      t.records.resize(at + R + 1);
+      for (int s2 = 0; s2 < R; ++s2) {
+        t.records[at + s2].x = int(t.records.size()) - at;
+        const int* sg = &t.seg[first_seg_at + s2 * (chunks + 1)];
+        for (int q = sg[c]; q < sg[c + 1]; ++q) t.records.push_back(int2{t.lcol[q] - c * KC, float_bits(t.lw[q])});
+      }
+      t.records[at + R].x = int(t.records.size()) - at;
+      t.max_record = std::max(t.max_record, int(t.records.size()) - at);
+    }
+    t.chunk_start.push_back(int(t.records.size()));
+    t.blocks.push_back(b);
+  }
+  t.staged_per_product = double(staged) / std::max<size_t>(1, a.col.size());
+  return t;
+}
+
+#define CUSPARSE_CHECK(call)                                                                               \
+  do {                                                                                                     \
+    const cusparseStatus_t s_ = (call);                                                                    \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cusparseGetErrorString(s_)); \
+      std::exit(mb::kExitCuda);                                                                            \
+    }                                                                                                      \
+  } while (0)
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mb::Options o = mb::parse_options(argc, argv, " FILE.smtx N");
+  if (o.rest.size() != 2) {
+    std::fprintf(stderr, "usage: %s FILE.smtx N [--runs R] [--warmup W]\n", argv[0]);
+    return mb::kExitUsage;
+  }
+  const long long n_arg = std::atoll(o.rest[1].c_str());
+  if (n_arg < 32 || n_arg > 16384 || n_arg % 32) {
+    std::fprintf(stderr, "N must be a multiple of 32 in 32..16384\n");
+    return mb::kExitUsage;
+  }
+  const Csr a = read_matrix(o.rest[0]);
+  const int64_t n = n_arg;
+  mb::require_gpu(argv[0]);
+  const int nnz = int(a.col.size());
+
+  CsrStudy study(a, n, o);
+  const DeviceArray d_row_ptr(a.row_ptr), d_col(a.col);
+  const DeviceArray d_w(a.w), d_b(study.b());
+  float* const d_c = study.c();
+
+  struct Row {
+    std::string name;
+    CsrStudy::Result r;
+    bool ordered;
+  };
+  std::vector<Row> rows;
+  double best_cusparse = 0;
+  std::string best_cusparse_name;
+  auto measure = [&](const std::string& name, bool ordered, const std::function<void()>& launch) {
+    rows.push_back({name, study.measure(launch, ordered), ordered});
+  };
+
+  const int v_max = n % 128 == 0 ? 4 : n % 64 == 0 ? 2 : 1;
+  auto by_v = [&](int v, auto run) {
+    if (v == 4) run(std::integral_constant<int, 4>{});
+    else if (v == 2) run(std::integral_constant<int, 2>{});
+    else run(std::integral_constant<int, 1>{});
+  };
+  by_v(v_max, [&](auto vv) {
+    constexpr int V = decltype(vv)::value;
+    const dim3 grid{unsigned((a.m + kWarps - 1) / kWarps), unsigned(n / (32 * V))};
+    measure(mb::format("warp-row V=%d", V), true, [&, grid] {
+      warp_row<V><<<grid, 32 * kWarps>>>(d_row_ptr.get(), d_col.get(), d_w.get(), a.m, d_b.get(), d_c, n);
+    });
+  });
+
+  // The slice kernel at R rows (RPW = R / 8 a warp), V columns a lane, two buffers of `kib` KiB together.
+  auto slice = [&](auto kernel, int R, int V, int KC) {
+    const SliceTables t = slice_tables(a, R, KC);
+    const DeviceArray d_blocks(t.blocks);
+    const DeviceArray d_rows(t.rows), d_unions(t.unions), d_seg(t.seg), d_lcol(t.lcol);
+    const DeviceArray d_lw(t.lw);
+    const int smem = 2 * KC * 32 * V * int(sizeof(float));
+    MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const dim3 grid{unsigned(t.blocks.size()), unsigned(n / (32 * V))};
+    measure(mb::format("slice R=%d V=%d KC=%d (staged/product %.2f, %u blocks)", R, V, KC, t.staged_per_product,
+                       grid.x * grid.y),
+            true, [&, kernel, grid, smem] {
+              kernel<<<grid, 32 * kWarps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(), d_lcol.get(),
+                                                  d_lw.get(), d_b.get(), d_c, n);
+            });
+  };
+  // The second form (A's chunks staged too), same shapes.
+  auto slice_a = [&](auto kernel, int R, int V, int KC) {
+    const SliceTables t = slice_tables(a, R, KC);
+    const DeviceArray d_blocks(t.blocks);
+    const DeviceArray d_rows(t.rows), d_unions(t.unions), d_chunk_start(t.chunk_start);
+    const DeviceArray d_records(t.records);
+    const int max_record = std::max(1, t.max_record);
+    const int smem = 2 * KC * 32 * V * int(sizeof(float)) + 2 * max_record * int(sizeof(int2));
+    if (smem > 227 * 1024) return;
+    MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const dim3 grid{unsigned(t.blocks.size()), unsigned(n / (32 * V))};
+    measure(mb::format("slice+A R=%d V=%d KC=%d (%u blocks, %d KiB)", R, V, KC, grid.x * grid.y, smem / 1024), true,
+            [&, kernel, grid, smem, max_record] {
+              kernel<<<grid, 32 * kWarps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_chunk_start.get(),
+                                                  d_records.get(), max_record, d_b.get(), d_c, n);
+            });
+  };
+  // KC: B's two buffers of 32 KiB together (V = 1: 128 rows, 2: 64, 4: 32) or of 64 KiB (twice).
+  slice(slice_kernel<1, 2, 128>, 16, 1, 128);  // the first form's best shapes, for reference
+  slice_a(slice_a_kernel<1, 2, 128>, 16, 1, 128);
+  slice_a(slice_a_kernel<1, 4, 128>, 32, 1, 128);
+  slice_a(slice_a_kernel<1, 8, 128>, 64, 1, 128);
+  slice_a(slice_a_kernel<1, 2, 256>, 16, 1, 256);
+  slice_a(slice_a_kernel<1, 4, 256>, 32, 1, 256);
+  if (n % 64 == 0) {
+    slice(slice_kernel<2, 2, 128>, 16, 2, 128);
+    slice_a(slice_a_kernel<2, 2, 64>, 16, 2, 64);
+    slice_a(slice_a_kernel<2, 4, 64>, 32, 2, 64);
+    slice_a(slice_a_kernel<2, 8, 64>, 64, 2, 64);
+    slice_a(slice_a_kernel<2, 4, 128>, 32, 2, 128);
+  }
+  if (n % 128 == 0) {
+    slice_a(slice_a_kernel<4, 2, 32>, 16, 4, 32);
+    slice_a(slice_a_kernel<4, 4, 32>, 32, 4, 32);
+    slice_a(slice_a_kernel<4, 8, 32>, 64, 4, 32);
+    slice_a(slice_a_kernel<4, 4, 64>, 32, 4, 64);
+  }
+
+  // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
+  cusparseHandle_t handle;
+  CUSPARSE_CHECK(cusparseCreate(&handle));
+  cusparseSpMatDescr_t sa;
+  cusparseDnMatDescr_t sb, sc;
+  CUSPARSE_CHECK(cusparseCreateCsr(&sa, a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), CUSPARSE_INDEX_32I,
+                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&sb, a.k, n, n, d_b.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  CUSPARSE_CHECK(cusparseCreateDnMat(&sc, a.m, n, n, d_c, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+  const float one = 1.0f, zero = 0.0f;
+  const std::pair<cusparseSpMMAlg_t, const char*> algs[] = {{CUSPARSE_SPMM_ALG_DEFAULT, "cuSPARSE default"},
+                                                           {CUSPARSE_SPMM_CSR_ALG1, "cuSPARSE CSR_ALG1"},
+                                                           {CUSPARSE_SPMM_CSR_ALG2, "cuSPARSE CSR_ALG2"},
+                                                           {CUSPARSE_SPMM_CSR_ALG3, "cuSPARSE CSR_ALG3"}};
+  std::vector<void*> buffers;
+  for (const auto& [alg, name] : algs) {
+    size_t bytes = 0;
+    if (cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
+                                &zero, sc, CUDA_R_32F, alg, &bytes) != CUSPARSE_STATUS_SUCCESS)
+      continue;
+    void* buffer = nullptr;
+    MB_CHECK(cudaMalloc(&buffer, std::max<size_t>(bytes, 1)));
+    buffers.push_back(buffer);
+    if (cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
+                                &zero, sc, CUDA_R_32F, alg, buffer) != CUSPARSE_STATUS_SUCCESS)
+      continue;
+    measure(name, false, [&, alg = alg, buffer] {
+      CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
+                                  &zero, sc, CUDA_R_32F, alg, buffer));
+    });
+    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = name;
+  }
+
+  std::printf("%s: %d x %d, %d non-zeros, n = %lld\n\n", o.rest[0].c_str(), a.m, a.k, nnz, n_arg);
+  std::printf("| variant | µs | × warp-row | × best cuSPARSE (%s) | bit-equal to warp-row | max rel error |\n|---|--:|--:|--:|---|--:|\n",
+              best_cusparse_name.c_str());
+  for (const Row& row : rows)
+    std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", row.name.c_str(), row.r.us, row.r.first_us / row.r.us,
+                best_cusparse > 0 ? best_cusparse / row.r.us : 0.0, row.ordered ? (row.r.equal ? "yes" : "NO") : "—",
+                row.r.error);
+  std::printf("\n");
+  cusparseDestroyDnMat(sb);
+  cusparseDestroyDnMat(sc);
+  cusparseDestroySpMat(sa);
+  cusparseDestroy(handle);
+  for (void* b : buffers) cudaFree(b);
+  return study.failures() ? 1 : 0;
+}
