@@ -12,11 +12,16 @@
 // Every spmmc variant sums each row's products in column order from +0, so all must agree bit for bit
 // with warp-row; each is also checked against a float64 reference. One Markdown table on stdout.
 //
+// With --emulate, no GPU: both forms' tables are walked on the host as the kernels walk them and each row's
+// sum compared bit for bit with its products in column order (the CPU-side test of the schedule).
+//
 // usage: slice_spmm FILE.smtx N [--runs R] [--warmup W]     N a multiple of 32; exit 0, 1 mismatch, 64, 69, 70
+//        slice_spmm --emulate FILE.smtx                     exit 0 the tables agree, 1 they do not, 64
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -341,6 +346,63 @@ SliceTables slice_tables(const Csr& a, int R, int KC) {
   return t;
 }
 
+// --emulate: both forms' tables walked on the host as their kernels walk them (blocks, chunks, slots; n = 8
+// columns of a seeded B), each row's sum compared bit for bit with the row's products in column order, at
+// every shape the GPU run uses; no GPU needed. Returns the number of disagreements.
+int emulate(const Csr& a) {
+  constexpr int n = 8;
+  std::vector<float> b(size_t(a.k) * n);
+  uint32_t seed = 7;
+  for (float& v : b) v = (seed = seed * 1664525u + 1013904223u) / 4294967296.0f * 2.0f - 1.0f;
+  std::vector<float> ref(size_t(a.m) * n, 0.0f);
+  for (int i = 0; i < a.m; ++i)
+    for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+      for (int j = 0; j < n; ++j) ref[size_t(i) * n + j] = std::fmaf(a.w[p], b[size_t(a.col[p]) * n + j], ref[size_t(i) * n + j]);
+  int bad = 0;
+  for (const auto& [R, KC] : {std::pair{16, 128}, {32, 128}, {64, 128}, {16, 256}, {32, 256}, {16, 64}, {32, 64}, {64, 64}, {16, 32},
+                              {32, 32}, {64, 32}}) {
+    const SliceTables t = slice_tables(a, R, KC);
+    const int before = bad;
+    std::vector<float> c(size_t(a.m) * n, 0.0f), first(size_t(a.m) * n, 0.0f);
+    std::vector<int> stored(a.m, 0);
+    for (const SliceBlock& blk : t.blocks) {
+      const int chunks = (blk.union_count + KC - 1) / KC;
+      for (int slot = 0; slot < R; ++slot) {
+        float acc[n] = {}, acc_first[n] = {};
+        for (int ch = 0; ch < chunks; ++ch) {
+          const int at = t.chunk_start[blk.seg_at + ch];
+          bad += t.chunk_start[blk.seg_at + ch + 1] - at > t.max_record;
+          const int2* rec = &t.records[at];
+          for (int p = rec[slot].x; p < rec[slot + 1].x; ++p) {
+            bad += rec[p].x < 0 || rec[p].x >= KC || ch * KC + rec[p].x >= blk.union_count;
+            float w;
+            std::memcpy(&w, &rec[p].y, sizeof w);
+            const int k = t.unions[blk.union_at + ch * KC + rec[p].x];
+            for (int j = 0; j < n; ++j) acc[j] = std::fmaf(w, b[size_t(k) * n + j], acc[j]);
+          }
+          const int* seg = &t.seg[blk.seg_at_first + slot * (chunks + 1)];
+          for (int p = seg[ch]; p < seg[ch + 1]; ++p) {
+            bad += t.lcol[p] < ch * KC || t.lcol[p] >= (ch + 1) * KC;
+            const int k = t.unions[blk.union_at + t.lcol[p]];
+            for (int j = 0; j < n; ++j) acc_first[j] = std::fmaf(t.lw[p], b[size_t(k) * n + j], acc_first[j]);
+          }
+        }
+        const int row = t.rows[blk.rows_at + slot];
+        if (row < 0) continue;
+        ++stored[row];
+        std::memcpy(&c[size_t(row) * n], acc, sizeof acc);
+        std::memcpy(&first[size_t(row) * n], acc_first, sizeof acc_first);
+      }
+    }
+    for (int i = 0; i < a.m; ++i) bad += stored[i] != 1;
+    bad += std::memcmp(c.data(), ref.data(), c.size() * sizeof(float)) != 0;
+    bad += std::memcmp(first.data(), ref.data(), first.size() * sizeof(float)) != 0;
+    std::printf("R = %d, KC = %d: %zu blocks, longest record %d int2: %s\n", R, KC, t.blocks.size(), t.max_record,
+                bad > before ? "DISAGREES" : "both forms give the column-order sums");
+  }
+  return bad;
+}
+
 #define CUSPARSE_CHECK(call)                                                                               \
   do {                                                                                                     \
     const cusparseStatus_t s_ = (call);                                                                    \
@@ -353,9 +415,10 @@ SliceTables slice_tables(const Csr& a, int R, int KC) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  mb::Options o = mb::parse_options(argc, argv, " FILE.smtx N");
+  mb::Options o = mb::parse_options(argc, argv, " FILE.smtx N | --emulate FILE.smtx");
+  if (o.rest.size() == 2 && o.rest[0] == "--emulate") return emulate(read_matrix(o.rest[1])) ? 1 : 0;
   if (o.rest.size() != 2) {
-    std::fprintf(stderr, "usage: %s FILE.smtx N [--runs R] [--warmup W]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE.smtx N [--runs R] [--warmup W] | --emulate FILE.smtx\n", argv[0]);
     return mb::kExitUsage;
   }
   const long long n_arg = std::atoll(o.rest[1].c_str());
