@@ -48,7 +48,6 @@
 //        exit 0, 1 mismatch, 64, 69, 70
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
-#include <cusparse.h>
 
 #include <algorithm>
 #include <cmath>
@@ -61,6 +60,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "cusparse_peer.cuh"
 #include "smtx.cuh"
 
 namespace {
@@ -730,15 +730,6 @@ std::vector<BlockPiece> place_rows(const Csr& a, int length, int W, int R, int& 
   return out;
 }
 
-#define CUSPARSE_CHECK(call)                                                                               \
-  do {                                                                                                     \
-    const cusparseStatus_t s_ = (call);                                                                    \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cusparseGetErrorString(s_)); \
-      std::exit(mb::kExitCuda);                                                                            \
-    }                                                                                                      \
-  } while (0)
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -804,36 +795,10 @@ int main(int argc, char** argv) {
   };
 
   // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
-  cusparseHandle_t handle;
-  CUSPARSE_CHECK(cusparseCreate(&handle));
-  cusparseSpMatDescr_t sa;
-  cusparseDnMatDescr_t sb, sc;
-  CUSPARSE_CHECK(cusparseCreateCsr(&sa, a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-  CUSPARSE_CHECK(cusparseCreateDnMat(&sb, a.k, n, n, d_b.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
-  CUSPARSE_CHECK(cusparseCreateDnMat(&sc, a.m, n, n, d_c, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-  const float one = 1.0f, zero = 0.0f;
-  const std::pair<cusparseSpMMAlg_t, const char*> algs[] = {{CUSPARSE_SPMM_ALG_DEFAULT, "cuSPARSE default"},
-                                                           {CUSPARSE_SPMM_CSR_ALG1, "cuSPARSE CSR_ALG1"},
-                                                           {CUSPARSE_SPMM_CSR_ALG2, "cuSPARSE CSR_ALG2"},
-                                                           {CUSPARSE_SPMM_CSR_ALG3, "cuSPARSE CSR_ALG3"}};
-  std::vector<void*> buffers;
-  for (const auto& [alg, name] : algs) {
-    size_t bytes = 0;
-    if (cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
-                                &zero, sc, CUDA_R_32F, alg, &bytes) != CUSPARSE_STATUS_SUCCESS)
-      continue;
-    void* buffer = nullptr;
-    MB_CHECK(cudaMalloc(&buffer, std::max<size_t>(bytes, 16)));
-    buffers.push_back(buffer);
-    if (cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
-                                &zero, sc, CUDA_R_32F, alg, buffer) != CUSPARSE_STATUS_SUCCESS)
-      continue;
-    measure(name, false, [&, alg = alg, buffer] {
-      CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
-                                  &zero, sc, CUDA_R_32F, alg, buffer));
-    });
-    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = name;
+  mb::CusparsePeer peer(a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), d_b.get(), d_c, n);
+  for (const mb::CusparsePeer::Algorithm& alg : peer.algorithms()) {
+    measure(alg.name, false, alg.launch);
+    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = alg.name;
   }
 
   // Our kernels: V floats per lane, 32*V columns per warp (the vector that divides n).
@@ -1015,11 +980,6 @@ int main(int argc, char** argv) {
   for (const Row& row : rows)
     std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", row.name.c_str(), row.r.us, 2.0 * nnz * n / (row.r.us * 1e6),
                 best_cusparse > 0 ? best_cusparse / row.r.us : 0.0, row.ordered ? (row.r.equal ? "yes" : "NO") : "—", row.r.error);
-  for (void* b : buffers) cudaFree(b);
-  cusparseDestroyDnMat(sb);
-  cusparseDestroyDnMat(sc);
-  cusparseDestroySpMat(sa);
-  cusparseDestroy(handle);
   std::printf("\ngraph_spmm: %s\n", study.failures() ? "MISMATCH (a variant differs from rb-sr or from float64)" : "all agree");
   return study.failures() ? 1 : 0;
 }

@@ -7,7 +7,9 @@
 //   slice R V KC   blocks of R rows of A (consecutive rows) x 32V columns of C: the union of the R rows'
 //                  columns is staged, KC of B's rows at a time (two buffers, cp.async), in shared memory,
 //                  and each row's products read B from there; 8 warps, R / 8 rows a warp (the rows of a
-//                  block dealt to warps longest first), each row's products in column order
+//                  block dealt to warps longest first), each row's products in column order; A's
+//                  columns and weights read from global memory per row and chunk (the first form)
+//   slice+A R V KC the same with each chunk's products staged beside B's rows (the second form)
 //   cuSPARSE       each SpMM algorithm that takes row-major B and C, preprocessing untimed
 // Every spmmc variant sums each row's products in column order from +0, so all must agree bit for bit
 // with warp-row; each is also checked against a float64 reference. One Markdown table on stdout.
@@ -18,7 +20,6 @@
 // usage: slice_spmm FILE.smtx N [--runs R] [--warmup W]     N a multiple of 32; exit 0, 1 mismatch, 64, 69, 70
 //        slice_spmm --emulate FILE.smtx                     exit 0 the tables agree, 1 they do not, 64
 #include <cuda_runtime.h>
-#include <cusparse.h>
 
 #include <algorithm>
 #include <cmath>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "cusparse_peer.cuh"
 #include "smtx.cuh"
 
 namespace {
@@ -118,16 +120,23 @@ __global__ void __launch_bounds__(32 * kWarps) warp_row(const int* __restrict__ 
 }
 
 // One block of the slice kernel: its slots' rows at rows[rows_at + slot] (-1: none), its staged columns
-// unions[union_at, + union_count) (ascending), and for slot s the product offsets of each chunk:
-// seg[seg_at + s * (chunks + 1) + c] (chunks = ceil(union_count / KC)); the products' columns there are
-// indices into the block's union (lcol), their weights lw.
+// unions[union_at, + union_count) (ascending), chunks = ceil(union_count / KC) of them staged at a time.
+// First form: slot s's product offsets of each chunk at seg[seg_at + s * (chunks + 1) + c], the products'
+// columns there indices into the block's union (lcol), their weights lw. Second form: chunk c is one record
+// of int2 at records[chunk_start[chunk_at + c], chunk_start[chunk_at + c + 1]): R + 1 offsets (.x) into the
+// record, slot s's products between offsets s and s + 1, then the products (.x the staged row within the
+// chunk, .y the weight's bits).
 struct SliceBlock {
-  int rows_at, union_at, union_count, seg_at, seg_at_first;  // seg_at: the second form's chunk_start; seg_at_first: seg
+  int rows_at, union_at, union_count, seg_at, chunk_at;
 };
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+}
+__device__ __forceinline__ void cp_async8(void* dst, const void* src) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -135,14 +144,22 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-template <int V, int RPW, int KC>
+// Blocks of R = RPW x 8 rows x 32V columns (blockIdx.y), B's union rows staged KC at a time in two buffers.
+// StagedA false (the first form): a warp reads its rows' products of a chunk from global memory (seg, lcol,
+// lw), 32 at a time handed round by shuffles. StagedA true (the second form): each chunk's record is staged
+// beside B's rows (`max_record`: the longest, in int2), and a warp reads its products from shared memory, a
+// broadcast load each. Either way each row's products are summed in column order from +0.
+template <int V, int RPW, int KC, bool StagedA>
 __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __restrict__ blocks, const int* __restrict__ rows,
                                                             const int* __restrict__ unions, const int* __restrict__ seg,
                                                             const int* __restrict__ lcol, const float* __restrict__ lw,
-                                                            const float* __restrict__ B, float* __restrict__ C, int64_t n) {
+                                                            const int* __restrict__ chunk_start, const int2* __restrict__ records,
+                                                            int max_record, const float* __restrict__ B, float* __restrict__ C,
+                                                            int64_t n) {
   extern __shared__ float4 smem4[];
-  float* const buf = reinterpret_cast<float*>(smem4);  // two buffers of KC x W floats
-  constexpr int W = 32 * V, kPieces = W / 4;          // floats and 16-byte pieces per staged row
+  constexpr int W = 32 * V, kPieces = W / 4;                     // floats and 16-byte pieces per staged row
+  float* const buf = reinterpret_cast<float*>(smem4);           // two buffers of KC x W floats
+  int2* const abuf = reinterpret_cast<int2*>(buf + 2 * KC * W);  // (StagedA) two buffers of max_record int2
   const SliceBlock blk = blocks[blockIdx.x];
   const int chunks = (blk.union_count + KC - 1) / KC;
   const int64_t c0 = int64_t(blockIdx.y) * W;
@@ -153,6 +170,10 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
     for (int i = threadIdx.x; i < count * kPieces; i += 32 * kWarps) {
       const int r = i / kPieces, q = i % kPieces;
       cp_async16(dst + r * W + q * 4, B + int64_t(__ldg(&unions[blk.union_at + first + r])) * n + c0 + q * 4);
+    }
+    if constexpr (StagedA) {
+      const int begin = __ldg(&chunk_start[blk.chunk_at + c]), end = __ldg(&chunk_start[blk.chunk_at + c + 1]);
+      for (int i = threadIdx.x; i < end - begin; i += 32 * kWarps) cp_async8(abuf + (c & 1) * max_record + i, records + begin + i);
     }
     cp_async_commit();
   };
@@ -171,11 +192,38 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
     }
     __syncthreads();
     const float* const tile = buf + (c & 1) * KC * W + lane * V;
-    const int base = c * KC;
 #pragma unroll
     for (int j = 0; j < RPW; ++j) {
-      const int* const sg = seg + blk.seg_at_first + (warp + kWarps * j) * (chunks + 1);
-      row_sum<V, true>(__ldg(&sg[c]), __ldg(&sg[c + 1]), lcol, lw, [&](int k) { return tile + (k - base) * W; }, lane, acc[j]);
+      const int slot = warp + kWarps * j;
+      if constexpr (StagedA) {
+        const int2* const rec = abuf + (c & 1) * max_record;
+        int p = rec[slot].x;
+        const int end = rec[slot + 1].x;
+        for (; p + 8 <= end; p += 8) {
+          float b[8][V], w[8];
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int2 q = rec[p + u];
+            w[u] = __int_as_float(q.y);
+            load_shared<V>(tile + q.x * W, b[u]);
+          }
+#pragma unroll
+          for (int u = 0; u < 8; ++u)
+#pragma unroll
+            for (int v = 0; v < V; ++v) acc[j][v] = fmaf(w[u], b[u][v], acc[j][v]);
+        }
+        for (; p < end; ++p) {
+          const int2 q = rec[p];
+          float b[V];
+          load_shared<V>(tile + q.x * W, b);
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[j][v] = fmaf(__int_as_float(q.y), b[v], acc[j][v]);
+        }
+      } else {
+        const int* const sg = seg + blk.seg_at + slot * (chunks + 1);
+        const int base = c * KC;
+        row_sum<V, true>(__ldg(&sg[c]), __ldg(&sg[c + 1]), lcol, lw, [&](int k) { return tile + (k - base) * W; }, lane, acc[j]);
+      }
     }
     __syncthreads();
   }
@@ -186,91 +234,16 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
   }
 }
 
-// The second form: A's products of each chunk are staged beside B's rows, so that a warp reads its rows'
-// columns and weights from shared memory (a broadcast load per product, no shuffles) instead of a
-// dependent global load per row and chunk. Chunk c of a block is one record of int2 at
-// records[chunk_start[blk.chunk_at + c], chunk_start[blk.chunk_at + c + 1]): R + 1 offsets (.x) into the
-// record, slot s's products between offsets s and s + 1, then the products (.x the staged row within the
-// chunk, .y the weight's bits). `max_record`: the longest record (int2), the A buffers' size.
-template <int V, int RPW, int KC>
-__global__ void __launch_bounds__(32 * kWarps) slice_a_kernel(const SliceBlock* __restrict__ blocks, const int* __restrict__ rows,
-                                                              const int* __restrict__ unions, const int* __restrict__ chunk_start,
-                                                              const int2* __restrict__ records, int max_record,
-                                                              const float* __restrict__ B, float* __restrict__ C, int64_t n) {
-  extern __shared__ float4 smem4[];
-  constexpr int W = 32 * V, kPieces = W / 4, R = RPW * kWarps;
-  float* const buf = reinterpret_cast<float*>(smem4);                 // two buffers of KC x W floats
-  int2* const abuf = reinterpret_cast<int2*>(buf + 2 * KC * W);       // two buffers of max_record int2
-  const SliceBlock blk = blocks[blockIdx.x];
-  const int chunks = (blk.union_count + KC - 1) / KC;
-  const int64_t c0 = int64_t(blockIdx.y) * W;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  auto stage = [&](int c) {
-    float* const dst = buf + (c & 1) * KC * W;
-    const int first = c * KC, count = min(KC, blk.union_count - first);
-    for (int i = threadIdx.x; i < count * kPieces; i += 32 * kWarps) {
-      const int r = i / kPieces, q = i % kPieces;
-      cp_async16(dst + r * W + q * 4, B + int64_t(__ldg(&unions[blk.union_at + first + r])) * n + c0 + q * 4);
-    }
-    const int begin = __ldg(&chunk_start[blk.seg_at + c]), end = __ldg(&chunk_start[blk.seg_at + c + 1]);
-    int2* const adst = abuf + (c & 1) * max_record;
-    for (int i = threadIdx.x; i < end - begin; i += 32 * kWarps) {
-      const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(adst + i));
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(sa), "l"(records + begin + i));
-    }
-    cp_async_commit();
-  };
-  float acc[RPW][V];
-#pragma unroll
-  for (int j = 0; j < RPW; ++j)
-#pragma unroll
-    for (int v = 0; v < V; ++v) acc[j][v] = 0.0f;
-  if (chunks > 0) stage(0);
-  for (int c = 0; c < chunks; ++c) {
-    if (c + 1 < chunks) {
-      stage(c + 1);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncthreads();
-    const float* const tile = buf + (c & 1) * KC * W + lane * V;
-    const int2* const rec = abuf + (c & 1) * max_record;
-#pragma unroll
-    for (int j = 0; j < RPW; ++j) {
-      const int slot = warp + kWarps * j;
-      int p = rec[slot].x;
-      const int end = rec[slot + 1].x;
-      for (; p + 8 <= end; p += 8) {
-        float b[8][V], w[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const int2 q = rec[p + u];
-          w[u] = __int_as_float(q.y);
-          load_shared<V>(tile + q.x * W, b[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < 8; ++u)
-#pragma unroll
-          for (int v = 0; v < V; ++v) acc[j][v] = fmaf(w[u], b[u][v], acc[j][v]);
-      }
-      for (; p < end; ++p) {
-        const int2 q = rec[p];
-        float b[V];
-        load_shared<V>(tile + q.x * W, b);
-#pragma unroll
-        for (int v = 0; v < V; ++v) acc[j][v] = fmaf(__int_as_float(q.y), b[v], acc[j][v]);
-      }
-    }
-    __syncthreads();
-  }
-  static_assert(R <= 64, "at most 64 rows a block");
-#pragma unroll
-  for (int j = 0; j < RPW; ++j) {
-    const int row = __ldg(&rows[blk.rows_at + warp + kWarps * j]);
-    if (row >= 0) store<V>(C + int64_t(row) * n + c0 + lane * V, acc[j]);
-  }
-}
+// The slice kernel's tables for blocks of R consecutive rows and chunks of KC staged rows, both forms.
+struct SliceTables {
+  std::vector<SliceBlock> blocks;
+  std::vector<int> rows, unions, seg, lcol;
+  std::vector<float> lw;
+  std::vector<int> chunk_start;
+  std::vector<int2> records;
+  int max_record = 0;             // the longest record, int2
+  double staged_per_product = 0;  // staged rows of B over products (the L2 reads per product, relative)
+};
 
 // A float's bits (the records' weights).
 int float_bits(float f) {
@@ -279,24 +252,12 @@ int float_bits(float f) {
   return i;
 }
 
-// The slice kernel's tables for blocks of R consecutive rows and chunks of KC staged rows.
-struct SliceTables {
-  std::vector<SliceBlock> blocks;
-  std::vector<int> rows, unions, seg, lcol;
-  std::vector<float> lw;
-  std::vector<int> chunk_start;  // the second form: where each block's chunk records start (seg_at indexes it)
-  std::vector<int2> records;
-  int max_record = 0;
-  double staged_per_product = 0;  // staged rows of B over products (the L2 reads per product, relative)
-};
-
 SliceTables slice_tables(const Csr& a, int R, int KC) {
   SliceTables t;
   long staged = 0;
   for (int r0 = 0; r0 < a.m; r0 += R) {
     const int r1 = std::min(a.m, r0 + R);
-    const int first_seg_at = int(t.seg.size());
-    SliceBlock b{int(t.rows.size()), int(t.unions.size()), 0, first_seg_at, first_seg_at};
+    SliceBlock b{int(t.rows.size()), int(t.unions.size()), 0, int(t.seg.size()), int(t.chunk_start.size())};
     std::vector<int> u;
     for (int i = r0; i < r1; ++i) u.insert(u.end(), a.col.begin() + a.row_ptr[i], a.col.begin() + a.row_ptr[i + 1]);
     std::sort(u.begin(), u.end());
@@ -325,15 +286,13 @@ SliceTables slice_tables(const Csr& a, int R, int KC) {
         t.seg.push_back(int(std::lower_bound(t.lcol.begin() + at, t.lcol.end(), c * KC) - t.lcol.begin()));
     }
     // The second form's records: per chunk, R + 1 offsets, then each slot's products of the chunk.
-    b.seg_at = int(t.chunk_start.size());  // (the second form reads chunk_start there; the first form's seg_at is lost)
-    b.seg_at_first = first_seg_at;
     for (int c = 0; c < chunks; ++c) {
       const int at = int(t.records.size());
       t.chunk_start.push_back(at);
       t.records.resize(at + R + 1);
       for (int s2 = 0; s2 < R; ++s2) {
         t.records[at + s2].x = int(t.records.size()) - at;
-        const int* sg = &t.seg[first_seg_at + s2 * (chunks + 1)];
+        const int* sg = &t.seg[b.seg_at + s2 * (chunks + 1)];
         for (int q = sg[c]; q < sg[c + 1]; ++q) t.records.push_back(int2{t.lcol[q] - c * KC, float_bits(t.lw[q])});
       }
       t.records[at + R].x = int(t.records.size()) - at;
@@ -370,8 +329,8 @@ int emulate(const Csr& a) {
       for (int slot = 0; slot < R; ++slot) {
         float acc[n] = {}, acc_first[n] = {};
         for (int ch = 0; ch < chunks; ++ch) {
-          const int at = t.chunk_start[blk.seg_at + ch];
-          bad += t.chunk_start[blk.seg_at + ch + 1] - at > t.max_record;
+          const int at = t.chunk_start[blk.chunk_at + ch];
+          bad += t.chunk_start[blk.chunk_at + ch + 1] - at > t.max_record;
           const int2* rec = &t.records[at];
           for (int p = rec[slot].x; p < rec[slot + 1].x; ++p) {
             bad += rec[p].x < 0 || rec[p].x >= KC || ch * KC + rec[p].x >= blk.union_count;
@@ -380,7 +339,7 @@ int emulate(const Csr& a) {
             const int k = t.unions[blk.union_at + ch * KC + rec[p].x];
             for (int j = 0; j < n; ++j) acc[j] = std::fmaf(w, b[size_t(k) * n + j], acc[j]);
           }
-          const int* seg = &t.seg[blk.seg_at_first + slot * (chunks + 1)];
+          const int* seg = &t.seg[blk.seg_at + slot * (chunks + 1)];
           for (int p = seg[ch]; p < seg[ch + 1]; ++p) {
             bad += t.lcol[p] < ch * KC || t.lcol[p] >= (ch + 1) * KC;
             const int k = t.unions[blk.union_at + t.lcol[p]];
@@ -402,15 +361,6 @@ int emulate(const Csr& a) {
   }
   return bad;
 }
-
-#define CUSPARSE_CHECK(call)                                                                               \
-  do {                                                                                                     \
-    const cusparseStatus_t s_ = (call);                                                                    \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cusparseGetErrorString(s_)); \
-      std::exit(mb::kExitCuda);                                                                            \
-    }                                                                                                      \
-  } while (0)
 
 }  // namespace
 
@@ -462,91 +412,53 @@ int main(int argc, char** argv) {
     });
   });
 
-  // The slice kernel at R rows (RPW = R / 8 a warp), V columns a lane, two buffers of `kib` KiB together.
-  auto slice = [&](auto kernel, int R, int V, int KC) {
+  // The slice kernel (kernel: a slice_kernel instantiation of V, R / 8 rows a warp, KC, and the form) at R rows.
+  auto slice = [&](auto kernel, int R, int V, int KC, bool staged_a) {
     const SliceTables t = slice_tables(a, R, KC);
     const DeviceArray d_blocks(t.blocks);
-    const DeviceArray d_rows(t.rows), d_unions(t.unions), d_seg(t.seg), d_lcol(t.lcol);
+    const DeviceArray d_rows(t.rows), d_unions(t.unions), d_seg(t.seg), d_lcol(t.lcol), d_chunk_start(t.chunk_start);
     const DeviceArray d_lw(t.lw);
-    const int smem = 2 * KC * 32 * V * int(sizeof(float));
-    MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    const dim3 grid{unsigned(t.blocks.size()), unsigned(n / (32 * V))};
-    measure(mb::format("slice R=%d V=%d KC=%d (staged/product %.2f, %u blocks)", R, V, KC, t.staged_per_product,
-                       grid.x * grid.y),
-            true, [&, kernel, grid, smem] {
-              kernel<<<grid, 32 * kWarps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(), d_lcol.get(),
-                                                  d_lw.get(), d_b.get(), d_c, n);
-            });
-  };
-  // The second form (A's chunks staged too), same shapes.
-  auto slice_a = [&](auto kernel, int R, int V, int KC) {
-    const SliceTables t = slice_tables(a, R, KC);
-    const DeviceArray d_blocks(t.blocks);
-    const DeviceArray d_rows(t.rows), d_unions(t.unions), d_chunk_start(t.chunk_start);
     const DeviceArray d_records(t.records);
-    const int max_record = std::max(1, t.max_record);
+    const int max_record = staged_a ? std::max(1, t.max_record) : 0;
     const int smem = 2 * KC * 32 * V * int(sizeof(float)) + 2 * max_record * int(sizeof(int2));
-    if (smem > 227 * 1024) return;
+    if (smem > 227 * 1024) return;  // (a record too long for the SM: not run)
     MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const dim3 grid{unsigned(t.blocks.size()), unsigned(n / (32 * V))};
-    measure(mb::format("slice+A R=%d V=%d KC=%d (%u blocks, %d KiB)", R, V, KC, grid.x * grid.y, smem / 1024), true,
-            [&, kernel, grid, smem, max_record] {
-              kernel<<<grid, 32 * kWarps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_chunk_start.get(),
-                                                  d_records.get(), max_record, d_b.get(), d_c, n);
+    measure(mb::format("%s R=%d V=%d KC=%d (staged/product %.2f, %u blocks, %d KiB)", staged_a ? "slice+A" : "slice", R, V, KC,
+                       t.staged_per_product, grid.x * grid.y, smem / 1024),
+            true, [&, kernel, grid, smem, max_record] {
+              kernel<<<grid, 32 * kWarps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(), d_lcol.get(),
+                                                  d_lw.get(), d_chunk_start.get(), d_records.get(), max_record, d_b.get(),
+                                                  d_c, n);
             });
   };
-  // KC: B's two buffers of 32 KiB together (V = 1: 128 rows, 2: 64, 4: 32) or of 64 KiB (twice).
-  slice(slice_kernel<1, 2, 128>, 16, 1, 128);  // the first form's best shapes, for reference
-  slice_a(slice_a_kernel<1, 2, 128>, 16, 1, 128);
-  slice_a(slice_a_kernel<1, 4, 128>, 32, 1, 128);
-  slice_a(slice_a_kernel<1, 8, 128>, 64, 1, 128);
-  slice_a(slice_a_kernel<1, 2, 256>, 16, 1, 256);
-  slice_a(slice_a_kernel<1, 4, 256>, 32, 1, 256);
+  // KC: B's two buffers of 32 KiB together (V = 1: 128 rows, 2: 64, 4: 32) or of 64 KiB (twice). The first
+  // form at its best shapes of 2026-12-07 (docs/benchmarks.md), for reference; the second at R = 16-64.
+  slice(slice_kernel<1, 2, 128, false>, 16, 1, 128, false);
+  slice(slice_kernel<1, 2, 128, true>, 16, 1, 128, true);
+  slice(slice_kernel<1, 4, 128, true>, 32, 1, 128, true);
+  slice(slice_kernel<1, 8, 128, true>, 64, 1, 128, true);
+  slice(slice_kernel<1, 2, 256, true>, 16, 1, 256, true);
+  slice(slice_kernel<1, 4, 256, true>, 32, 1, 256, true);
   if (n % 64 == 0) {
-    slice(slice_kernel<2, 2, 128>, 16, 2, 128);
-    slice_a(slice_a_kernel<2, 2, 64>, 16, 2, 64);
-    slice_a(slice_a_kernel<2, 4, 64>, 32, 2, 64);
-    slice_a(slice_a_kernel<2, 8, 64>, 64, 2, 64);
-    slice_a(slice_a_kernel<2, 4, 128>, 32, 2, 128);
+    slice(slice_kernel<2, 2, 128, false>, 16, 2, 128, false);
+    slice(slice_kernel<2, 2, 64, true>, 16, 2, 64, true);
+    slice(slice_kernel<2, 4, 64, true>, 32, 2, 64, true);
+    slice(slice_kernel<2, 8, 64, true>, 64, 2, 64, true);
+    slice(slice_kernel<2, 4, 128, true>, 32, 2, 128, true);
   }
   if (n % 128 == 0) {
-    slice_a(slice_a_kernel<4, 2, 32>, 16, 4, 32);
-    slice_a(slice_a_kernel<4, 4, 32>, 32, 4, 32);
-    slice_a(slice_a_kernel<4, 8, 32>, 64, 4, 32);
-    slice_a(slice_a_kernel<4, 4, 64>, 32, 4, 64);
+    slice(slice_kernel<4, 2, 32, true>, 16, 4, 32, true);
+    slice(slice_kernel<4, 4, 32, true>, 32, 4, 32, true);
+    slice(slice_kernel<4, 8, 32, true>, 64, 4, 32, true);
+    slice(slice_kernel<4, 4, 64, true>, 32, 4, 64, true);
   }
 
   // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
-  cusparseHandle_t handle;
-  CUSPARSE_CHECK(cusparseCreate(&handle));
-  cusparseSpMatDescr_t sa;
-  cusparseDnMatDescr_t sb, sc;
-  CUSPARSE_CHECK(cusparseCreateCsr(&sa, a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), CUSPARSE_INDEX_32I,
-                                   CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
-  CUSPARSE_CHECK(cusparseCreateDnMat(&sb, a.k, n, n, d_b.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
-  CUSPARSE_CHECK(cusparseCreateDnMat(&sc, a.m, n, n, d_c, CUDA_R_32F, CUSPARSE_ORDER_ROW));
-  const float one = 1.0f, zero = 0.0f;
-  const std::pair<cusparseSpMMAlg_t, const char*> algs[] = {{CUSPARSE_SPMM_ALG_DEFAULT, "cuSPARSE default"},
-                                                           {CUSPARSE_SPMM_CSR_ALG1, "cuSPARSE CSR_ALG1"},
-                                                           {CUSPARSE_SPMM_CSR_ALG2, "cuSPARSE CSR_ALG2"},
-                                                           {CUSPARSE_SPMM_CSR_ALG3, "cuSPARSE CSR_ALG3"}};
-  std::vector<void*> buffers;
-  for (const auto& [alg, name] : algs) {
-    size_t bytes = 0;
-    if (cusparseSpMM_bufferSize(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
-                                &zero, sc, CUDA_R_32F, alg, &bytes) != CUSPARSE_STATUS_SUCCESS)
-      continue;
-    void* buffer = nullptr;
-    MB_CHECK(cudaMalloc(&buffer, std::max<size_t>(bytes, 1)));
-    buffers.push_back(buffer);
-    if (cusparseSpMM_preprocess(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
-                                &zero, sc, CUDA_R_32F, alg, buffer) != CUSPARSE_STATUS_SUCCESS)
-      continue;
-    measure(name, false, [&, alg = alg, buffer] {
-      CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, sa, sb,
-                                  &zero, sc, CUDA_R_32F, alg, buffer));
-    });
-    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = name;
+  mb::CusparsePeer peer(a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), d_b.get(), d_c, n);
+  for (const mb::CusparsePeer::Algorithm& alg : peer.algorithms()) {
+    measure(alg.name, false, alg.launch);
+    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = alg.name;
   }
 
   std::printf("%s: %d x %d, %d non-zeros, n = %lld\n\n", o.rest[0].c_str(), a.m, a.k, nnz, n_arg);
@@ -557,10 +469,5 @@ int main(int argc, char** argv) {
                 best_cusparse > 0 ? best_cusparse / row.r.us : 0.0, row.ordered ? (row.r.equal ? "yes" : "NO") : "—",
                 row.r.error);
   std::printf("\n");
-  cusparseDestroyDnMat(sb);
-  cusparseDestroyDnMat(sc);
-  cusparseDestroySpMat(sa);
-  cusparseDestroy(handle);
-  for (void* b : buffers) cudaFree(b);
   return study.failures() ? 1 : 0;
 }
