@@ -93,16 +93,7 @@ __global__ void __launch_bounds__(MaxThreads) generic_kernel(const int* __restri
 // Row group g (rows g*R .. g*R+R-1) has the sorted union of its rows' columns u_col[u_ptr[g]..);
 // each product p of those rows stores its position in that union (pos_w[p].x) and its weight
 // (pos_w[p].y). A block: R x T threads, row group blockIdx.y, columns blockIdx.x * T*V + [0, T*V).
-// Stages: S buffers of KC x W floats, filled with 16-byte cp.async (n % 4 == 0, B 16-byte aligned).
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+// Stages: S buffers of KC x W floats, filled with 16-byte cp.async (smtx.cuh; n % 4 == 0, B 16-byte aligned).
 
 template <int R, int T, int V, int KC, int S>
 __global__ void __launch_bounds__(R* T) staged_kernel(const int* __restrict__ row_ptr, const int2* __restrict__ pos_w,

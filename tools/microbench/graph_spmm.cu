@@ -69,26 +69,6 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kWarpsPerBlock = 4;
 constexpr int kAhead = 8;  // loads of B in flight per lane
 
-template <int V>
-__device__ __forceinline__ void load_b(const float* p, float (&r)[V]) {
-  if constexpr (V == 4) {
-    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
-    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
-  } else if constexpr (V == 2) {
-    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
-    r[0] = t.x, r[1] = t.y;
-  } else {
-    r[0] = __ldg(p);
-  }
-}
-
-template <int V>
-__device__ __forceinline__ void store_c(float* p, const float (&r)[V]) {
-  if constexpr (V == 4) *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
-  else if constexpr (V == 2) *reinterpret_cast<float2*>(p) = make_float2(r[0], r[1]);
-  else p[0] = r[0];
-}
-
 // Products [p, end) of one row for a lane's V columns (`at`: B + its first column), added to acc in
 // order: every G-th product from the group's first (G = 1: all). The warp loads 32 products' column
 // and weight at a time, lane j product j, and shuffles them to every lane; kAhead loads of B are in

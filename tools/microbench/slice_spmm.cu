@@ -39,18 +39,7 @@ namespace {
 
 constexpr int kWarps = 8;  // warps per block, every kernel
 
-template <int V>
-__device__ __forceinline__ void load_global(const float* p, float (&r)[V]) {
-  if constexpr (V == 4) {
-    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
-    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
-  } else if constexpr (V == 2) {
-    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
-    r[0] = t.x, r[1] = t.y;
-  } else {
-    r[0] = __ldg(p);
-  }
-}
+// V adjacent floats of a staged row (shared memory); load_b and store_c (global memory): smtx.cuh.
 template <int V>
 __device__ __forceinline__ void load_shared(const float* p, float (&r)[V]) {
   if constexpr (V == 4) {
@@ -63,14 +52,8 @@ __device__ __forceinline__ void load_shared(const float* p, float (&r)[V]) {
     r[0] = *p;
   }
 }
-template <int V>
-__device__ __forceinline__ void store(float* p, const float (&r)[V]) {
-  if constexpr (V == 4) *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
-  else if constexpr (V == 2) *reinterpret_cast<float2*>(p) = make_float2(r[0], r[1]);
-  else *p = r[0];
-}
 
-// Products [p, end) of one row for a lane's V columns, in order; `row_of(k)` gives B's row (global
+// Products [p, end) of one row for a lane's V columns, in order; `at(k)` gives B's row (global
 // memory) or the staged row (shared memory) of column index k. 8 loads in flight.
 template <int V, bool Shared, class At>
 __device__ __forceinline__ void row_sum(int p, int end, const int* __restrict__ cols, const float* __restrict__ ws, At at,
@@ -87,7 +70,7 @@ __device__ __forceinline__ void row_sum(int p, int end, const int* __restrict__ 
         const int k = __shfl_sync(0xffffffffu, my_k, j + u);
         w[u] = __shfl_sync(0xffffffffu, my_w, j + u);
         if constexpr (Shared) load_shared<V>(at(k), b[u]);
-        else load_global<V>(at(k), b[u]);
+        else load_b<V>(at(k), b[u]);
       }
 #pragma unroll
       for (int u = 0; u < 8; ++u)
@@ -99,7 +82,7 @@ __device__ __forceinline__ void row_sum(int p, int end, const int* __restrict__ 
       const float w = __shfl_sync(0xffffffffu, my_w, j);
       float b[V];
       if constexpr (Shared) load_shared<V>(at(k), b);
-      else load_global<V>(at(k), b);
+      else load_b<V>(at(k), b);
 #pragma unroll
       for (int v = 0; v < V; ++v) acc[v] = fmaf(w, b[v], acc[v]);
     }
@@ -116,7 +99,7 @@ __global__ void __launch_bounds__(32 * kWarps) warp_row(const int* __restrict__ 
   float acc[V];
   for (int v = 0; v < V; ++v) acc[v] = 0.0f;
   row_sum<V, false>(row_ptr[row], row_ptr[row + 1], cols, ws, [&](int k) { return B + int64_t(k) * n + col; }, lane, acc);
-  store<V>(C + int64_t(row) * n + col, acc);
+  store_c<V>(C + int64_t(row) * n + col, acc);
 }
 
 // One block of the slice kernel: its slots' rows at rows[rows_at + slot] (-1: none), its staged columns
@@ -130,18 +113,10 @@ struct SliceBlock {
   int rows_at, union_at, union_count, seg_at, chunk_at;
 };
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
-}
+// (cp_async16 and its groups: smtx.cuh)
 __device__ __forceinline__ void cp_async8(void* dst, const void* src) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // Blocks of R = RPW x 8 rows x 32V columns (blockIdx.y), B's union rows staged KC at a time in two buffers.
@@ -230,7 +205,7 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
 #pragma unroll
   for (int j = 0; j < RPW; ++j) {
     const int row = __ldg(&rows[blk.rows_at + warp + kWarps * j]);
-    if (row >= 0) store<V>(C + int64_t(row) * n + c0 + lane * V, acc[j]);
+    if (row >= 0) store_c<V>(C + int64_t(row) * n + c0 + lane * V, acc[j]);
   }
 }
 

@@ -1,6 +1,6 @@
-// Shared by the CSR studies (csr_variants.cu, row_split.cu, graph_spmm.cu): a DLMC .smtx file's or a
-// Matrix Market file's pattern with seeded weights, a vector's copy in device memory, and the checks
-// and timing every variant of a study gets (CsrStudy). Exits 64 on a file that cannot be read.
+// Shared by the CSR studies (csr_variants.cu, row_split.cu, graph_spmm.cu, slice_spmm.cu): a DLMC .smtx
+// file's or a Matrix Market file's pattern with seeded weights, the kernels' vector loads and cp.async, a
+// vector's copy in device memory, and the checks and timing every variant of a study gets (CsrStudy). Exits 64 on a file that cannot be read.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -100,6 +100,38 @@ Csr read_matrix_market(const std::string& path) {
 Csr read_matrix(const std::string& path) {
   const bool mtx = path.size() > 4 && path.compare(path.size() - 4, 4, ".mtx") == 0;
   return mtx ? read_matrix_market(path) : read_smtx(path);
+}
+
+// Device helpers of the CSR kernels: V adjacent floats of B (one vector load through the read-only path:
+// 16 or 8 bytes aligned) and of C, and 16-byte cp.async copies into shared memory with their groups.
+template <int V>
+__device__ __forceinline__ void load_b(const float* p, float (&r)[V]) {
+  if constexpr (V == 4) {
+    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+    r[0] = t.x, r[1] = t.y, r[2] = t.z, r[3] = t.w;
+  } else if constexpr (V == 2) {
+    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
+    r[0] = t.x, r[1] = t.y;
+  } else {
+    r[0] = __ldg(p);
+  }
+}
+
+template <int V>
+__device__ __forceinline__ void store_c(float* p, const float (&r)[V]) {
+  if constexpr (V == 4) *reinterpret_cast<float4*>(p) = make_float4(r[0], r[1], r[2], r[3]);
+  else if constexpr (V == 2) *reinterpret_cast<float2*>(p) = make_float2(r[0], r[1]);
+  else p[0] = r[0];
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
 // A vector's copy in device memory, freed with it.
