@@ -6,8 +6,8 @@
 //                  flight): every product reads its row of B from L2
 //   slice R V KC   blocks of R rows of A (consecutive rows) x 32V columns of C: the union of the R rows'
 //                  columns is staged, KC of B's rows at a time (two buffers, cp.async), in shared memory,
-//                  and each row's products read B from there; 8 warps, R / 8 rows a warp (the rows of a
-//                  block dealt to warps longest first), each row's products in column order; A's
+//                  and each row's products read B from there; 8 warps (or 16, where named), R / warps
+//                  rows a warp (dealt longest first), each row's products in column order; A's
 //                  columns and weights read from global memory per row and chunk (the first form)
 //   slice+A R V KC the same with each chunk's products staged beside B's rows (the second form)
 //   cuSPARSE       each SpMM algorithm that takes row-major B and C, preprocessing untimed
@@ -37,7 +37,7 @@
 
 namespace {
 
-constexpr int kWarps = 8;  // warps per block, every kernel
+constexpr int kWarps = 8;  // warps per block of the warp per row, and of the slice kernel unless given
 
 // V adjacent floats of a staged row (shared memory); load_b and store_c (global memory): smtx.cuh.
 template <int V>
@@ -119,13 +119,13 @@ __device__ __forceinline__ void cp_async8(void* dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(src));
 }
 
-// Blocks of R = RPW x 8 rows x 32V columns (blockIdx.y), B's union rows staged KC at a time in two buffers.
+// Blocks of R = RPW x Warps rows x 32V columns (blockIdx.y), B's union rows staged KC at a time in two buffers.
 // StagedA false (the first form): a warp reads its rows' products of a chunk from global memory (seg, lcol,
 // lw), 32 at a time handed round by shuffles. StagedA true (the second form): each chunk's record is staged
 // beside B's rows (`max_record`: the longest, in int2), and a warp reads its products from shared memory, a
 // broadcast load each. Either way each row's products are summed in column order from +0.
-template <int V, int RPW, int KC, bool StagedA>
-__global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __restrict__ blocks, const int* __restrict__ rows,
+template <int V, int RPW, int KC, bool StagedA, int Warps = kWarps>
+__global__ void __launch_bounds__(32 * Warps) slice_kernel(const SliceBlock* __restrict__ blocks, const int* __restrict__ rows,
                                                             const int* __restrict__ unions, const int* __restrict__ seg,
                                                             const int* __restrict__ lcol, const float* __restrict__ lw,
                                                             const int* __restrict__ chunk_start, const int2* __restrict__ records,
@@ -142,13 +142,13 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
   auto stage = [&](int c) {
     float* const dst = buf + (c & 1) * KC * W;
     const int first = c * KC, count = min(KC, blk.union_count - first);
-    for (int i = threadIdx.x; i < count * kPieces; i += 32 * kWarps) {
+    for (int i = threadIdx.x; i < count * kPieces; i += 32 * Warps) {
       const int r = i / kPieces, q = i % kPieces;
       cp_async16(dst + r * W + q * 4, B + int64_t(__ldg(&unions[blk.union_at + first + r])) * n + c0 + q * 4);
     }
     if constexpr (StagedA) {
       const int begin = __ldg(&chunk_start[blk.chunk_at + c]), end = __ldg(&chunk_start[blk.chunk_at + c + 1]);
-      for (int i = threadIdx.x; i < end - begin; i += 32 * kWarps) cp_async8(abuf + (c & 1) * max_record + i, records + begin + i);
+      for (int i = threadIdx.x; i < end - begin; i += 32 * Warps) cp_async8(abuf + (c & 1) * max_record + i, records + begin + i);
     }
     cp_async_commit();
   };
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
     const float* const tile = buf + (c & 1) * KC * W + lane * V;
 #pragma unroll
     for (int j = 0; j < RPW; ++j) {
-      const int slot = warp + kWarps * j;
+      const int slot = warp + Warps * j;
       if constexpr (StagedA) {
         const int2* const rec = abuf + (c & 1) * max_record;
         int p = rec[slot].x;
@@ -204,12 +204,13 @@ __global__ void __launch_bounds__(32 * kWarps) slice_kernel(const SliceBlock* __
   }
 #pragma unroll
   for (int j = 0; j < RPW; ++j) {
-    const int row = __ldg(&rows[blk.rows_at + warp + kWarps * j]);
+    const int row = __ldg(&rows[blk.rows_at + warp + Warps * j]);
     if (row >= 0) store_c<V>(C + int64_t(row) * n + c0 + lane * V, acc[j]);
   }
 }
 
-// The slice kernel's tables for blocks of R consecutive rows and chunks of KC staged rows, both forms.
+// The slice kernel's tables for blocks of R consecutive rows (dealt to `warps` warps) and chunks of KC
+// staged rows, both forms.
 struct SliceTables {
   std::vector<SliceBlock> blocks;
   std::vector<int> rows, unions, seg, lcol;
@@ -227,7 +228,7 @@ int float_bits(float f) {
   return i;
 }
 
-SliceTables slice_tables(const Csr& a, int R, int KC) {
+SliceTables slice_tables(const Csr& a, int R, int KC, int warps = kWarps) {
   SliceTables t;
   long staged = 0;
   for (int r0 = 0; r0 < a.m; r0 += R) {
@@ -241,15 +242,15 @@ SliceTables slice_tables(const Csr& a, int R, int KC) {
     staged += long(u.size());
     t.unions.insert(t.unions.end(), u.begin(), u.end());
     const int chunks = (b.union_count + KC - 1) / KC;
-    // Rows longest first, dealt to warps in a snake (slot = warp + kWarps * j).
+    // Rows longest first, dealt to warps in a snake (slot = warp + warps * j).
     std::vector<int> order(r1 - r0);
     std::iota(order.begin(), order.end(), r0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int x, int y) { return a.row_ptr[x + 1] - a.row_ptr[x] > a.row_ptr[y + 1] - a.row_ptr[y]; });
     std::vector<int> slot_row(R, -1);
     for (size_t q = 0; q < order.size(); ++q) {
-      const int j = int(q) / kWarps, w = int(q) % kWarps;
-      slot_row[(j % 2 ? kWarps - 1 - w : w) + kWarps * j] = order[q];
+      const int j = int(q) / warps, w = int(q) % warps;
+      slot_row[(j % 2 ? warps - 1 - w : w) + warps * j] = order[q];
     }
     for (int s = 0; s < R; ++s) {
       t.rows.push_back(slot_row[s]);
@@ -293,9 +294,13 @@ int emulate(const Csr& a) {
     for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
       for (int j = 0; j < n; ++j) ref[size_t(i) * n + j] = std::fmaf(a.w[p], b[size_t(a.col[p]) * n + j], ref[size_t(i) * n + j]);
   int bad = 0;
-  for (const auto& [R, KC] : {std::pair{16, 128}, {32, 128}, {64, 128}, {16, 256}, {32, 256}, {16, 64}, {32, 64}, {64, 64}, {16, 32},
-                              {32, 32}, {64, 32}}) {
-    const SliceTables t = slice_tables(a, R, KC);
+  struct Shape {
+    int R, KC, warps;
+  };
+  for (const Shape& shape : {Shape{16, 128, 8}, {32, 128, 8}, {64, 128, 8}, {16, 256, 8}, {32, 256, 8}, {16, 64, 8}, {32, 64, 8},
+                             {64, 64, 8}, {16, 32, 8}, {32, 32, 8}, {64, 32, 8}, {32, 128, 16}, {64, 128, 16}, {32, 32, 16}}) {
+    const int R = shape.R, KC = shape.KC;
+    const SliceTables t = slice_tables(a, R, KC, shape.warps);
     const int before = bad;
     std::vector<float> c(size_t(a.m) * n, 0.0f), first(size_t(a.m) * n, 0.0f);
     std::vector<int> stored(a.m, 0);
@@ -331,7 +336,7 @@ int emulate(const Csr& a) {
     for (int i = 0; i < a.m; ++i) bad += stored[i] != 1;
     bad += std::memcmp(c.data(), ref.data(), c.size() * sizeof(float)) != 0;
     bad += std::memcmp(first.data(), ref.data(), first.size() * sizeof(float)) != 0;
-    std::printf("R = %d, KC = %d: %zu blocks, longest record %d int2: %s\n", R, KC, t.blocks.size(), t.max_record,
+    std::printf("R = %d, KC = %d, %d warps: %zu blocks, longest record %d int2: %s\n", R, KC, shape.warps, t.blocks.size(), t.max_record,
                 bad > before ? "DISAGREES" : "both forms give the column-order sums");
   }
   return bad;
@@ -388,8 +393,8 @@ int main(int argc, char** argv) {
   });
 
   // The slice kernel (kernel: a slice_kernel instantiation of V, R / 8 rows a warp, KC, and the form) at R rows.
-  auto slice = [&](auto kernel, int R, int V, int KC, bool staged_a) {
-    const SliceTables t = slice_tables(a, R, KC);
+  auto slice = [&](auto kernel, int R, int V, int KC, bool staged_a, int warps = kWarps) {
+    const SliceTables t = slice_tables(a, R, KC, warps);
     const DeviceArray d_blocks(t.blocks);
     const DeviceArray d_rows(t.rows), d_unions(t.unions), d_seg(t.seg), d_lcol(t.lcol), d_chunk_start(t.chunk_start);
     const DeviceArray d_lw(t.lw);
@@ -399,10 +404,11 @@ int main(int argc, char** argv) {
     if (smem > 227 * 1024) return;  // (a record too long for the SM: not run)
     MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const dim3 grid{unsigned(t.blocks.size()), unsigned(n / (32 * V))};
-    measure(mb::format("%s R=%d V=%d KC=%d (staged/product %.2f, %u blocks, %d KiB)", staged_a ? "slice+A" : "slice", R, V, KC,
-                       t.staged_per_product, grid.x * grid.y, smem / 1024),
-            true, [&, kernel, grid, smem, max_record] {
-              kernel<<<grid, 32 * kWarps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(), d_lcol.get(),
+    measure(mb::format("%s R=%d V=%d KC=%d%s (staged/product %.2f, %u blocks, %d KiB)", staged_a ? "slice+A" : "slice", R, V, KC,
+                       warps == kWarps ? "" : mb::format(" %d warps", warps).c_str(), t.staged_per_product, grid.x * grid.y,
+                       smem / 1024),
+            true, [&, kernel, grid, smem, max_record, warps] {
+              kernel<<<grid, 32 * warps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(), d_lcol.get(),
                                                   d_lw.get(), d_chunk_start.get(), d_records.get(), max_record, d_b.get(),
                                                   d_c, n);
             });
@@ -415,6 +421,8 @@ int main(int argc, char** argv) {
   slice(slice_kernel<1, 8, 128, true>, 64, 1, 128, true);
   slice(slice_kernel<1, 2, 256, true>, 16, 1, 256, true);
   slice(slice_kernel<1, 4, 256, true>, 32, 1, 256, true);
+  slice(slice_kernel<1, 2, 128, true, 16>, 32, 1, 128, true, 16);  // blocks of 16 warps: half the rows a warp
+  slice(slice_kernel<1, 4, 128, true, 16>, 64, 1, 128, true, 16);
   if (n % 64 == 0) {
     slice(slice_kernel<2, 2, 128, false>, 16, 2, 128, false);
     slice(slice_kernel<2, 2, 64, true>, 16, 2, 64, true);
@@ -427,6 +435,7 @@ int main(int argc, char** argv) {
     slice(slice_kernel<4, 4, 32, true>, 32, 4, 32, true);
     slice(slice_kernel<4, 8, 32, true>, 64, 4, 32, true);
     slice(slice_kernel<4, 4, 64, true>, 32, 4, 64, true);
+    slice(slice_kernel<4, 2, 32, true, 16>, 32, 4, 32, true, 16);
   }
 
   // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
