@@ -1,7 +1,7 @@
 // Shared by the CSR studies that time cuSPARSE beside their kernels (graph_spmm.cu, slice_spmm.cu; link
 // -lcusparse): A's CSR arrays and row-major B and C as cuSPARSE descriptors, and a launch per SpMM
-// algorithm that takes them, each preprocessed once here (untimed). Every cuSPARSE call is checked
-// (exit 70 on failure, as a CUDA call's).
+// algorithm that takes them, each preprocessed once here (untimed); and the rows of the study's table with
+// the fastest algorithm. Every cuSPARSE call is checked (exit 70 on failure, as a CUDA call's).
 #pragma once
 
 #include <cusparse.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "smtx.cuh"
 
 #define CUSPARSE_CHECK(call)                                                                               \
   do {                                                                                                     \
@@ -81,6 +82,39 @@ class CusparsePeer {
   cusparseDnMatDescr_t b_ = nullptr, c_ = nullptr;
   std::vector<void*> buffers_;
   std::vector<Algorithm> algorithms_;
+};
+
+// A study's table: each variant's result as CsrStudy measured it (in order), and the fastest cuSPARSE
+// algorithm's time and name (0 and "" before measure_peer).
+class StudyTable {
+ public:
+  struct Row {
+    std::string name;
+    CsrStudy::Result r;
+    bool ordered;  // summed in the first variant's order (so compared with it bit for bit)
+  };
+
+  explicit StudyTable(CsrStudy& study) : study_(study) {}
+  void measure(const std::string& name, bool ordered, const std::function<void()>& launch) {
+    rows_.push_back({name, study_.measure(launch, ordered), ordered});
+    std::fflush(stdout);
+  }
+  // Every algorithm of the peer, unordered.
+  void measure_peer(const CusparsePeer& peer) {
+    for (const CusparsePeer::Algorithm& alg : peer.algorithms()) {
+      measure(alg.name, false, alg.launch);
+      if (best_us_ == 0 || rows_.back().r.us < best_us_) best_us_ = rows_.back().r.us, best_name_ = alg.name;
+    }
+  }
+  const std::vector<Row>& rows() const { return rows_; }
+  double best_peer_us() const { return best_us_; }
+  const std::string& best_peer_name() const { return best_name_; }
+
+ private:
+  CsrStudy& study_;
+  std::vector<Row> rows_;
+  double best_us_ = 0;
+  std::string best_name_;
 };
 
 }  // namespace mb

@@ -760,26 +760,15 @@ int main(int argc, char** argv) {
   float* const d_c = study.c();
   const int64_t c_bytes = int64_t(a.m) * n * sizeof(float);
 
-  struct Row {
-    std::string name;
-    CsrStudy::Result r;
-    bool ordered;
-  };
-  std::vector<Row> rows;
-  double best_cusparse = 0;
-  std::string best_cusparse_name;
+  mb::StudyTable table(study);
   auto measure = [&](const std::string& name, bool ordered, const std::function<void()>& launch) {
     if (!wanted(name)) return;
-    rows.push_back({name, study.measure(launch, ordered), ordered});
-    std::fflush(stdout);
+    table.measure(name, ordered, launch);
   };
 
   // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
   mb::CusparsePeer peer(a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), d_b.get(), d_c, n);
-  for (const mb::CusparsePeer::Algorithm& alg : peer.algorithms()) {
-    measure(alg.name, false, alg.launch);
-    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = alg.name;
-  }
+  table.measure_peer(peer);
 
   // Our kernels: V floats per lane, 32*V columns per warp (the vector that divides n).
   const int v = n % 128 == 0 ? 4 : n % 64 == 0 ? 2 : 1;
@@ -956,8 +945,9 @@ int main(int argc, char** argv) {
   std::printf("## %s, n = %d (%d x %d, %d non-zeros, rows: mean %.1f, longest %d, COV %.2f)\n\n", o.rest[0].c_str(), n,
               a.m, a.k, nnz, mean, longest, cov);
   std::printf("| variant | µs | TFLOP/s | × best cuSPARSE (%s) | bit-equal to rb-sr | max rel error |\n|---|--:|--:|--:|---|--:|\n",
-              best_cusparse_name.c_str());
-  for (const Row& row : rows)
+              table.best_peer_name().c_str());
+  const double best_cusparse = table.best_peer_us();
+  for (const mb::StudyTable::Row& row : table.rows())
     std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", row.name.c_str(), row.r.us, 2.0 * nnz * n / (row.r.us * 1e6),
                 best_cusparse > 0 ? best_cusparse / row.r.us : 0.0, row.ordered ? (row.r.equal ? "yes" : "NO") : "—", row.r.error);
   std::printf("\ngraph_spmm: %s\n", study.failures() ? "MISMATCH (a variant differs from rb-sr or from float64)" : "all agree");

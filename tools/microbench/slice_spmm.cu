@@ -366,16 +366,9 @@ int main(int argc, char** argv) {
   const DeviceArray d_w(a.w), d_b(study.b());
   float* const d_c = study.c();
 
-  struct Row {
-    std::string name;
-    CsrStudy::Result r;
-    bool ordered;
-  };
-  std::vector<Row> rows;
-  double best_cusparse = 0;
-  std::string best_cusparse_name;
+  mb::StudyTable table(study);
   auto measure = [&](const std::string& name, bool ordered, const std::function<void()>& launch) {
-    rows.push_back({name, study.measure(launch, ordered), ordered});
+    table.measure(name, ordered, launch);
   };
 
   const int v_max = n % 128 == 0 ? 4 : n % 64 == 0 ? 2 : 1;
@@ -440,15 +433,13 @@ int main(int argc, char** argv) {
 
   // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
   mb::CusparsePeer peer(a.m, a.k, nnz, d_row_ptr.get(), d_col.get(), d_w.get(), d_b.get(), d_c, n);
-  for (const mb::CusparsePeer::Algorithm& alg : peer.algorithms()) {
-    measure(alg.name, false, alg.launch);
-    if (best_cusparse == 0 || rows.back().r.us < best_cusparse) best_cusparse = rows.back().r.us, best_cusparse_name = alg.name;
-  }
+  table.measure_peer(peer);
 
   std::printf("%s: %d x %d, %d non-zeros, n = %lld\n\n", o.rest[0].c_str(), a.m, a.k, nnz, n_arg);
   std::printf("| variant | µs | × warp-row | × best cuSPARSE (%s) | bit-equal to warp-row | max rel error |\n|---|--:|--:|--:|---|--:|\n",
-              best_cusparse_name.c_str());
-  for (const Row& row : rows)
+              table.best_peer_name().c_str());
+  const double best_cusparse = table.best_peer_us();
+  for (const mb::StudyTable::Row& row : table.rows())
     std::printf("| %s | %.1f | %.2f | %.2f | %s | %.1e |\n", row.name.c_str(), row.r.us, row.r.first_us / row.r.us,
                 best_cusparse > 0 ? best_cusparse / row.r.us : 0.0, row.ordered ? (row.r.equal ? "yes" : "NO") : "—",
                 row.r.error);
