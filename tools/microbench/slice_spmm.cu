@@ -29,6 +29,7 @@
 #include <functional>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common.cuh"
@@ -221,6 +222,29 @@ struct SliceTables {
   double staged_per_product = 0;  // staged rows of B over products (the L2 reads per product, relative)
 };
 
+// The shapes the GPU run times and --emulate walks: a slice_kernel instantiation with its R (= RPW x warps), V,
+// KC, form and warps. KC: B's two buffers of 32 KiB together (V = 1: 128 rows, 2: 64, 4: 32) or of 64 KiB
+// (twice). The first form at its best shapes of 2026-12-07 (docs/benchmarks.md), for reference; the second at
+// R = 16-64, some in blocks of 16 warps (half the rows a warp). A shape runs where its 32V columns divide n.
+using SliceKernel = void (*)(const SliceBlock*, const int*, const int*, const int*, const int*, const float*, const int*,
+                             const int2*, int, const float*, float*, int64_t);
+struct SliceShape {
+  SliceKernel kernel;
+  int R, V, KC;
+  bool staged_a;
+  int warps;
+};
+template <int V, int RPW, int KC, bool StagedA, int Warps = kWarps>
+SliceShape shape() {
+  return {slice_kernel<V, RPW, KC, StagedA, Warps>, RPW * Warps, V, KC, StagedA, Warps};
+}
+const SliceShape kSliceShapes[] = {
+    shape<1, 2, 128, false>(), shape<1, 2, 128, true>(),      shape<1, 4, 128, true>(),     shape<1, 8, 128, true>(),
+    shape<1, 2, 256, true>(),  shape<1, 4, 256, true>(),      shape<1, 2, 128, true, 16>(), shape<1, 4, 128, true, 16>(),
+    shape<2, 2, 128, false>(), shape<2, 2, 64, true>(),       shape<2, 4, 64, true>(),      shape<2, 8, 64, true>(),
+    shape<2, 4, 128, true>(),  shape<4, 2, 32, true>(),       shape<4, 4, 32, true>(),      shape<4, 8, 32, true>(),
+    shape<4, 4, 64, true>(),   shape<4, 2, 32, true, 16>()};
+
 // A float's bits (the records' weights).
 int float_bits(float f) {
   int i;
@@ -283,7 +307,7 @@ SliceTables slice_tables(const Csr& a, int R, int KC, int warps = kWarps) {
 
 // --emulate: both forms' tables walked on the host as their kernels walk them (blocks, chunks, slots; n = 8
 // columns of a seeded B), each row's sum compared bit for bit with the row's products in column order, at
-// every shape the GPU run uses; no GPU needed. Returns the number of disagreements.
+// every schedule of kSliceShapes (its distinct R, KC and warps); no GPU needed. Returns the number of disagreements.
 int emulate(const Csr& a) {
   constexpr int n = 8;
   std::vector<float> b(size_t(a.k) * n);
@@ -294,12 +318,11 @@ int emulate(const Csr& a) {
     for (int p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
       for (int j = 0; j < n; ++j) ref[size_t(i) * n + j] = std::fmaf(a.w[p], b[size_t(a.col[p]) * n + j], ref[size_t(i) * n + j]);
   int bad = 0;
-  struct Shape {
-    int R, KC, warps;
-  };
-  for (const Shape& shape : {Shape{16, 128, 8}, {32, 128, 8}, {64, 128, 8}, {16, 256, 8}, {32, 256, 8}, {16, 64, 8}, {32, 64, 8},
-                             {64, 64, 8}, {16, 32, 8}, {32, 32, 8}, {64, 32, 8}, {32, 128, 16}, {64, 128, 16}, {32, 32, 16}}) {
+  std::vector<std::tuple<int, int, int>> walked;  // (R, KC, warps): the tables depend on nothing else
+  for (const SliceShape& shape : kSliceShapes) {
     const int R = shape.R, KC = shape.KC;
+    if (std::find(walked.begin(), walked.end(), std::tuple{R, KC, shape.warps}) != walked.end()) continue;
+    walked.emplace_back(R, KC, shape.warps);
     const SliceTables t = slice_tables(a, R, KC, shape.warps);
     const int before = bad;
     std::vector<float> c(size_t(a.m) * n, 0.0f), first(size_t(a.m) * n, 0.0f);
@@ -367,10 +390,6 @@ int main(int argc, char** argv) {
   float* const d_c = study.c();
 
   mb::StudyTable table(study);
-  auto measure = [&](const std::string& name, bool ordered, const std::function<void()>& launch) {
-    table.measure(name, ordered, launch);
-  };
-
   const int v_max = n % 128 == 0 ? 4 : n % 64 == 0 ? 2 : 1;
   auto by_v = [&](int v, auto run) {
     if (v == 4) run(std::integral_constant<int, 4>{});
@@ -380,55 +399,32 @@ int main(int argc, char** argv) {
   by_v(v_max, [&](auto vv) {
     constexpr int V = decltype(vv)::value;
     const dim3 grid{unsigned((a.m + kWarps - 1) / kWarps), unsigned(n / (32 * V))};
-    measure(mb::format("warp-row V=%d", V), true, [&, grid] {
+    table.measure(mb::format("warp-row V=%d", V), true, [&, grid] {
       warp_row<V><<<grid, 32 * kWarps>>>(d_row_ptr.get(), d_col.get(), d_w.get(), a.m, d_b.get(), d_c, n);
     });
   });
 
-  // The slice kernel (kernel: a slice_kernel instantiation of V, R / 8 rows a warp, KC, and the form) at R rows.
-  auto slice = [&](auto kernel, int R, int V, int KC, bool staged_a, int warps = kWarps) {
+  for (const SliceShape& shape : kSliceShapes) {
+    const int R = shape.R, V = shape.V, KC = shape.KC, warps = shape.warps;
+    if (n % (32 * V) != 0) continue;
     const SliceTables t = slice_tables(a, R, KC, warps);
     const DeviceArray d_blocks(t.blocks);
     const DeviceArray d_rows(t.rows), d_unions(t.unions), d_seg(t.seg), d_lcol(t.lcol), d_chunk_start(t.chunk_start);
     const DeviceArray d_lw(t.lw);
     const DeviceArray d_records(t.records);
-    const int max_record = staged_a ? std::max(1, t.max_record) : 0;
+    const int max_record = shape.staged_a ? std::max(1, t.max_record) : 0;
     const int smem = 2 * KC * 32 * V * int(sizeof(float)) + 2 * max_record * int(sizeof(int2));
-    if (smem > 227 * 1024) return;  // (a record too long for the SM: not run)
-    MB_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    if (smem > 227 * 1024) continue;  // (a record too long for the SM: not run)
+    MB_CHECK(cudaFuncSetAttribute(shape.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const dim3 grid{unsigned(t.blocks.size()), unsigned(n / (32 * V))};
-    measure(mb::format("%s R=%d V=%d KC=%d%s (staged/product %.2f, %u blocks, %d KiB)", staged_a ? "slice+A" : "slice", R, V, KC,
-                       warps == kWarps ? "" : mb::format(" %d warps", warps).c_str(), t.staged_per_product, grid.x * grid.y,
-                       smem / 1024),
-            true, [&, kernel, grid, smem, max_record, warps] {
-              kernel<<<grid, 32 * warps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(), d_lcol.get(),
-                                                  d_lw.get(), d_chunk_start.get(), d_records.get(), max_record, d_b.get(),
-                                                  d_c, n);
-            });
-  };
-  // KC: B's two buffers of 32 KiB together (V = 1: 128 rows, 2: 64, 4: 32) or of 64 KiB (twice). The first
-  // form at its best shapes of 2026-12-07 (docs/benchmarks.md), for reference; the second at R = 16-64.
-  slice(slice_kernel<1, 2, 128, false>, 16, 1, 128, false);
-  slice(slice_kernel<1, 2, 128, true>, 16, 1, 128, true);
-  slice(slice_kernel<1, 4, 128, true>, 32, 1, 128, true);
-  slice(slice_kernel<1, 8, 128, true>, 64, 1, 128, true);
-  slice(slice_kernel<1, 2, 256, true>, 16, 1, 256, true);
-  slice(slice_kernel<1, 4, 256, true>, 32, 1, 256, true);
-  slice(slice_kernel<1, 2, 128, true, 16>, 32, 1, 128, true, 16);  // blocks of 16 warps: half the rows a warp
-  slice(slice_kernel<1, 4, 128, true, 16>, 64, 1, 128, true, 16);
-  if (n % 64 == 0) {
-    slice(slice_kernel<2, 2, 128, false>, 16, 2, 128, false);
-    slice(slice_kernel<2, 2, 64, true>, 16, 2, 64, true);
-    slice(slice_kernel<2, 4, 64, true>, 32, 2, 64, true);
-    slice(slice_kernel<2, 8, 64, true>, 64, 2, 64, true);
-    slice(slice_kernel<2, 4, 128, true>, 32, 2, 128, true);
-  }
-  if (n % 128 == 0) {
-    slice(slice_kernel<4, 2, 32, true>, 16, 4, 32, true);
-    slice(slice_kernel<4, 4, 32, true>, 32, 4, 32, true);
-    slice(slice_kernel<4, 8, 32, true>, 64, 4, 32, true);
-    slice(slice_kernel<4, 4, 64, true>, 32, 4, 64, true);
-    slice(slice_kernel<4, 2, 32, true, 16>, 32, 4, 32, true, 16);
+    table.measure(mb::format("%s R=%d V=%d KC=%d%s (staged/product %.2f, %u blocks, %d KiB)", shape.staged_a ? "slice+A" : "slice",
+                             R, V, KC, warps == kWarps ? "" : mb::format(" %d warps", warps).c_str(), t.staged_per_product,
+                             grid.x * grid.y, smem / 1024),
+                  true, [&, grid, smem, max_record, warps] {
+                    shape.kernel<<<grid, 32 * warps, smem>>>(d_blocks.get(), d_rows.get(), d_unions.get(), d_seg.get(),
+                                                             d_lcol.get(), d_lw.get(), d_chunk_start.get(), d_records.get(),
+                                                             max_record, d_b.get(), d_c, n);
+                  });
   }
 
   // cuSPARSE, each algorithm that takes row-major B and C; preprocessing untimed.
