@@ -17,35 +17,9 @@ Prints one Markdown row per matrix. Pure Python: a 150 000-non-zero graph takes 
 import math
 import sys
 
+from matrix_rows import read_rows
+
 WARPS = 16
-
-
-def read_mtx(path):
-    with open(path) as f:
-        header = f.readline().lower()
-        symmetric = any(s in header for s in ("symmetric", "hermitian", "skew"))
-        line = f.readline()
-        while line.startswith("%"):
-            line = f.readline()
-        rows = int(line.split()[0])
-        cols = [set() for _ in range(rows)]
-        for line in f:
-            p = line.split()
-            if len(p) < 2:
-                continue
-            i, j = int(p[0]) - 1, int(p[1]) - 1
-            cols[i].add(j)
-            if symmetric and i != j:
-                cols[j].add(i)
-    return [sorted(c) for c in cols]
-
-
-def read_smtx(path):
-    with open(path) as f:
-        rows = int(f.readline().replace(",", " ").split()[0])
-        ptr = [int(x) for x in f.readline().split()]
-        idx = [int(x) for x in f.readline().split()]
-    return [sorted(idx[ptr[r]:ptr[r + 1]]) for r in range(rows)]
 
 
 def schedule(cols, piece_length, key):
@@ -84,7 +58,7 @@ def main(paths):
     print("|---|--:|--:|---|---|---|")
     for path in paths:
         try:
-            cols = read_smtx(path) if path.endswith(".smtx") else read_mtx(path)
+            _, cols = read_rows(path)
         except (OSError, ValueError, IndexError) as e:
             print(f"block-sharing: {path}: cannot read it ({e})", file=sys.stderr)
             return 66

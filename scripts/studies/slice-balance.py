@@ -23,6 +23,8 @@ Prints one Markdown row per layer and shape. Pure Python: the eight layers of sl
 import bisect
 import sys
 
+from matrix_rows import read_smtx
+
 WARPS = 8
 SHAPES = ((16, 128), (16, 256), (32, 128), (64, 128))  # (R, KC)
 SMS, CLOCK_GHZ = 132, 1.98
@@ -45,16 +47,6 @@ def limits(products, staged_rows, n, v):
     return smem, l2, warp_row
 
 
-def read_smtx(path):
-    with open(path) as f:
-        rows, cols = (int(x) for x in f.readline().replace(",", " ").split()[:2])
-        ptr = [int(x) for x in f.readline().split()]
-        idx = [int(x) for x in f.readline().split()]
-    if len(ptr) != rows + 1 or ptr[-1] != len(idx):
-        raise ValueError("row pointers do not match the column indices")
-    return cols, [sorted(idx[ptr[r]:ptr[r + 1]]) for r in range(rows)]
-
-
 def warps_of(rows, cols):
     """The block's rows dealt to warps longest first, in a snake (slot_row in slice_spmm.cu)."""
     order = sorted(rows, key=lambda r: (-len(cols[r]), r))
@@ -66,6 +58,7 @@ def warps_of(rows, cols):
 
 
 def measure(k, cols, R, KC):
+    """Barrier balance, chunks a block, products a row and chunk, and the staged rows of B in all (R, KC)."""
     busy = waited = chunks = runs = staged = 0
     for r0 in range(0, len(cols), R):
         rows = range(r0, min(len(cols), r0 + R))
@@ -80,9 +73,8 @@ def measure(k, cols, R, KC):
             waited += WARPS * max(work)
             runs += sum(1 for r in rows if cols[r])
         chunks += len(bounds) - 1
-    products = sum(map(len, cols))
     blocks = -(-len(cols) // R)
-    return busy / max(waited, 1), chunks / blocks, busy / max(runs, 1), staged / max(products, 1), staged
+    return busy / max(waited, 1), chunks / blocks, busy / max(runs, 1), staged
 
 
 def main(args):
@@ -107,11 +99,11 @@ def main(args):
         name = "/".join(path.rsplit("/", 2)[-2:])
         products = sum(map(len, cols))
         for R, KC in SHAPES:
-            balance, chunks, per_row, staged, staged_rows = measure(k, cols, R, KC)
+            balance, chunks, per_row, staged_rows = measure(k, cols, R, KC)
             smem1, l2_1, _ = limits(products, staged_rows, n, 1)
             smem4, l2_4, warp_row = limits(products, staged_rows, n, 4)
             print(f"| {name} | {len(cols)} × {k} | {products} | {R} | {KC} | {balance:.2f} | {chunks:.1f} | "
-                  f"{per_row:.1f} | {staged:.2f} | {smem1:.1f} / {l2_1:.1f} | {smem4:.1f} / {l2_4:.1f} | {warp_row:.1f} |")
+                  f"{per_row:.1f} | {staged_rows / max(products, 1):.2f} | {smem1:.1f} / {l2_1:.1f} | {smem4:.1f} / {l2_4:.1f} | {warp_row:.1f} |")
     return 0
 
 
