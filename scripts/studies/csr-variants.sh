@@ -10,15 +10,17 @@
 # TFLOP/s, speed against the first variant, bit-equality, error against float64). On a lent GPU
 # machine, after scripts/pack-for-gpu.sh CASES here: the matrices come from .gpu-pack/data.tar.xz
 # when ../shared/data is absent.
-# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--study csr_variants|row_split|graph_spmm|slice_spmm] [--only 'S|S...']
-#        (about a minute on an H100; --only, graph_spmm: the variants whose names contain one of the strings)
-# Exit: 0 all variants agree; 1 a variant disagreed or failed; 66 no matrices.
+# usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--timeout S] [--study csr_variants|row_split|graph_spmm|slice_spmm] [--only 'S|S...']
+#        (about a minute on an H100; --timeout: seconds a case, default 120; --only, graph_spmm: the variants whose
+#        names contain one of the strings)
+# Exit: 0 all variants agree; 1 a variant disagreed or a case failed (the others still run); 66 no matrices.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cases=scripts/studies/csr-variants.cases runs=30 study=csr_variants only=()
+cases=scripts/studies/csr-variants.cases runs=30 study=csr_variants only=() limit=120
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift ;;
+    --timeout) limit=$2; shift ;;
     --only) only=(--only "$2"); shift ;;
     --study) study=$2; shift
       case $study in csr_variants|row_split|graph_spmm|slice_spmm) ;; *) echo "csr-variants: --study csr_variants, row_split, graph_spmm or slice_spmm" >&2; exit 64 ;; esac ;;
@@ -37,14 +39,16 @@ nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 libs=()
 case $study in graph_spmm|slice_spmm) libs=(-lcusparse) ;; esac
 "$nvcc" -O3 -std=c++17 -arch=sm_90 -o "$out/$study" "tools/microbench/$study.cu" "${libs[@]}"
-status=0
-grep -v '^\s*\(#\|$\)' "$cases" | while IFS='|' read -r label matrix n gen; do
+# Every case runs (a case that disagrees or fails, or runs past --timeout seconds, is named and the rest
+# go on); the exit says whether any did.
+failed=0
+while IFS='|' read -r label matrix n gen; do
   echo "### $label"
   # A matrix the case generates (its fourth field: `spmmc gen` arguments) is written once.
   if [ -n "$gen" ] && [ ! -f "$matrix" ]; then
     mkdir -p "$(dirname "$matrix")"
-    "${SPMMC_BUILD_DIR:-build}/spmmc" gen $gen -o "$matrix" >/dev/null || exit 1
+    "${SPMMC_BUILD_DIR:-build}/spmmc" gen $gen -o "$matrix" >/dev/null || { echo "FAILED: spmmc gen $gen"; failed=$((failed + 1)); continue; }
   fi
-  "$out/$study" "$matrix" "$n" --runs "$runs" "${only[@]}" || exit 1
-done || status=1
-exit $status
+  timeout "$limit" "$out/$study" "$matrix" "$n" --runs "$runs" "${only[@]}" </dev/null || { echo "FAILED: $label (exit $?)"; failed=$((failed + 1)); }
+done < <(grep -v '^\s*\(#\|$\)' "$cases")
+[ $failed -eq 0 ] || { echo "csr-variants: $failed case(s) failed" >&2; exit 1; }
