@@ -10,6 +10,7 @@
 # TFLOP/s, speed against the first variant, bit-equality, error against float64). On a lent GPU
 # machine, after scripts/pack-for-gpu.sh CASES here: the matrices come from .gpu-pack/data.tar.xz
 # when ../shared/data is absent.
+# The fastest variant of each kind per case, from the output saved to a file: scripts/studies/study-best.py FILE.
 # usage: scripts/studies/csr-variants.sh [CASES] [--runs N] [--timeout S] [--study csr_variants|row_split|graph_spmm|slice_spmm] [--only 'S|S...']
 #        (about a minute on an H100; --timeout: seconds a case, default 120; --only, graph_spmm: the variants whose
 #        names contain one of the strings)
