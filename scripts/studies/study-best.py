@@ -11,9 +11,10 @@ marked FAILED in the output, or with a variant not bit-equal ("NO"), is named un
 kind, the geomeans of its speeds over the cases where it ran, and in how many it was faster than the first.
 Exit: 0, 64 usage, 66 the file is absent or holds no table.
 """
-import math
 import re
 import sys
+
+from bench_results import geomean
 
 
 def read_cases(path):
@@ -89,8 +90,7 @@ def main(argv):
     for k in kinds:
         first, peer = speeds[k]
         if first:
-            geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
-            print(f"{k}: geomean {geo(first):.2f}× the first, {geo(peer):.2f}× the best cuSPARSE, over {len(first)} "
+            print(f"{k}: geomean {geomean(first):.2f}× the first, {geomean(peer):.2f}× the best cuSPARSE, over {len(first)} "
                   f"cases; faster than the first in {sum(x > 1 for x in first)}")
     for note in notes:
         print(note)
